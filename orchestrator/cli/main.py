@@ -1,0 +1,73 @@
+"""The ``eorch`` command: a thin shell over the services.
+
+Each topic lives in its own module with a ``register(app)`` function; this module wires them and maps
+``EorchError`` to one clear line on stderr and a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import typer
+from rich.console import Console
+
+from orchestrator.errors import EorchError
+
+# Topic modules, each exposing register(app: typer.Typer) -> None.
+TOPICS = (
+    "orchestrator.cli.hosts",
+    "orchestrator.cli.runs",
+    "orchestrator.cli.log",
+)
+
+app = typer.Typer(
+    name="eorch",
+    help="Launch, follow and understand long GPU jobs on remote hosts over SSH.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+def _register_topics() -> None:
+    for name in TOPICS:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as err:
+            if err.name == name:  # topic not written yet
+                continue
+            raise
+        module.register(app)
+
+
+_register_topics()
+
+
+def run() -> None:
+    """Console-script entry point."""
+    err_console = Console(stderr=True)
+    try:
+        app(standalone_mode=False)
+    except EorchError as err:
+        err_console.print(f"[bold red]error:[/] {err}", highlight=False, soft_wrap=True)
+        sys.exit(err.exit_code)
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        sys.exit(130)
+    except SystemExit:
+        raise
+    except Exception as err:  # click usage errors arrive here in non-standalone mode
+        import click
+
+        if isinstance(err, click.exceptions.ClickException):
+            err.show()
+            sys.exit(err.exit_code)
+        if isinstance(err, click.exceptions.Abort):
+            err_console.print("aborted")
+            sys.exit(1)
+        raise
+
+
+if __name__ == "__main__":
+    run()

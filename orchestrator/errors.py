@@ -1,0 +1,86 @@
+"""The one exception tree of eorch.
+
+Every error a user can cause or meet is an ``EorchError``; the CLI prints ``str(err)`` as one line and exits
+with ``err.exit_code``; the TUI shows it in a modal.  Library errors (asyncssh, OSError, SQLAlchemy) are
+translated into this tree at the edge that calls the library, never deeper.
+
+    EorchError
+    ├── UsageError                  bad input from the user (exit 2)
+    │   ├── SpecError               a job spec that does not validate
+    │   └── NotFound                unknown host / run / file
+    ├── ConfigError                 config.toml unreadable or invalid
+    ├── StoreError                  the SQLite history cannot be opened or migrated
+    ├── HostError                   anything about reaching a host
+    │   ├── HostUnreachable         connect/auth/network failure (the run is not failed for it)
+    │   └── HostKeyRefused          unknown or changed host key; says how to verify and add it
+    ├── RemoteCommandFailed         a remote command exited non-zero (argv, exit_status, stderr)
+    ├── PatchError                  a patch set cannot be checked/applied/reverted; host unchanged
+    └── MonitorBusy                 another monitor holds the follow lock
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class EorchError(Exception):
+    """Base of every error eorch reports to a user."""
+
+    exit_code: int = 1
+
+
+class UsageError(EorchError):
+    """The user asked for something that cannot be done as asked."""
+
+    exit_code = 2
+
+
+class SpecError(UsageError):
+    """A job spec failed validation; the message names the key."""
+
+
+class NotFound(UsageError):
+    """An unknown host, run or file."""
+
+
+class ConfigError(EorchError):
+    """config.toml cannot be read or is invalid."""
+
+
+class StoreError(EorchError):
+    """The local history database cannot be opened or migrated."""
+
+
+class HostError(EorchError):
+    """Something went wrong reaching a host."""
+
+    def __init__(self, host: str, message: str) -> None:
+        super().__init__(f"host {host!r}: {message}")
+        self.host = host
+
+
+class HostUnreachable(HostError):
+    """Connecting or authenticating failed; runs on the host keep their status."""
+
+
+class HostKeyRefused(HostError):
+    """The host key is unknown or changed; nothing was sent to the host."""
+
+
+class RemoteCommandFailed(EorchError):
+    """A remote command exited non-zero."""
+
+    def __init__(self, argv: Sequence[str], exit_status: int | None, stderr: str) -> None:
+        last = stderr.strip().splitlines()[-1] if stderr.strip() else "no stderr"
+        super().__init__(f"remote command {argv[0] if argv else '?'!r} exited {exit_status}: {last}")
+        self.argv = list(argv)
+        self.exit_status = exit_status
+        self.stderr = stderr
+
+
+class PatchError(EorchError):
+    """A patch set could not be checked, applied or reverted; the host files are unchanged."""
+
+
+class MonitorBusy(EorchError):
+    """Another monitor process is following runs; this one only reads."""
