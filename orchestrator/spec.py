@@ -1,0 +1,191 @@
+"""Job specs: the TOML a user passes to ``eorch launch --spec``, validated with pydantic (pure, no I/O but the read).
+
+Two kinds, discriminated on ``kind``::
+
+    kind = "command"                      kind = "eagle3-extract"
+    [command]                             [eagle3]
+    argv = ["python", "train.py"]         model = "/models/llama"
+                                          data = "/data/prepared"      # or chat .jsonl / .parquet
+                                          output = "/data/hs"
+
+Unknown keys and bad values raise ``SpecError`` with one line naming the key, e.g.
+``spec job.toml: eagle3.tensor_parallel_size: must be ≥ 1``.  The worker receives
+``spec.model_dump(mode="json")`` and runs it with ``python3 -m worker.recipes.eagle3 spec.json``.
+Default layer ids need the model's config.json, which lives on the host, so the recipe resolves them.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
+
+from orchestrator.errors import SpecError
+
+HsBackend = Literal["auto", "file", "fp8", "file-cpu"]
+ServeEntrypoint = Literal["api_server", "cli"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _non_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    return value
+
+
+class CommandSection(_Strict):
+    """Any argv, run detached on the host."""
+
+    argv: list[str] = Field(min_length=1)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+
+    @field_validator("argv")
+    @classmethod
+    def _argv0(cls, argv: list[str]) -> list[str]:
+        _non_blank(argv[0])
+        return argv
+
+
+class Eagle3Section(_Strict):
+    """vLLM ``extract_hidden_states`` + ``speculators generate-offline-data``, run and verified on the host."""
+
+    model: str
+    data: str
+    output: str
+    layer_ids: list[Annotated[int, Field(ge=0)]] | None = None
+    legacy_output_ids: list[Annotated[int, Field(ge=0)]] | None = None
+    tensor_parallel_size: int = Field(default=1, ge=1)
+    max_model_len: int = Field(default=4096, ge=16)
+    gpu_memory_utilization: float = Field(default=0.9, gt=0.0, le=1.0)
+    hs_backend: HsBackend = "auto"
+    staging_dir: str | None = None
+    concurrency: int = Field(default=32, ge=1)
+    port: int = Field(default=8000, ge=1, le=65535)
+    trust_remote_code: bool = False
+    vllm_args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    vllm_python: str = "python3"
+    speculators_python: str = "python3"
+    serve_entrypoint: ServeEntrypoint = "api_server"
+    max_samples: int | None = Field(default=None, ge=1)
+    seq_length: int | None = Field(default=None, ge=16)
+    health_timeout_s: float = Field(default=1800.0, gt=0)
+    stop_grace_s: float = Field(default=30.0, ge=0)
+    request_timeout_s: float = Field(default=600.0, gt=0)
+
+    @field_validator("model", "data", "output", "vllm_python", "speculators_python")
+    @classmethod
+    def _paths(cls, value: str) -> str:
+        return _non_blank(value)
+
+    @field_validator("layer_ids", "legacy_output_ids")
+    @classmethod
+    def _ids(cls, ids: list[int] | None) -> list[int] | None:
+        if ids is None:
+            return None
+        if not ids:
+            raise ValueError("must not be empty (leave it out for the default [2, n//2, n-3, n])")
+        if len(set(ids)) != len(ids):
+            raise ValueError("must not repeat an id")
+        if ids != sorted(ids):
+            raise ValueError("must be in increasing order")
+        return ids
+
+    @field_validator("vllm_args")
+    @classmethod
+    def _no_owned_flags(cls, args: list[str]) -> list[str]:
+        owned = {"--speculative-config", "--speculative_config", "--kv-transfer-config", "--kv_transfer_config",
+                 "--port", "--model"}
+        for arg in args:
+            if arg.split("=", 1)[0] in owned:
+                raise ValueError(f"{arg.split('=', 1)[0]} is set by the recipe; use the spec key instead")
+        return args
+
+    @model_validator(mode="after")
+    def _one_id_source(self) -> Eagle3Section:
+        if self.layer_ids is not None and self.legacy_output_ids is not None:
+            raise ValueError("give layer_ids or legacy_output_ids, not both")
+        return self
+
+
+class CommandJob(_Strict):
+    kind: Literal["command"]
+    name: str | None = None
+    command: CommandSection
+
+
+class Eagle3Job(_Strict):
+    kind: Literal["eagle3-extract"]
+    name: str | None = None
+    eagle3: Eagle3Section
+
+
+JobSpec = Annotated[CommandJob | Eagle3Job, Field(discriminator="kind")]
+_ADAPTER: TypeAdapter[CommandJob | Eagle3Job] = TypeAdapter(JobSpec)
+KINDS = ("command", "eagle3-extract")
+
+
+def _message(err: dict[str, Any]) -> str:
+    kind, ctx = err["type"], err.get("ctx") or {}
+    if kind == "extra_forbidden":
+        return "unknown key"
+    if kind == "missing":
+        return "required key is missing"
+    if kind == "greater_than_equal":
+        return f"must be ≥ {ctx['ge']}"
+    if kind == "greater_than":
+        return f"must be > {ctx['gt']}"
+    if kind == "less_than_equal":
+        return f"must be ≤ {ctx['le']}"
+    if kind == "too_short":
+        return "must not be empty"
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        return f"must be one of {', '.join(repr(k) for k in KINDS)}"
+    if kind == "literal_error":
+        return f"must be one of {ctx.get('expected', '')}"
+    text = str(err["msg"])
+    return text.removeprefix("Value error, ")
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    parts = [str(p) for p in loc]
+    if parts and parts[0] in KINDS:  # the discriminated union's tag is not a key the user wrote
+        parts = parts[1:]
+    return ".".join(parts) or "kind"
+
+
+def parse_spec(data: dict[str, Any], source: str = "spec") -> CommandJob | Eagle3Job:
+    """Validates an already-parsed mapping; errors name ``source`` and the first bad key."""
+    try:
+        return _ADAPTER.validate_python(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = _location(first["loc"])
+        if first["type"] == "union_tag_not_found":
+            loc = "kind"
+        raise SpecError(f"spec {source}: {loc}: {_message(dict(first))}") from None
+
+
+def load_spec(path: str | Path) -> CommandJob | Eagle3Job:
+    """Reads and validates a TOML job spec; raises ``SpecError`` naming the file and key."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SpecError(f"spec {path}: file not found") from None
+    except OSError as exc:
+        raise SpecError(f"spec {path}: cannot read: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"spec {path.name}: not valid TOML: {exc}") from None
+    return parse_spec(data, source=path.name)
+
+
+def worker_payload(spec: CommandJob | Eagle3Job) -> dict[str, Any]:
+    """The JSON the remote recipe reads (``RUN_DIR/spec.json``)."""
+    return spec.model_dump(mode="json")
