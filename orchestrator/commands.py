@@ -1,0 +1,67 @@
+"""Every command eorch runs on a host, as argv; ``shell`` is the one place argv becomes shell text.
+
+Pure: no I/O. The SSH transport sends ``shell(argv)`` to the remote login shell; the local transport
+executes argv directly. Nothing else in eorch concatenates shell text.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Sequence
+from typing import Any
+
+# Runs on the host with its python3: unpack a worker tarball (stdin) into DEST atomically, once.
+_UNPACK_WORKER = """\
+import io, os, sys, tarfile
+dest = sys.argv[1]
+data = sys.stdin.buffer.read()
+if os.path.isdir(dest):
+    print("present"); sys.exit(0)
+tmp = dest + ".tmp-" + str(os.getpid())
+os.makedirs(tmp)
+with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+    tar.extractall(tmp, filter="data") if hasattr(tarfile, "data_filter") else tar.extractall(tmp)
+try:
+    os.rename(tmp, dest)
+except OSError:
+    import shutil; shutil.rmtree(tmp, ignore_errors=True)
+print("uploaded")
+"""
+
+
+def shell(argv: Sequence[str]) -> str:
+    """The shell text for argv: every word quoted, so no argument is ever interpreted by the shell."""
+    if not argv:
+        raise ValueError("empty argv")
+    return shlex.join(argv)
+
+
+def unpack_worker(python: str, dest: str) -> list[str]:
+    return [python, "-c", _UNPACK_WORKER, dest]
+
+
+def worker(python: str, worker_dir: str, *args: str) -> list[str]:
+    """Run ``worker.cli`` from the uploaded copy at worker_dir."""
+    return ["env", f"PYTHONPATH={worker_dir}", python, "-m", "worker.cli", *args]
+
+
+def worker_call(python: str, worker_dir: str, op: str, args: dict[str, Any]) -> list[str]:
+    return worker(python, worker_dir, "call", op, json.dumps(args))
+
+
+def worker_agent(python: str, worker_dir: str) -> list[str]:
+    return worker(python, worker_dir, "agent")
+
+
+def follow_file(path: str, offset: int) -> list[str]:
+    """Stream a file from byte ``offset`` (0-based) on, following appends (GNU tail, inotify)."""
+    return ["tail", "-c", f"+{offset + 1}", "-F", path]
+
+
+def last_lines(path: str, lines: int) -> list[str]:
+    return ["tail", "-n", str(lines), path]
+
+
+def probe_python(python: str) -> list[str]:
+    return [python, "-c", "import sys; print(sys.version_info >= (3, 8))"]

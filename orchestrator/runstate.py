@@ -1,0 +1,77 @@
+"""Run status: an ordered state machine that never moves backwards, and how liveness maps onto it.
+
+Pure: values in, values out. Status (is the process alive, how did it end) is kept apart from phase (what
+the log says) and from host reachability (a dropped link never changes a run's status).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class RunStatus(str, Enum):
+    PENDING = "pending"
+    LAUNCHING = "launching"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    LOST = "lost"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+    def is_terminal(self) -> bool:
+        return self.rank >= _RANK[RunStatus.SUCCEEDED]
+
+
+_RANK = {
+    RunStatus.PENDING: 0,
+    RunStatus.LAUNCHING: 1,
+    RunStatus.RUNNING: 2,
+    RunStatus.SUCCEEDED: 3,
+    RunStatus.FAILED: 3,
+    RunStatus.CANCELLED: 3,
+    RunStatus.LOST: 3,
+}
+
+ACTIVE_STATUSES = (RunStatus.PENDING, RunStatus.LAUNCHING, RunStatus.RUNNING)
+
+
+def advance(current: RunStatus, proposed: RunStatus) -> RunStatus:
+    """The status after proposing ``proposed``: only forward moves apply; a terminal status is final."""
+    if current.is_terminal() or proposed.rank <= current.rank:
+        return current
+    return proposed
+
+
+@dataclass(frozen=True)
+class Liveness:
+    """What the host said about a run's process (see worker.ops.status)."""
+
+    started: bool
+    alive: bool
+    rc: int | None
+    boot_changed: bool = False
+
+
+def status_from_liveness(live: Liveness, *, cancel_requested: bool, log_failed: bool) -> RunStatus:
+    """Map one liveness observation to a status proposal.
+
+    An ``rc`` decides how the run ended; a process gone without ``rc`` is ``lost`` (SIGKILL, OOM killer,
+    reboot). A job that exited 0 but whose log shows a failure (a script that printed ``ERROR:`` and
+    returned) is ``failed``: the user must not be told it succeeded.
+    """
+    if cancel_requested and not live.alive:
+        return RunStatus.CANCELLED
+    if live.rc is not None:
+        if live.rc == 0 and not log_failed:
+            return RunStatus.SUCCEEDED
+        return RunStatus.FAILED
+    if live.alive:
+        return RunStatus.RUNNING
+    if live.started or live.boot_changed:
+        return RunStatus.LOST
+    return RunStatus.LAUNCHING

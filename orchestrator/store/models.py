@@ -1,0 +1,99 @@
+"""The history schema. Changed only together with a migration in migrations/versions/."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import JSON, BigInteger, DateTime, Float, ForeignKey, Index, Integer, MetaData, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class Host(Base):
+    __tablename__ = "hosts"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    destination: Mapped[str] = mapped_column(String(255))
+    port: Mapped[int | None] = mapped_column(Integer)
+    root: Mapped[str] = mapped_column(String(1024))
+    python: Mapped[str] = mapped_column(String(255), default="python3")
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    reachable: Mapped[bool | None] = mapped_column()
+    unreachable_since: Mapped[datetime | None] = mapped_column(DateTime)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    facts: Mapped[dict | None] = mapped_column(JSON)  # type: ignore[type-arg]
+
+
+class Run(Base):
+    __tablename__ = "runs"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    name: Mapped[str] = mapped_column(String(255))
+    host: Mapped[str] = mapped_column(ForeignKey("hosts.name", ondelete="RESTRICT"))
+    kind: Mapped[str] = mapped_column(String(32), default="command")
+    command: Mapped[list] = mapped_column(JSON)  # type: ignore[type-arg]
+    env: Mapped[dict] = mapped_column(JSON)  # type: ignore[type-arg]
+    cwd: Mapped[str | None] = mapped_column(String(1024))
+    spec: Mapped[dict | None] = mapped_column(JSON)  # type: ignore[type-arg]
+    model: Mapped[str | None] = mapped_column(String(1024))
+
+    status: Mapped[str] = mapped_column(String(16), index=True)
+    phase: Mapped[str] = mapped_column(String(16), default="starting")
+    cancel_requested: Mapped[bool] = mapped_column(default=False)
+    exit_code: Mapped[int | None] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime, index=True)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime)
+    ended_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+    remote_dir: Mapped[str | None] = mapped_column(String(1024))
+    pgid: Mapped[int | None] = mapped_column(Integer)
+    proc_start_time: Mapped[int | None] = mapped_column(BigInteger)
+    boot_id: Mapped[str | None] = mapped_column(String(64))
+
+    # Following: the log bytes consumed up to the last line end, and the parser state at that point.
+    log_offset: Mapped[int] = mapped_column(BigInteger, default=0)
+    log_inode: Mapped[int | None] = mapped_column(BigInteger)
+    parser_state: Mapped[dict | None] = mapped_column(JSON)  # type: ignore[type-arg]
+    events_offset: Mapped[int] = mapped_column(BigInteger, default=0)
+    last_output_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+    shards_done: Mapped[int | None] = mapped_column(Integer)
+    shards_total: Mapped[int | None] = mapped_column(Integer)
+    shards_rate: Mapped[float | None] = mapped_column(Float)
+    shards_eta_s: Mapped[float | None] = mapped_column(Float)
+    progress_done: Mapped[int | None] = mapped_column(Integer)
+    progress_total: Mapped[int | None] = mapped_column(Integer)
+    progress_rate: Mapped[float | None] = mapped_column(Float)
+
+    root_cause: Mapped[dict | None] = mapped_column(JSON)  # type: ignore[type-arg]
+    signature: Mapped[str | None] = mapped_column(String(64), index=True)
+    exception: Mapped[str | None] = mapped_column(String(255), index=True)
+    outputs: Mapped[dict | None] = mapped_column(JSON)  # type: ignore[type-arg]
+
+    __table_args__ = (Index("ix_runs_host_created", "host", "created_at"),)
+
+
+class Event(Base):
+    """Append-only facts about a run: parsed log events, step events, status changes."""
+
+    __tablename__ = "events"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    ts: Mapped[datetime] = mapped_column(DateTime)
+    kind: Mapped[str] = mapped_column(String(32))
+    line_no: Mapped[int | None] = mapped_column(Integer)
+    data: Mapped[dict] = mapped_column(JSON)  # type: ignore[type-arg]
+
+    __table_args__ = (Index("ix_events_run_id_id", "run_id", "id"),)

@@ -1,0 +1,121 @@
+"""Reads and writes of the history, each a small function over a Session (no SQL text outside here)."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from orchestrator.errors import NotFound, UsageError
+from orchestrator.runstate import ACTIVE_STATUSES, RunStatus, advance
+from orchestrator.store.models import Event, Host, Run
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def new_run_id() -> str:
+    return secrets.token_hex(4)
+
+
+# ---------------------------------------------------------------------------------------------- hosts
+
+
+def get_host(session: Session, name: str) -> Host:
+    host = session.get(Host, name)
+    if host is None:
+        raise NotFound(f"unknown host {name!r} (see `eorch host list`, add one with `eorch host add`)")
+    return host
+
+
+def list_hosts(session: Session) -> list[Host]:
+    return list(session.scalars(select(Host).order_by(Host.name)))
+
+
+def set_reachability(session: Session, name: str, reachable: bool, error: str | None = None) -> None:
+    host = session.get(Host, name)
+    if host is None:
+        return
+    if reachable:
+        host.reachable, host.unreachable_since, host.last_error = True, None, None
+    else:
+        if host.reachable is not False or host.unreachable_since is None:
+            host.unreachable_since = utcnow()
+        host.reachable, host.last_error = False, error
+
+
+# ----------------------------------------------------------------------------------------------- runs
+
+
+def get_run(session: Session, ref: str) -> Run:
+    """A run by id, unique id prefix, or unique name."""
+    run = session.get(Run, ref)
+    if run is not None:
+        return run
+    matches = list(session.scalars(select(Run).where(Run.id.startswith(ref)).limit(2)))
+    if not matches:
+        matches = list(session.scalars(select(Run).where(Run.name == ref).order_by(Run.created_at.desc()).limit(2)))
+    if not matches:
+        raise NotFound(f"unknown run {ref!r} (see `eorch runs`)")
+    if len(matches) > 1:
+        raise UsageError(f"run {ref!r} is ambiguous; give more of its id")
+    return matches[0]
+
+
+def active_runs(session: Session, refs: Sequence[str] = ()) -> list[Run]:
+    if refs:
+        return [r for r in (get_run(session, ref) for ref in refs) if not RunStatus(r.status).is_terminal()]
+    stmt = select(Run).where(Run.status.in_([s.value for s in ACTIVE_STATUSES])).order_by(Run.created_at)
+    return list(session.scalars(stmt))
+
+
+def list_runs(session: Session, *, status: str | None = None, host: str | None = None, limit: int = 200) -> list[Run]:
+    stmt = select(Run).order_by(Run.created_at.desc(), Run.id.desc()).limit(limit)
+    if status:
+        stmt = stmt.where(Run.status == status)
+    if host:
+        stmt = stmt.where(Run.host == host)
+    return list(session.scalars(stmt))
+
+
+def add_event(session: Session, run_id: str, kind: str, data: dict[str, Any], line_no: int | None = None) -> Event:
+    event = Event(run_id=run_id, ts=utcnow(), kind=kind, line_no=line_no, data=data)
+    session.add(event)
+    return event
+
+
+def add_events(session: Session, run_id: str, events: Iterable[tuple[str, int | None, dict[str, Any]]]) -> int:
+    now = utcnow()
+    rows = [Event(run_id=run_id, ts=now, kind=k, line_no=n, data=d) for k, n, d in events]
+    session.add_all(rows)
+    return len(rows)
+
+
+def events_of(session: Session, run_id: str, kinds: Sequence[str] = (), limit: int | None = None) -> list[Event]:
+    stmt = select(Event).where(Event.run_id == run_id).order_by(Event.id)
+    if kinds:
+        stmt = stmt.where(Event.kind.in_(kinds))
+    if limit:
+        stmt = stmt.limit(limit)
+    return list(session.scalars(stmt))
+
+
+def propose_status(session: Session, run: Run, proposed: RunStatus, **data: Any) -> bool:
+    """Move the run forward if the state machine allows it; record the change as an event."""
+    current = RunStatus(run.status)
+    new = advance(current, proposed)
+    if new == current:
+        return False
+    run.status = new.value
+    now = utcnow()
+    if new == RunStatus.RUNNING and run.started_at is None:
+        run.started_at = now
+    if new.is_terminal():
+        run.ended_at = now
+    add_event(session, run.id, "status", {"from": current.value, "to": new.value, **data})
+    return True

@@ -1,0 +1,212 @@
+"""Operations the controller asks of a host, as plain functions over JSON-able values.
+
+They are served by ``worker.cli`` (one-shot calls and the long-lived agent). Each returns a dict; a
+problem the user must fix is raised as ``OpError`` with a one-line message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+from worker import procs
+
+NVIDIA_QUERY = [
+    "nvidia-smi",
+    "--query-gpu=index,name,memory.used,memory.total",
+    "--format=csv,noheader,nounits",
+]
+
+
+class OpError(Exception):
+    """A request that cannot be done; the message is shown to the user."""
+
+
+def _read_json(path: str) -> dict[str, Any] | None:
+    try:
+        with open(path) as f:
+            return json.load(f)  # type: ignore[no-any-return]
+    except (OSError, ValueError):
+        return None
+
+
+def _read_rc(run_dir: str) -> int | None:
+    try:
+        with open(os.path.join(run_dir, "rc")) as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def launch(run_dir: str, run_id: str, argv: list[str], env: dict[str, str], cwd: str | None) -> dict[str, Any]:
+    """Start ``worker.wrap`` detached for a new run and return its identity once it is recorded."""
+    if not argv:
+        raise OpError("no command given")
+    if cwd and not os.path.isdir(os.path.expanduser(cwd)):
+        raise OpError(f"working directory does not exist on the host: {cwd}")
+    cwd = os.path.expanduser(cwd) if cwd else None
+    search_path = env.get("PATH", os.environ.get("PATH", ""))
+    exe = argv[0]
+    if os.sep in exe:
+        resolved = os.path.join(cwd or os.getcwd(), os.path.expanduser(exe))
+        if not os.access(resolved, os.X_OK):
+            raise OpError(f"command not found or not executable on the host: {exe}")
+    elif shutil.which(exe, path=search_path) is None:
+        raise OpError(f"command not found on the host: {exe}")
+    if os.path.exists(run_dir):
+        raise OpError(f"run directory already exists on the host: {run_dir}")
+    os.makedirs(run_dir, mode=0o755)
+    meta = {
+        "run_id": run_id,
+        "argv": argv,
+        "env": env,
+        "cwd": cwd,
+        "inherited_pythonpath": os.environ.get("PYTHONPATH"),
+        "launched_at": time.time(),
+    }
+    with open(os.path.join(run_dir, "meta.json"), "w") as f:
+        json.dump(meta, f)
+    open(os.path.join(run_dir, "log"), "ab").close()
+    wrapper_env = dict(os.environ)
+    wrapper_env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    subprocess.Popen(
+        [sys.executable, "-m", "worker.wrap", run_dir],
+        start_new_session=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=open(os.path.join(run_dir, "wrapper.err"), "ab"),
+        cwd=run_dir,
+        env=wrapper_env,
+        close_fds=True,
+    )
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        info = _read_json(os.path.join(run_dir, "wrapper.json"))
+        if info:
+            return {"run_dir": run_dir, **info, "log_path": os.path.join(run_dir, "log")}
+        time.sleep(0.01)
+    raise OpError("the wrapper did not start within 15 s (see wrapper.err in the run directory)")
+
+
+def _file_facts(path: str) -> tuple[int | None, int | None]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None, None
+    return st.st_size, st.st_ino
+
+
+def status(run_dir: str) -> dict[str, Any]:
+    """Liveness of one run: exit code if written, whether its wrapper is alive, and log facts."""
+    info = _read_json(os.path.join(run_dir, "wrapper.json")) or {}
+    rc = _read_rc(run_dir)
+    alive = False
+    boot_changed = False
+    if info:
+        boot_changed = bool(info.get("boot_id")) and info.get("boot_id") != procs.boot_id()
+        alive = not boot_changed and procs.is_same_process(int(info["pid"]), info.get("start_time"))
+    if rc is not None:
+        # An rc is final; a half-finished wrapper still reaping leftovers is not "alive" for us.
+        alive = False
+    log_size, log_inode = _file_facts(os.path.join(run_dir, "log"))
+    events_size, _ = _file_facts(os.path.join(run_dir, "events.jsonl"))
+    return {
+        "run_dir": run_dir,
+        "exists": os.path.isdir(run_dir),
+        "started": bool(info),
+        "rc": rc,
+        "alive": alive,
+        "boot_changed": boot_changed,
+        "log_size": log_size,
+        "log_inode": log_inode,
+        "events_size": events_size,
+    }
+
+
+def status_many(run_dirs: list[str]) -> dict[str, Any]:
+    return {"runs": [status(d) for d in run_dirs], "boot_id": procs.boot_id()}
+
+
+def cancel(run_dir: str, run_id: str, grace_s: float = 10.0) -> dict[str, Any]:
+    """TERM everything of the run, KILL what is left after the grace period, confirm none remains."""
+    info = _read_json(os.path.join(run_dir, "wrapper.json")) or {}
+    wrapper_pid = int(info["pid"]) if info else None
+    wrapper_alive = bool(wrapper_pid) and procs.is_same_process(wrapper_pid, info.get("start_time"))
+    if wrapper_alive:
+        procs.signal_pids([wrapper_pid], signal.SIGTERM)  # type: ignore[list-item]
+        procs.signal_group(int(info["pgid"]), signal.SIGTERM)
+    procs.signal_pids(procs.pids_with_marker("EORCH_RUN_ID", run_id), signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    killed = False
+    while time.monotonic() < deadline:
+        if not procs.pids_with_marker("EORCH_RUN_ID", run_id):
+            break
+        time.sleep(0.05)
+    else:
+        killed = True
+        procs.signal_pids(procs.pids_with_marker("EORCH_RUN_ID", run_id), signal.SIGKILL)
+    # The wrapper writes rc once the job is gone; give it a moment, then make sure it is gone too.
+    deadline = time.monotonic() + 5
+    while wrapper_alive and _read_rc(run_dir) is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.05)
+    left = procs.pids_with_marker("EORCH_RUN_ID", run_id)
+    return {"run_dir": run_dir, "killed": killed, "remaining": left, "rc": _read_rc(run_dir)}
+
+
+def _gpus() -> list[dict[str, Any]]:
+    if shutil.which("nvidia-smi") is None:
+        return []
+    try:
+        out = subprocess.run(NVIDIA_QUERY, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    gpus = []
+    for line in out.stdout.splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) == 4 and parts[0].isdigit():
+            gpus.append(
+                {"index": int(parts[0]), "name": parts[1], "memory_used_mib": int(parts[2]),
+                 "memory_total_mib": int(parts[3])}
+            )
+    return gpus
+
+
+def check(root: str) -> dict[str, Any]:
+    """Facts about the host: OS, Python, free disk under the eorch root, GPUs."""
+    os.makedirs(root, exist_ok=True)
+    usage = shutil.disk_usage(root)
+    return {
+        "hostname": platform.node(),
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "python_executable": sys.executable,
+        "root": root,
+        "disk_free_bytes": usage.free,
+        "disk_total_bytes": usage.total,
+        "boot_id": procs.boot_id(),
+        "gpus": _gpus(),
+    }
+
+
+def resolve_root(root: str) -> dict[str, Any]:
+    path = os.path.abspath(os.path.expanduser(root))
+    os.makedirs(os.path.join(path, "runs"), exist_ok=True)
+    return {"root": path, "boot_id": procs.boot_id()}
+
+
+OPERATIONS = {
+    "launch": launch,
+    "status": status,
+    "status_many": status_many,
+    "cancel": cancel,
+    "check": check,
+    "resolve_root": resolve_root,
+}
