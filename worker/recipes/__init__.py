@@ -1,0 +1,1 @@
+"""Job recipes run on the host by the detached wrapper (stdlib only at import time)."""

@@ -1,0 +1,201 @@
+"""Child processes of a recipe: own process group, a run marker in the env, log tee, group stop.
+
+Every child is started with ``start_new_session=True`` so a whole vLLM tree (APIServer, EngineCore, workers)
+shares one process group that can be TERMed and KILLed together, and with ``EORCH_RECIPE_MARKER`` in its
+environment so leftovers can be found even if something changed its group.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO
+
+MARKER_KEY = "EORCH_RECIPE_MARKER"
+_OUT_LOCK = threading.Lock()
+
+
+def say(message: str) -> None:
+    """A human line on the recipe's stdout (the run log), never interleaved with teed child lines."""
+    line = f"[eorch] {message}\n".encode()
+    with _OUT_LOCK:
+        sys.stdout.buffer.write(line)
+        sys.stdout.buffer.flush()
+
+
+class Child:
+    """A child process group whose output is teed line by line into a file and the run log."""
+
+    def __init__(
+        self,
+        name: str,
+        argv: Sequence[str],
+        env: dict[str, str],
+        log_path: Path,
+        prefix: bytes = b"",
+        on_line: Callable[[bytes], None] | None = None,
+        cwd: str | None = None,
+    ) -> None:
+        self.name = name
+        self.argv = list(argv)
+        self.log_path = log_path
+        self._prefix = prefix
+        self._on_line = on_line
+        self.tail: deque[str] = deque(maxlen=4000)
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log: IO[bytes] = open(log_path, "ab")  # noqa: SIM115 - closed by the tee thread
+        self.proc = subprocess.Popen(
+            self.argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+        )
+        self.pgid = self.proc.pid
+        self._tee = threading.Thread(target=self._pump, name=f"tee-{name}", daemon=True)
+        self._tee.start()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        try:
+            for raw in iter(self.proc.stdout.readline, b""):
+                self._log.write(raw)
+                self._log.flush()
+                with _OUT_LOCK:
+                    sys.stdout.buffer.write(self._prefix + raw)
+                    sys.stdout.buffer.flush()
+                self.tail.append(raw.decode("utf-8", "replace").rstrip("\r\n"))
+                if self._on_line is not None:
+                    self._on_line(raw)
+        finally:
+            self._log.close()
+
+    def poll(self) -> int | None:
+        return self.proc.poll()
+
+    def wait(self, timeout: float | None = None) -> int:
+        rc = self.proc.wait(timeout)
+        self._tee.join(timeout=5)
+        return rc
+
+    def stop(self, grace_s: float) -> dict[str, object]:
+        """TERM the group, wait up to ``grace_s``, then KILL it; returns what happened."""
+        t0 = time.monotonic()
+        killed = False
+        _signal_group(self.pgid, signal.SIGTERM)
+        deadline = t0 + grace_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None and not group_alive(self.pgid):
+                break
+            time.sleep(0.2)
+        else:
+            killed = True
+        if killed or group_alive(self.pgid):
+            killed = True
+            _signal_group(self.pgid, signal.SIGKILL)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        self._tee.join(timeout=5)
+        return {"name": self.name, "rc": self.proc.returncode, "killed": killed,
+                "seconds": round(time.monotonic() - t0, 2)}
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _stat(pid: int) -> list[str] | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    return raw[raw.rfind(")") + 2 :].split()
+
+
+def _live_pids() -> list[int]:
+    pids = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            fields = _stat(int(name))
+            if fields and fields[0] not in ("Z", "X"):
+                pids.append(int(name))
+    return pids
+
+
+def group_alive(pgid: int) -> bool:
+    for pid in _live_pids():
+        fields = _stat(pid)
+        if fields and len(fields) > 3 and int(fields[3]) == pgid:
+            return True
+    return False
+
+
+def pids_with_marker(value: str) -> list[int]:
+    """Live processes (same user) whose environment carries ``EORCH_RECIPE_MARKER=value``."""
+    needle = f"{MARKER_KEY}={value}".encode()
+    found = []
+    for pid in _live_pids():
+        if pid == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+        except OSError:
+            continue
+        if needle in env:
+            found.append(pid)
+    return found
+
+
+def kill_marked(value: str, grace_s: float = 5.0) -> list[int]:
+    """TERM then KILL every process carrying the marker; returns the pids that had to be killed."""
+    pids = pids_with_marker(value)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            pass
+    deadline = time.monotonic() + grace_s
+    while pids and time.monotonic() < deadline:
+        time.sleep(0.2)
+        pids = pids_with_marker(value)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return pids
+
+
+def gpu_pids() -> dict[int, int] | None:
+    """pid → used MiB from ``nvidia-smi``; ``None`` where there is no nvidia-smi."""
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"],
+            capture_output=True, text=True, timeout=30, check=False,
+        )
+    except (FileNotFoundError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    usage: dict[int, int] = {}
+    for line in out.stdout.splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) == 2 and parts[0].isdigit():
+            usage[int(parts[0])] = int(parts[1]) if parts[1].isdigit() else 0
+    return usage
