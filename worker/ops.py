@@ -45,7 +45,10 @@ def _read_rc(run_dir: str) -> int | None:
         return None
 
 
-def launch(run_dir: str, run_id: str, argv: list[str], env: dict[str, str], cwd: str | None) -> dict[str, Any]:
+def launch(
+    run_dir: str, run_id: str, argv: list[str], env: dict[str, str], cwd: str | None,
+    files: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """Start ``worker.wrap`` detached for a new run and return its identity once it is recorded."""
     if not argv:
         raise OpError("no command given")
@@ -74,6 +77,11 @@ def launch(run_dir: str, run_id: str, argv: list[str], env: dict[str, str], cwd:
     with open(os.path.join(run_dir, "meta.json"), "w") as f:
         json.dump(meta, f)
     open(os.path.join(run_dir, "log"), "ab").close()
+    for name, content in (files or {}).items():
+        if os.sep in name or name.startswith("."):
+            raise OpError(f"bad run file name {name!r}")
+        with open(os.path.join(run_dir, name), "w") as f:
+            f.write(content)
     wrapper_env = dict(os.environ)
     wrapper_env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     subprocess.Popen(

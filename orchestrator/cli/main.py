@@ -19,6 +19,7 @@ TOPICS = (
     "orchestrator.cli.hosts",
     "orchestrator.cli.runs",
     "orchestrator.cli.log",
+    "orchestrator.cli.watch",
 )
 
 app = typer.Typer(
@@ -48,7 +49,9 @@ def run() -> None:
     """Console-script entry point."""
     err_console = Console(stderr=True)
     try:
-        app(standalone_mode=False)
+        rc = app(standalone_mode=False)
+        if isinstance(rc, int) and rc:
+            sys.exit(rc)
     except EorchError as err:
         err_console.print(f"[bold red]error:[/] {err}", highlight=False, soft_wrap=True)
         sys.exit(err.exit_code)

@@ -80,6 +80,14 @@ class Run(Base):
     signature: Mapped[str | None] = mapped_column(String(64), index=True)
     exception: Mapped[str | None] = mapped_column(String(255), index=True)
     outputs: Mapped[dict | None] = mapped_column(JSON)  # type: ignore[type-arg]
+    # Normalised root cause (exception + masked message + innermost frames), for `eorch similar`.
+    fingerprint: Mapped[str | None] = mapped_column(String(64), index=True)
+
+    # What code the run ran: interpreter/library versions, GPUs, patched-file hashes; the patch set.
+    env_fingerprint: Mapped[dict | None] = mapped_column(JSON)  # type: ignore[type-arg]
+    vllm_version: Mapped[str | None] = mapped_column(String(64), index=True)
+    speculators_version: Mapped[str | None] = mapped_column(String(64))
+    patch_set: Mapped[dict | None] = mapped_column(JSON)  # type: ignore[type-arg]
 
     __table_args__ = (Index("ix_runs_host_created", "host", "created_at"),)
 
@@ -97,3 +105,34 @@ class Event(Base):
     data: Mapped[dict] = mapped_column(JSON)  # type: ignore[type-arg]
 
     __table_args__ = (Index("ix_events_run_id_id", "run_id", "id"),)
+
+
+class Alert(Base):
+    """An alert raised once per (run, kind) — or per (host, kind) for reachability — and its delivery."""
+
+    __tablename__ = "alerts"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    dedup_key: Mapped[str] = mapped_column(String(255), unique=True)
+    kind: Mapped[str] = mapped_column(String(32), index=True)
+    run_id: Mapped[str | None] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    host: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    title: Mapped[str] = mapped_column(String(255))
+    body: Mapped[str] = mapped_column(Text)
+    deliveries: Mapped[list | None] = mapped_column(JSON)  # type: ignore[type-arg]
+
+
+class PatchAction(Base):
+    """Every patch check/apply/revert on a host, with the hashes it saw."""
+
+    __tablename__ = "patch_actions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    host: Mapped[str] = mapped_column(String(64))
+    python: Mapped[str] = mapped_column(String(1024))
+    patch_set: Mapped[str] = mapped_column(String(255))
+    action: Mapped[str] = mapped_column(String(16))
+    ok: Mapped[bool] = mapped_column()
+    details: Mapped[dict] = mapped_column(JSON)  # type: ignore[type-arg]

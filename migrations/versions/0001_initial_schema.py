@@ -1,8 +1,8 @@
-"""runs, hosts, events
+"""initial schema
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-29 11:01:20.719046
+Create Date: 2026-11-29 11:04:40.474894
 """
 
 from __future__ import annotations
@@ -31,6 +31,17 @@ def upgrade() -> None:
     sa.Column('last_error', sa.Text(), nullable=True),
     sa.Column('facts', sa.JSON(), nullable=True),
     sa.PrimaryKeyConstraint('name', name=op.f('pk_hosts'))
+    )
+    op.create_table('patch_actions',
+    sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
+    sa.Column('created_at', sa.DateTime(), nullable=False),
+    sa.Column('host', sa.String(length=64), nullable=False),
+    sa.Column('python', sa.String(length=1024), nullable=False),
+    sa.Column('patch_set', sa.String(length=255), nullable=False),
+    sa.Column('action', sa.String(length=16), nullable=False),
+    sa.Column('ok', sa.Boolean(), nullable=False),
+    sa.Column('details', sa.JSON(), nullable=False),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_patch_actions'))
     )
     op.create_table('runs',
     sa.Column('id', sa.String(length=32), nullable=False),
@@ -69,15 +80,40 @@ def upgrade() -> None:
     sa.Column('signature', sa.String(length=64), nullable=True),
     sa.Column('exception', sa.String(length=255), nullable=True),
     sa.Column('outputs', sa.JSON(), nullable=True),
+    sa.Column('fingerprint', sa.String(length=64), nullable=True),
+    sa.Column('env_fingerprint', sa.JSON(), nullable=True),
+    sa.Column('vllm_version', sa.String(length=64), nullable=True),
+    sa.Column('speculators_version', sa.String(length=64), nullable=True),
+    sa.Column('patch_set', sa.JSON(), nullable=True),
     sa.ForeignKeyConstraint(['host'], ['hosts.name'], name=op.f('fk_runs_host_hosts'), ondelete='RESTRICT'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_runs'))
     )
     with op.batch_alter_table('runs', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_runs_created_at'), ['created_at'], unique=False)
         batch_op.create_index(batch_op.f('ix_runs_exception'), ['exception'], unique=False)
+        batch_op.create_index(batch_op.f('ix_runs_fingerprint'), ['fingerprint'], unique=False)
         batch_op.create_index('ix_runs_host_created', ['host', 'created_at'], unique=False)
         batch_op.create_index(batch_op.f('ix_runs_signature'), ['signature'], unique=False)
         batch_op.create_index(batch_op.f('ix_runs_status'), ['status'], unique=False)
+        batch_op.create_index(batch_op.f('ix_runs_vllm_version'), ['vllm_version'], unique=False)
+
+    op.create_table('alerts',
+    sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
+    sa.Column('dedup_key', sa.String(length=255), nullable=False),
+    sa.Column('kind', sa.String(length=32), nullable=False),
+    sa.Column('run_id', sa.String(length=32), nullable=True),
+    sa.Column('host', sa.String(length=64), nullable=True),
+    sa.Column('created_at', sa.DateTime(), nullable=False),
+    sa.Column('title', sa.String(length=255), nullable=False),
+    sa.Column('body', sa.Text(), nullable=False),
+    sa.Column('deliveries', sa.JSON(), nullable=True),
+    sa.ForeignKeyConstraint(['run_id'], ['runs.id'], name=op.f('fk_alerts_run_id_runs'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_alerts')),
+    sa.UniqueConstraint('dedup_key', name=op.f('uq_alerts_dedup_key'))
+    )
+    with op.batch_alter_table('alerts', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_alerts_kind'), ['kind'], unique=False)
+        batch_op.create_index(batch_op.f('ix_alerts_run_id'), ['run_id'], unique=False)
 
     op.create_table('events',
     sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
@@ -101,13 +137,21 @@ def downgrade() -> None:
         batch_op.drop_index('ix_events_run_id_id')
 
     op.drop_table('events')
+    with op.batch_alter_table('alerts', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_alerts_run_id'))
+        batch_op.drop_index(batch_op.f('ix_alerts_kind'))
+
+    op.drop_table('alerts')
     with op.batch_alter_table('runs', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_runs_vllm_version'))
         batch_op.drop_index(batch_op.f('ix_runs_status'))
         batch_op.drop_index(batch_op.f('ix_runs_signature'))
         batch_op.drop_index('ix_runs_host_created')
+        batch_op.drop_index(batch_op.f('ix_runs_fingerprint'))
         batch_op.drop_index(batch_op.f('ix_runs_exception'))
         batch_op.drop_index(batch_op.f('ix_runs_created_at'))
 
     op.drop_table('runs')
+    op.drop_table('patch_actions')
     op.drop_table('hosts')
     # ### end Alembic commands ###

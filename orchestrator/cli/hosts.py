@@ -1,0 +1,140 @@
+"""`eorch host add|list|check|rm`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from orchestrator.cli.common import console, context, print_json, run_async
+from orchestrator.context import Context
+from orchestrator.errors import HostKeyRefused, UsageError
+from orchestrator.hosts import LOCAL_HOST, HostSession, validate_host_name
+from orchestrator.store.models import Host
+from orchestrator.store.queries import get_host, list_hosts, utcnow
+from orchestrator.transport import SshTransport, known_hosts_entry_host
+from orchestrator.views import host_record
+
+host_app = typer.Typer(help="Hosts eorch can run jobs on (the built-in `local` is always there).",
+                       no_args_is_help=True)
+
+
+async def _pin_and_open(ctx: Context, session: HostSession, accept_new: bool) -> list[str]:
+    notes: list[str] = []
+    try:
+        await session.open()
+        return notes
+    except HostKeyRefused as err:
+        transport = session.transport
+        if not accept_new or not isinstance(transport, SshTransport) or "CHANGED" in str(err):
+            raise
+        host, port, key = await transport.fetch_host_key()
+        line = f"{known_hosts_entry_host(host, port)} {key.export_public_key('openssh').decode().strip()}\n"
+        with open(ctx.settings.pinned_known_hosts, "a") as f:
+            f.write(line)
+        notes.append(f"pinned host key {key.get_fingerprint('sha256')} for {known_hosts_entry_host(host, port)}"
+                     f" in {ctx.settings.pinned_known_hosts}")
+    await session.open()
+    return notes
+
+
+@host_app.command("add")
+def add(
+    name: Annotated[str, typer.Argument(help="short name used in eorch commands")],
+    destination: Annotated[str, typer.Argument(help="what ssh accepts: [user@]host or an ~/.ssh/config alias")],
+    port: Annotated[int | None, typer.Option(help="ssh port (default: from ssh config, else 22)")] = None,
+    root: Annotated[str, typer.Option(help="eorch's state dir on the host")] = "~/.eorch",
+    python: Annotated[str, typer.Option(help="python3 interpreter on the host for eorch's worker")] = "python3",
+    accept_new_host_key: Annotated[bool, typer.Option(
+        "--accept-new-host-key", help="trust and pin the key of a host not in known_hosts (never a changed key)")] = False,
+) -> None:
+    """Add a host after connecting to it once (host key verified)."""
+    validate_host_name(name)
+    if name == LOCAL_HOST:
+        raise UsageError("`local` is built in; pick another name")
+    ctx = context()
+    with ctx.db() as s:
+        if s.get(Host, name) is not None:
+            raise UsageError(f"host {name!r} already exists (remove it with `eorch host rm {name}`)")
+    host = Host(name=name, destination=destination, port=port, root=root, python=python, created_at=utcnow())
+    session = HostSession.for_host(host, ctx.settings)
+
+    async def connect(_: Context) -> list[str]:
+        try:
+            return await _pin_and_open(ctx, session, accept_new_host_key)
+        finally:
+            await session.close()
+
+    notes = run_async(connect)
+    with ctx.db() as s:
+        host.reachable = True
+        s.add(host)
+    for note in notes:
+        console.print(note)
+    console.print(f"added host [bold]{name}[/] ({destination})")
+
+
+@host_app.command("list")
+def list_(json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False) -> None:
+    """List hosts and their last known reachability."""
+    ctx = context()
+    with ctx.db() as s:
+        hosts = [host_record(h) for h in list_hosts(s)]
+    if json_:
+        print_json(hosts)
+        return
+    table = Table("name", "destination", "root", "reachable")
+    for h in hosts:
+        reach = {True: "[green]yes[/]", False: f"[red]no[/] since {h['unreachable_since']}", None: "?"}[h["reachable"]]
+        table.add_row(h["name"], h["destination"] + (f":{h['port']}" if h["port"] else ""), h["root"], reach)
+    console.print(table)
+
+
+@host_app.command("rm")
+def rm(name: str) -> None:
+    """Forget a host (only when no run references it)."""
+    if name == LOCAL_HOST:
+        raise UsageError("`local` is built in and cannot be removed")
+    ctx = context()
+    from orchestrator.store.models import Run
+    from sqlalchemy import select
+
+    with ctx.db() as s:
+        host = get_host(s, name)
+        if s.scalars(select(Run.id).where(Run.host == name).limit(1)).first():
+            raise UsageError(f"host {name!r} has runs in the history; it is kept")
+        s.delete(host)
+    console.print(f"removed host {name}")
+
+
+@host_app.command("check")
+def check(
+    name: str,
+    json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """Connect and report OS, Python, free disk in the root dir, and GPUs."""
+
+    async def go(ctx: Context) -> dict[str, Any]:
+        session = await ctx.session(name)
+        return await session.call("check", root=session.root)
+
+    facts = run_async(go)
+    ctx = context()
+    with ctx.db() as s:
+        host = get_host(s, name)
+        host.facts, host.reachable, host.unreachable_since = facts, True, None
+    if json_:
+        print_json({"host": name, **facts})
+        return
+    console.print(f"[bold]{name}[/]: {facts['hostname']} · {facts['os']} · Python {facts['python']}")
+    console.print(f"root {facts['root']}: {facts['disk_free_bytes'] / 2**30:.1f} GiB free")
+    if not facts["gpus"]:
+        console.print("GPUs: none (no nvidia-smi or no devices)")
+    for gpu in facts["gpus"]:
+        free = gpu["memory_total_mib"] - gpu["memory_used_mib"]
+        console.print(f"GPU {gpu['index']}: {gpu['name']} · {free} MiB free of {gpu['memory_total_mib']} MiB")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(host_app, name="host")

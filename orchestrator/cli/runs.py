@@ -1,0 +1,177 @@
+"""`eorch launch|runs|show|logs|cancel`."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from orchestrator import commands
+from orchestrator.cli.common import console, context, print_json, run_async
+from orchestrator.context import Context
+from orchestrator.errors import HostError, NotFound, UsageError
+from orchestrator.launcher import launch as launch_run
+from orchestrator.launcher import parse_env
+from orchestrator.monitor import cancel_run
+from orchestrator.store import queries
+from orchestrator.store.models import Run
+from orchestrator.views import run_record
+
+STATUS_STYLE = {
+    "running": "cyan", "succeeded": "green", "failed": "bold red", "cancelled": "yellow",
+    "lost": "magenta", "launching": "cyan", "pending": "dim",
+}
+
+
+def launch(
+    ctx_: typer.Context,
+    host: Annotated[str, typer.Option("--host", "-H", help="host name (see `eorch host list`)")] = "local",
+    name: Annotated[str | None, typer.Option(help="a name for the run")] = None,
+    env: Annotated[list[str], typer.Option("--env", "-e", help="KEY=VALUE for the job (repeatable)")] = [],  # noqa: B006
+    cwd: Annotated[str | None, typer.Option(help="working directory on the host")] = None,
+    spec: Annotated[Path | None, typer.Option(help="a job spec TOML file instead of a command")] = None,
+    json_: Annotated[bool, typer.Option("--json", help="print the run record as JSON")] = False,
+) -> None:
+    """Start a command (after `--`) or a job spec detached on a host; returns at once with the run id."""
+    argv = list(ctx_.args)
+    if spec is not None:
+        if argv:
+            raise UsageError("give either --spec or a command after `--`, not both")
+        from orchestrator.speclaunch import spec_launch_args
+
+        kwargs = spec_launch_args(spec, extra_env=parse_env(env), name=name, cwd=cwd)
+        run = run_async(lambda ctx: launch_run(ctx, host, **kwargs))
+    else:
+        parsed_env = parse_env(env)
+        run = run_async(lambda ctx: launch_run(ctx, host, argv, name=name, env=parsed_env, cwd=cwd))
+    if json_:
+        print_json(run_record(run))
+    else:
+        console.print(f"launched run [bold]{run.id}[/] ({run.name}) on {run.host}")
+        console.print(f"follow it: eorch watch {run.id}    logs: eorch logs {run.id} -f")
+
+
+def runs(
+    status: Annotated[str | None, typer.Option(help="only runs with this status")] = None,
+    host: Annotated[str | None, typer.Option(help="only runs on this host")] = None,
+    limit: Annotated[int, typer.Option(help="at most this many")] = 50,
+    json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """List runs, newest first."""
+    ctx = context()
+    with ctx.db() as s:
+        records = [run_record(r) for r in queries.list_runs(s, status=status, host=host, limit=limit)]
+    if json_:
+        print_json(records)
+        return
+    table = Table("id", "name", "host", "status", "phase", "shards", "exit", "started", "root cause")
+    for r in records:
+        shards = f"{r['shards']['done']}/{r['shards']['total']}" if r["shards"] else ""
+        cause = (r["root_cause"] or {}).get("signature") or (r["root_cause"] or {}).get("exception") or ""
+        style = STATUS_STYLE.get(r["status"], "")
+        table.add_row(r["id"], r["name"], r["host"], f"[{style}]{r['status']}[/]", r["phase"], shards,
+                      "" if r["exit_code"] is None else str(r["exit_code"]), r["started_at"] or "", cause)
+    console.print(table)
+
+
+def show(
+    run: Annotated[str, typer.Argument(help="run id, id prefix or name")],
+    json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """Everything known about one run."""
+    ctx = context()
+    with ctx.db() as s:
+        record = run_record(queries.get_run(s, run))
+    if json_:
+        print_json(record)
+        return
+    style = STATUS_STYLE.get(record["status"], "")
+    console.print(f"[bold]{record['id']}[/] {record['name']} on {record['host']}: "
+                  f"[{style}]{record['status']}[/] · phase {record['phase']}"
+                  + (f" · exit {record['exit_code']}" if record["exit_code"] is not None else ""))
+    console.print(f"command: {' '.join(record['command'])}", highlight=False)
+    if record["shards"]:
+        console.print(f"shards: {record['shards']['done']}/{record['shards']['total']}")
+    if record["progress"]:
+        p = record["progress"]
+        console.print(f"progress: {p['done']}/{p['total']}" + (f" at {p['rate']:.2f}/s" if p["rate"] else ""))
+    console.print(f"started {record['started_at']} · ended {record['ended_at'] or '—'} · "
+                  f"log bytes read {record['log_offset']}")
+    if record.get("outputs"):
+        o = record["outputs"]
+        console.print(f"outputs: {o.get('samples')} samples in {o.get('dir')} · verified {o.get('verified')}")
+    cause = record["root_cause"]
+    if cause:
+        console.print(f"[bold red]root cause[/] ({cause.get('process') or '?'}): "
+                      f"{cause.get('exception') or 'error'}: {cause.get('message') or '(empty message)'}",
+                      highlight=False)
+        if cause.get("signature"):
+            from orchestrator.logparse import signature_hint
+
+            console.print(f"signature {cause['signature']}: {signature_hint(cause['signature']) or ''}",
+                          highlight=False)
+        if cause.get("traceback"):
+            console.print(cause["traceback"], highlight=False, markup=False)
+
+
+def logs(
+    run: Annotated[str, typer.Argument(help="run id, id prefix or name")],
+    follow: Annotated[bool, typer.Option("--follow", "-f", help="keep printing new output")] = False,
+    tail: Annotated[int | None, typer.Option("--tail", "-n", help="only the last N lines")] = None,
+) -> None:
+    """Print the run's log from the host."""
+    ctx = context()
+    with ctx.db() as s:
+        record = queries.get_run(s, run)
+    path = f"{record.remote_dir}/log"
+
+    async def go(ctx: Context) -> None:
+        session = await ctx.session(record.host)
+        if not follow:
+            argv = commands.last_lines(path, tail) if tail is not None else ["cat", path]
+            result = await session.transport.run(argv, timeout=None)
+            if result.exit_status != 0:
+                raise NotFound(f"log of run {record.id} not readable on {record.host}: "
+                               f"{result.stderr.decode(errors='replace').strip()}")
+            sys.stdout.buffer.write(result.stdout)
+            return
+        argv = ["tail", "-n", str(tail), "-F", path] if tail is not None else commands.follow_file(path, 0)
+        proc = await session.transport.start(argv)
+        try:
+            while chunk := await proc.read(1 << 16):
+                sys.stdout.buffer.write(chunk)
+                sys.stdout.buffer.flush()
+        finally:
+            await proc.stop()
+
+    try:
+        run_async(go)
+    except KeyboardInterrupt:
+        pass
+
+
+def cancel(
+    run: Annotated[str, typer.Argument(help="run id, id prefix or name")],
+    grace: Annotated[float | None, typer.Option(help="seconds between TERM and KILL")] = None,
+    json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """Stop a run: TERM its process group and everything it spawned, KILL after a grace period."""
+    result = run_async(lambda ctx: cancel_run(ctx, run, grace))
+    if json_:
+        print_json(result)
+    elif result.get("already_terminal"):
+        console.print(f"run {result['run_id']} already ended ({result['status']})")
+    else:
+        console.print(f"cancelled run {result['run_id']}: no process left")
+
+
+def register(app: typer.Typer) -> None:
+    app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(launch)
+    app.command()(runs)
+    app.command()(show)
+    app.command()(logs)
+    app.command()(cancel)

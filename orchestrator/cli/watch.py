@@ -1,0 +1,173 @@
+"""`eorch watch`: follow active runs in the foreground, record everything, show progress."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.live import Live
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
+
+from orchestrator.cli.common import console, context
+from orchestrator.context import Context
+from orchestrator.errors import MonitorBusy
+from orchestrator.monitor import Monitor, MonitorLock
+from orchestrator.notices import HostReachabilityChanged, LogTruncated, Notice, RunProgressed, RunStatusChanged
+from orchestrator.runstate import RunStatus
+from orchestrator.store import queries
+from orchestrator.store.models import Run
+
+
+def _describe_end(run: Run) -> str:
+    text = f"run {run.id} ({run.name}) {run.status}"
+    if run.exit_code is not None:
+        text += f", exit {run.exit_code}"
+    cause = run.root_cause or {}
+    if cause:
+        text += f" — root cause: {cause.get('exception') or 'error'}: {cause.get('message') or '(empty)'}"
+        if cause.get("process"):
+            text += f" [{cause['process']}]"
+    return text
+
+
+class Printer:
+    """Turns monitor notices into terminal output: live bars on a terminal, plain lines otherwise."""
+
+    def __init__(self, ctx: Context, out: Console) -> None:
+        self.ctx = ctx
+        self.out = out
+        self.live = out.is_terminal
+        self.progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+            console=out, transient=False,
+        )
+        self.tasks: dict[str, TaskID] = {}
+        self.last: dict[str, tuple[Any, ...]] = {}
+
+    def _line(self, text: str) -> None:
+        (self.progress.console if self.live else self.out).print(text, highlight=False, markup=False)
+
+    def __call__(self, notice: Notice) -> None:
+        if isinstance(notice, HostReachabilityChanged):
+            self._line(f"host {notice.host} {'reachable' if notice.reachable else 'UNREACHABLE: ' + str(notice.error)}")
+            return
+        if isinstance(notice, LogTruncated):
+            self._line(f"run {notice.run_id}: log truncated ({notice.old_offset} → {notice.new_size} bytes); restarted")
+            return
+        with self.ctx.db() as s:
+            run = s.get(Run, notice.run_id)
+        if run is None:
+            return
+        if isinstance(notice, RunStatusChanged):
+            self._line(_describe_end(run) if RunStatus(run.status).is_terminal() else f"run {run.id} {run.status}")
+            self._update(run)
+        elif isinstance(notice, RunProgressed):
+            self._update(run)
+
+    def _update(self, run: Run) -> None:
+        if run.progress_total:
+            done, total, what = run.progress_done or 0, run.progress_total, "samples"
+        else:
+            done, total, what = run.shards_done or 0, run.shards_total, "shards"
+        state = (run.phase, run.status, done, total)
+        if self.last.get(run.id) == state:
+            return
+        previous = self.last.get(run.id)
+        self.last[run.id] = state
+        label = f"{run.id} {run.name[:24]} · {run.phase}"
+        if self.live:
+            task = self.tasks.get(run.id)
+            if task is None:
+                self.tasks[run.id] = self.progress.add_task(label, total=total, completed=done)
+            else:
+                self.progress.update(task, description=label, total=total, completed=done)
+            return
+        if previous is None or previous[0] != run.phase:
+            self._line(f"run {run.id} phase {run.phase}")
+        if total and (previous is None or previous[2] != done or previous[3] != total):
+            self._line(f"run {run.id} {what} {done}/{total}")
+
+
+async def _read_only(ctx: Context, refs: list[str], printer: Printer, until_done: bool) -> None:
+    """Another monitor records; we only show what the history says."""
+    seen: dict[str, str] = {}
+    while True:
+        with ctx.db() as s:
+            runs = [queries.get_run(s, r) for r in refs] if refs else queries.active_runs(s)
+        for run in runs:
+            if seen.get(run.id) != run.status:
+                if run.id in seen:
+                    printer(RunStatusChanged(run.id, seen[run.id], run.status))
+                seen[run.id] = run.status
+            printer(RunProgressed(run.id))
+        if all(RunStatus(r.status).is_terminal() for r in runs) and (until_done or not refs):
+            return
+        await asyncio.sleep(0.5)
+
+
+def watch(
+    runs: Annotated[list[str] | None, typer.Argument(help="runs to watch (default: all active runs)")] = None,
+    until_done: Annotated[bool, typer.Option("--until-done", help="return when the runs are terminal; "
+                                             "exit 0 only if all succeeded")] = False,
+) -> None:
+    """Follow active runs: record their logs and status, show progress. Ctrl-C stops watching, not jobs."""
+    refs = list(runs or [])
+    ctx = context()
+    with ctx.db() as s:
+        named = [queries.get_run(s, r).id for r in refs]
+        watched = named or [r.id for r in queries.active_runs(s)]
+    printer = Printer(ctx, console)
+    listeners: list[Callable[[Notice], None]] = [printer]
+    listeners += _extra_listeners(ctx)
+    if not watched:
+        console.print("no active runs")
+        return
+    lock = MonitorLock(ctx.settings.monitor_lock)
+
+    async def main() -> None:
+        try:
+            lock.acquire()
+        except MonitorBusy as err:
+            console.print(f"{err} — showing the history read-only")
+            await _read_only(ctx, named, printer, until_done)
+            return
+        try:
+            for run_id in watched:
+                printer(RunProgressed(run_id))
+            await Monitor(ctx, run_refs=named, listeners=listeners).run(until_done=until_done)
+        finally:
+            lock.release()
+
+    try:
+        if printer.live:
+            with Live(printer.progress, console=console, refresh_per_second=4, transient=False):
+                asyncio.run(main())
+        else:
+            asyncio.run(main())
+    except KeyboardInterrupt:
+        console.print("stopped watching; the jobs keep running (resume with `eorch watch`)")
+        raise typer.Exit(130) from None
+    with ctx.db() as s:
+        final = [s.get(Run, r) for r in watched]
+    if printer.live:
+        for run in final:
+            if run is not None and RunStatus(run.status).is_terminal():
+                console.print(_describe_end(run), highlight=False, markup=False)
+    if until_done and not all(r is not None and r.status == RunStatus.SUCCEEDED.value for r in final):
+        raise typer.Exit(1)
+
+
+def _extra_listeners(ctx: Context) -> list[Callable[[Notice], None]]:
+    """Alert dispatch plugs in here when configured (orchestrator.alerts)."""
+    try:
+        from orchestrator.alerts import monitor_listeners
+    except ImportError:
+        return []
+    return list(monitor_listeners(ctx, bell=True))
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(watch)

@@ -1,0 +1,195 @@
+"""Following one run's files on its host: the log (through the parser) and the recipe's step events.
+
+The byte offset is committed to the history only at line ends, in the same transaction as the events
+and the parser state at that point, so a controller killed at any moment resumes exactly: no line lost,
+none recorded twice. The end of a stream never means the job ended; liveness is the monitor's business.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from orchestrator import commands
+from orchestrator.context import Context
+from orchestrator.hosts import HostSession
+from orchestrator.logparse import LogParser
+from orchestrator.notices import Notice, RunProgressed
+from orchestrator.store.models import Run
+from orchestrator.store.queries import add_events, utcnow
+
+READ_SIZE = 1 << 16
+RESTART_DELAY_S = 0.5
+
+
+class _Stream:
+    """A restartable stream of a remote file from a byte offset, with a drain target."""
+
+    def __init__(self, session: HostSession, path: str) -> None:
+        self.session = session
+        self.path = path
+        self.target_size: int | None = None
+        self._wake = asyncio.Event()
+
+    def drain_to(self, size: int) -> None:
+        """The job ended with the file at ``size`` bytes: stop once that much has been read."""
+        self.target_size = size
+        self._wake.set()
+
+    def reached_target(self, fed: int) -> bool:
+        return self.target_size is not None and fed >= self.target_size
+
+    async def chunks(self, position: Callable[[], int]) -> AsyncIterator[bytes]:
+        """Chunks from ``position()`` on, restarting the remote tail whenever it ends, until drained."""
+        while not self.reached_target(position()):
+            proc = await self.session.transport.start(commands.follow_file(self.path, position()))
+            read: asyncio.Future[bytes] | None = None
+            try:
+                while not self.reached_target(position()):
+                    read = read or asyncio.ensure_future(proc.read(READ_SIZE))
+                    wake = asyncio.ensure_future(self._wake.wait())
+                    await asyncio.wait({read, wake}, return_when=asyncio.FIRST_COMPLETED)
+                    wake.cancel()
+                    self._wake.clear()
+                    if not read.done():
+                        continue
+                    chunk, read = read.result(), None
+                    if not chunk:
+                        break
+                    yield chunk
+            finally:
+                if read is not None:
+                    read.cancel()
+                await proc.stop()
+            if not self.reached_target(position()):
+                await asyncio.sleep(RESTART_DELAY_S)
+
+
+def run_fields_from(parser: LogParser) -> dict[str, Any]:
+    """The run columns that mirror the parser's current verdict."""
+    a = parser.analysis().to_json(file="")
+    root = a.get("root_cause")
+    fields: dict[str, Any] = {"phase": a["phase"], "root_cause": root}
+    shards = a.get("shards")
+    if shards:
+        fields["shards_done"], fields["shards_total"] = shards["done"], shards["total"]
+    if root:
+        fields["signature"], fields["exception"] = root.get("signature"), root.get("exception")
+    return fields
+
+
+class LogFollower:
+    def __init__(self, ctx: Context, session: HostSession, run: Run, notify: Callable[[Notice], None]) -> None:
+        self.ctx = ctx
+        self.run_id = run.id
+        self.notify = notify
+        self.parser = LogParser.restore(run.parser_state) if run.parser_state else LogParser()
+        if not run.parser_state and run.log_offset:
+            raise RuntimeError(f"run {run.id}: log offset without parser state")
+        self.fed = self.parser.line_end_offset  # bytes handed to the parser, partial line included
+        self.stream = _Stream(session, f"{run.remote_dir}/log")
+        self.finished = asyncio.Event()
+
+    @property
+    def log_failed(self) -> bool:
+        return bool(self.parser.analysis().failed)
+
+    def reset(self) -> None:
+        """The log was truncated or replaced: start over on the new file."""
+        self.parser = LogParser()
+        self.fed = 0
+
+    async def run(self) -> None:
+        finalized = False
+        async for chunk in self.stream.chunks(lambda: self.fed):
+            if self.stream.target_size is not None:
+                chunk = chunk[: max(0, self.stream.target_size - self.fed)]
+            self.fed += len(chunk)
+            events = self.parser.feed(chunk)
+            finalized = self.stream.reached_target(self.fed)
+            if finalized:
+                events += self.parser.finish()
+            self._commit(events, final=finalized)
+            if finalized:
+                break
+        if not finalized and self.stream.target_size is not None:
+            self._commit(self.parser.finish(), final=True)
+        self.finished.set()
+
+    def _commit(self, events: list[Any], *, final: bool = False) -> None:
+        offset = self.fed if final else self.parser.line_end_offset
+        dicts = [e.to_dict() for e in events]
+        with self.ctx.db() as s:
+            run = s.get(Run, self.run_id)
+            if run is None:
+                return
+            if not events and offset == run.log_offset:
+                return
+            add_events(s, self.run_id, ((d["kind"], d.get("line_no"), d) for d in dicts))
+            run.log_offset = offset
+            run.parser_state = self.parser.snapshot()
+            run.last_output_at = utcnow()
+            for key, value in run_fields_from(self.parser).items():
+                setattr(run, key, value)
+            for d in dicts:
+                if d["kind"] == "shards_progressed":
+                    run.shards_rate, run.shards_eta_s = d.get("rate_per_s"), d.get("eta_s")
+                elif d["kind"] == "progress_reported" and run.kind == "command":
+                    run.progress_done, run.progress_total = d.get("done"), d.get("total")
+        self.notify(RunProgressed(self.run_id, tuple(dicts)))
+
+
+class StepEventFollower:
+    """Follows ``events.jsonl`` written by eorch's own recipes (worker/events.py)."""
+
+    def __init__(self, ctx: Context, session: HostSession, run: Run, notify: Callable[[Notice], None]) -> None:
+        self.ctx = ctx
+        self.run_id = run.id
+        self.notify = notify
+        self.committed = run.events_offset
+        self.buffer = b""
+        self.stream = _Stream(session, f"{run.remote_dir}/events.jsonl")
+        self.finished = asyncio.Event()
+
+    async def run(self) -> None:
+        async for chunk in self.stream.chunks(lambda: self.committed + len(self.buffer)):
+            self.buffer += chunk
+            end = self.buffer.rfind(b"\n")
+            if end >= 0:
+                lines, self.buffer = self.buffer[: end + 1], self.buffer[end + 1 :]
+                self._commit(lines)
+        self.finished.set()
+
+    def _commit(self, lines: bytes) -> None:
+        records = []
+        for raw in lines.splitlines():
+            try:
+                record = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                records.append(record)
+        with self.ctx.db() as s:
+            run = s.get(Run, self.run_id)
+            if run is None:
+                return
+            add_events(s, self.run_id, ((f"step_{r.get('kind', 'unknown')}", None, r) for r in records))
+            for r in records:
+                apply_step_event(run, r)
+            self.committed += len(lines)
+            run.events_offset = self.committed
+        self.notify(RunProgressed(self.run_id, tuple({"kind": f"step_{r.get('kind')}", **r} for r in records)))
+
+
+def apply_step_event(run: Run, record: dict[str, Any]) -> None:
+    kind = record.get("kind")
+    if kind == "progress":
+        run.progress_done, run.progress_total, run.progress_rate = (
+            record.get("done"), record.get("total"), record.get("rate"))
+    elif kind == "outputs":
+        run.outputs = {k: record.get(k) for k in ("dir", "samples", "verified", "bytes", "stray_locks")}
+    elif kind == "step" and record.get("step") == "extract" and record.get("state") == "started":
+        if run.phase not in ("failed", "stopped"):
+            run.phase = "running"

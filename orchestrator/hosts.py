@@ -1,0 +1,135 @@
+"""Hosts: the registry in the history, and a live session per host (transport + uploaded worker + agent).
+
+A ``HostSession`` owns the one connection to a host. It uploads the worker bundle once per version,
+resolves the remote root, and keeps a long-lived ``worker.cli agent`` channel so that liveness checks
+cost no login shell. Errors come out as ``HostUnreachable`` / ``HostKeyRefused``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from orchestrator import commands
+from orchestrator.bundle import worker_bundle
+from orchestrator.config import Settings
+from orchestrator.errors import EorchError, HostUnreachable, RemoteCommandFailed, UsageError
+from orchestrator.store.models import Host
+from orchestrator.transport import LocalTransport, RemoteProcess, SshTarget, SshTransport, Transport
+
+LOCAL_HOST = "local"
+HOST_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+class RemoteOpFailed(EorchError):
+    """The worker refused an operation (bad path, missing command, ...); the message says why."""
+
+
+def validate_host_name(name: str) -> str:
+    if not HOST_NAME_RE.match(name):
+        raise UsageError(f"invalid host name {name!r}: use letters, digits, '.', '_' or '-'")
+    return name
+
+
+def make_transport(host: Host, settings: Settings) -> Transport:
+    if host.name == LOCAL_HOST:
+        return LocalTransport()
+    target = SshTarget(
+        destination=host.destination,
+        port=host.port,
+        ssh_config=tuple(settings.config.ssh.config),
+        pinned_known_hosts=str(settings.pinned_known_hosts),
+    )
+    return SshTransport(host.name, target, connect_timeout=settings.config.ssh.connect_timeout_s)
+
+
+@dataclass
+class HostSession:
+    name: str
+    transport: Transport
+    root_setting: str
+    python: str = "python3"
+    root: str = ""
+    worker_dir: str = ""
+    _agent: RemoteProcess | None = None
+    _agent_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _ids: itertools.count[int] = field(default_factory=itertools.count)
+
+    @classmethod
+    def for_host(cls, host: Host, settings: Settings) -> HostSession:
+        return cls(host.name, make_transport(host, settings), host.root, host.python)
+
+    def is_open(self) -> bool:
+        return bool(self.worker_dir) and self.transport.is_connected()
+
+    async def open(self) -> None:
+        """Connect, make sure the worker is there, resolve the root, start the agent."""
+        await self.transport.connect()
+        bundle = worker_bundle()
+        root = (await self._call_bootstrap("resolve_root", root=self.root_setting))["root"]
+        dest = f"{root}/worker/{bundle.digest}"
+        result = await self.transport.run(commands.unpack_worker(self.python, dest), input=bundle.tarball)
+        if result.exit_status != 0:
+            raise RemoteCommandFailed(result.argv, result.exit_status, result.stderr.decode(errors="replace"))
+        self.root, self.worker_dir = root, dest
+        self._agent = await self.transport.start(commands.worker_agent(self.python, self.worker_dir))
+
+    async def _call_bootstrap(self, op: str, **args: Any) -> dict[str, Any]:
+        """A one-shot call that works before the worker is uploaded (resolve_root only needs stdlib)."""
+        code = (
+            "import json,os,sys;r=os.path.abspath(os.path.expanduser(sys.argv[1]));"
+            "os.makedirs(os.path.join(r,'runs'),exist_ok=True);print(json.dumps({'root':r}))"
+        )
+        result = await self.transport.run([self.python, "-c", code, args["root"]])
+        if result.exit_status != 0:
+            stderr = result.stderr.decode(errors="replace")
+            if result.exit_status == 127:
+                raise HostUnreachable(self.name, f"{self.python} not found on the host")
+            raise RemoteCommandFailed(result.argv, result.exit_status, stderr)
+        return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+    async def call(self, op: str, **args: Any) -> dict[str, Any]:
+        """Ask the agent; a dead agent channel means the host is unreachable."""
+        if self._agent is None:
+            raise HostUnreachable(self.name, "not connected")
+        async with self._agent_lock:
+            request_id = next(self._ids)
+            line = json.dumps({"id": request_id, "op": op, "args": args}).encode() + b"\n"
+            try:
+                await self._agent.write(line)
+                reply_line = await self._agent.readline()
+            except (OSError, ConnectionError, BrokenPipeError) as err:
+                raise HostUnreachable(self.name, f"agent channel broke: {err}") from err
+            if not reply_line:
+                raise HostUnreachable(self.name, "agent channel closed")
+        reply = json.loads(reply_line)
+        if not reply.get("ok"):
+            raise RemoteOpFailed(f"{self.name}: {reply.get('error')}")
+        return reply["result"]  # type: ignore[no-any-return]
+
+    async def call_once(self, op: str, **args: Any) -> dict[str, Any]:
+        """One operation on its own channel (for slow ones like cancel, so the agent stays responsive)."""
+        result = await self.transport.run(
+            commands.worker_call(self.python, self.worker_dir, op, args), timeout=None
+        )
+        try:
+            reply = json.loads(result.stdout.decode().strip().splitlines()[-1])
+        except (ValueError, IndexError) as err:
+            raise RemoteCommandFailed(result.argv, result.exit_status, result.stderr.decode(errors="replace")) from err
+        if not reply.get("ok"):
+            raise RemoteOpFailed(f"{self.name}: {reply.get('error')}")
+        return reply["result"]  # type: ignore[no-any-return]
+
+    def run_dir(self, run_id: str) -> str:
+        return f"{self.root}/runs/{run_id}"
+
+    async def close(self) -> None:
+        if self._agent is not None:
+            await self._agent.stop()
+            self._agent = None
+        self.worker_dir = ""
+        await self.transport.close()

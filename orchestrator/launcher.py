@@ -1,0 +1,86 @@
+"""Starting a run: the remote wrapper first, then the history row, so a failed launch writes nothing."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from orchestrator.context import Context
+from orchestrator.errors import UsageError
+from orchestrator.runstate import RunStatus
+from orchestrator.store.models import Run
+from orchestrator.store.queries import add_event, get_host, new_run_id, utcnow
+
+ENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def parse_env(pairs: Sequence[str]) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not ENV_KEY_RE.match(key):
+            raise UsageError(f"bad --env {pair!r}: expected KEY=VALUE with KEY like MY_VAR")
+        env[key] = value
+    return env
+
+
+async def launch(
+    ctx: Context,
+    host: str,
+    argv: Sequence[str],
+    *,
+    name: str | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    kind: str = "command",
+    spec: dict[str, Any] | None = None,
+    files: Mapping[str, str] | None = None,
+    model: str | None = None,
+) -> Run:
+    """Start argv detached on host; returns the recorded run (status running)."""
+    if not argv:
+        raise UsageError("no command given: put it after `--`, e.g. eorch launch --host H -- python train.py")
+    with ctx.db() as s:
+        get_host(s, host)  # unknown host: clear error before any connection
+    session = await ctx.session(host)
+    run_id = new_run_id()
+    run_dir = session.run_dir(run_id)
+    argv = [a.replace("{worker}", session.worker_dir).replace("{run_dir}", run_dir) for a in argv]
+    env = {k: v.replace("{worker}", session.worker_dir).replace("{run_dir}", run_dir) for k, v in (env or {}).items()}
+    info = await session.call(
+        "launch", run_dir=run_dir, run_id=run_id, argv=list(argv), env=dict(env), cwd=cwd, files=dict(files or {})
+    )
+    now = utcnow()
+    run = Run(
+        id=run_id,
+        name=name or _default_name(argv),
+        host=host,
+        kind=kind,
+        command=list(argv),
+        env=dict(env),
+        cwd=cwd,
+        spec=spec,
+        model=model,
+        status=RunStatus.RUNNING.value,
+        phase="starting",
+        cancel_requested=False,
+        created_at=now,
+        started_at=now,
+        remote_dir=run_dir,
+        pgid=info.get("pgid"),
+        proc_start_time=info.get("start_time"),
+        boot_id=info.get("boot_id"),
+        log_offset=0,
+        events_offset=0,
+    )
+    with ctx.db() as s:
+        s.add(run)
+        s.flush()
+        add_event(s, run_id, "status", {"from": "pending", "to": "running", "pid": info.get("pid")})
+    return run
+
+
+def _default_name(argv: Sequence[str]) -> str:
+    words = [a.rsplit("/", 1)[-1] for a in argv[:3]]
+    return " ".join(words)[:60]

@@ -1,0 +1,286 @@
+"""The loop shared by ``eorch watch``, ``eorch daemon`` and the TUI: follow, judge liveness, record.
+
+One ``HostWatcher`` per host with active runs: it keeps the host's session open (reconnecting with
+backoff; a dropped link marks the host unreachable, never a run failed), runs a log follower (and a
+step-event follower for recipe runs) per active run, and polls liveness through the agent. A run
+becomes terminal only after its log has been drained to the size it had when the process ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from orchestrator.context import Context
+from orchestrator.errors import HostError, MonitorBusy
+from orchestrator.follower import LogFollower, StepEventFollower
+from orchestrator.hosts import HostSession, RemoteOpFailed
+from orchestrator.notices import HostReachabilityChanged, LogTruncated, Notice, RunStatusChanged
+from orchestrator.runstate import Liveness, RunStatus, status_from_liveness
+from orchestrator.store import queries
+from orchestrator.store.models import Run
+
+DRAIN_TIMEOUT_S = 30.0
+BACKOFF_MAX_S = 30.0
+
+
+class MonitorLock:
+    """One monitor follows runs at a time (an flock in $EORCH_HOME); others only read the history."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as err:
+            os.close(fd)
+            holder = self.path.read_text().strip() or "another process"
+            raise MonitorBusy(f"runs are already being followed by {holder}; it records for everyone") from err
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()}".encode())
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> MonitorLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+@dataclass
+class _Followed:
+    log: LogFollower
+    steps: StepEventFollower | None
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+    def cancel(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+
+
+class HostWatcher:
+    def __init__(self, monitor: Monitor, host: str) -> None:
+        self.monitor = monitor
+        self.ctx = monitor.ctx
+        self.host = host
+        self.followed: dict[str, _Followed] = {}
+        self.reachable: bool | None = None
+
+    def _set_reachable(self, reachable: bool, error: str | None = None) -> None:
+        if self.reachable == reachable:
+            return
+        self.reachable = reachable
+        with self.ctx.db() as s:
+            queries.set_reachability(s, self.host, reachable, error)
+        self.monitor.notify(HostReachabilityChanged(self.host, reachable, error))
+
+    def _stop_followers(self) -> None:
+        for followed in self.followed.values():
+            followed.cancel()
+        self.followed.clear()
+
+    async def run(self) -> None:
+        backoff = 0.5
+        try:
+            while True:
+                try:
+                    session = await self.ctx.session(self.host)
+                    self._set_reachable(True)
+                    backoff = 0.5
+                    if not await self.poll(session):
+                        return
+                except HostError as err:
+                    self._stop_followers()
+                    await self.ctx.drop_session(self.host)
+                    self._set_reachable(False, str(err))
+                    await asyncio.sleep(backoff)
+                    backoff = min(backoff * 2, BACKOFF_MAX_S)
+                    continue
+                await asyncio.sleep(self.monitor.poll_interval)
+        finally:
+            self._stop_followers()
+
+    def _active_runs(self) -> list[Run]:
+        with self.ctx.db() as s:
+            runs = queries.active_runs(s, self.monitor.run_refs)
+        return [r for r in runs if r.host == self.host and r.remote_dir]
+
+    def _follow(self, session: HostSession, run: Run) -> _Followed:
+        log = LogFollower(self.ctx, session, run, self.monitor.notify)
+        steps = StepEventFollower(self.ctx, session, run, self.monitor.notify) if run.kind != "command" else None
+        followed = _Followed(log, steps)
+        followed.tasks.append(asyncio.create_task(log.run(), name=f"log-{run.id}"))
+        if steps is not None:
+            followed.tasks.append(asyncio.create_task(steps.run(), name=f"steps-{run.id}"))
+        self.followed[run.id] = followed
+        return followed
+
+    async def poll(self, session: HostSession) -> bool:
+        """One liveness round for this host's active runs; False when there is nothing left to watch."""
+        runs = self._active_runs()
+        if not runs:
+            return False
+        for run in runs:
+            if run.id not in self.followed:
+                self._follow(session, run)
+        report = await session.call("status_many", run_dirs=[r.remote_dir for r in runs])
+        for run, live in zip(runs, report["runs"]):
+            await self.judge(session, run, live)
+        return True
+
+    async def judge(self, session: HostSession, run: Run, live: dict[str, Any]) -> None:
+        followed = self.followed[run.id]
+        self._check_truncation(session, run, live, followed)
+        liveness = Liveness(bool(live["started"]), bool(live["alive"]), live["rc"], bool(live["boot_changed"]))
+        if liveness.alive or not liveness.started and live["rc"] is None and not liveness.boot_changed:
+            return
+        # The process is gone: read the rest of the log before deciding how it ended.
+        followed.log.stream.drain_to(live["log_size"] or 0)
+        waits = [followed.log.finished.wait()]
+        if followed.steps is not None:
+            followed.steps.stream.drain_to(live["events_size"] or 0)
+            waits.append(followed.steps.finished.wait())
+        try:
+            await asyncio.wait_for(asyncio.gather(*waits), DRAIN_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            pass
+        followed.cancel()
+        del self.followed[run.id]
+        with self.ctx.db() as s:
+            row = s.get(Run, run.id)
+            if row is None:
+                return
+            proposed = status_from_liveness(
+                liveness, cancel_requested=row.cancel_requested, log_failed=followed.log.log_failed
+            )
+            old = row.status
+            row.exit_code = live["rc"]
+            if proposed in (RunStatus.FAILED, RunStatus.LOST) and row.phase not in ("failed",):
+                row.phase = "failed"
+            elif proposed == RunStatus.SUCCEEDED and row.phase not in ("failed",):
+                row.phase = "stopped"
+            changed = queries.propose_status(
+                s, row, proposed, exit_code=live["rc"], boot_changed=live["boot_changed"]
+            )
+        if changed:
+            self.monitor.notify(RunStatusChanged(run.id, old, proposed.value))
+
+    def _check_truncation(self, session: HostSession, run: Run, live: dict[str, Any], followed: _Followed) -> None:
+        size, inode = live.get("log_size"), live.get("log_inode")
+        if size is None:
+            return
+        replaced = run.log_inode is not None and inode is not None and inode != run.log_inode
+        shrunk = size < followed.log.fed
+        if run.log_inode is None and inode is not None:
+            with self.ctx.db() as s:
+                row = s.get(Run, run.id)
+                if row is not None:
+                    row.log_inode = inode
+        if not (replaced or shrunk):
+            return
+        old_offset = followed.log.fed
+        followed.cancel()
+        del self.followed[run.id]
+        with self.ctx.db() as s:
+            row = s.get(Run, run.id)
+            if row is None:
+                return
+            queries.add_event(s, run.id, "log_truncated",
+                              {"old_offset": old_offset, "new_size": size, "replaced": replaced})
+            row.log_offset, row.parser_state, row.log_inode = 0, None, inode
+        self.monitor.notify(LogTruncated(run.id, old_offset, size))
+        with self.ctx.db() as s:
+            fresh = s.get(Run, run.id)
+        if fresh is not None:
+            self._follow(session, fresh)
+
+
+class Monitor:
+    def __init__(
+        self,
+        ctx: Context,
+        *,
+        run_refs: Sequence[str] = (),
+        listeners: Sequence[Callable[[Notice], None]] = (),
+        poll_interval: float | None = None,
+    ) -> None:
+        self.ctx = ctx
+        self.run_refs = tuple(run_refs)
+        self.listeners = list(listeners)
+        self.poll_interval = poll_interval or ctx.settings.config.monitor.poll_interval_s
+        self.watchers: dict[str, asyncio.Task[None]] = {}
+
+    def notify(self, notice: Notice) -> None:
+        for listener in self.listeners:
+            listener(notice)
+
+    def _pending_hosts(self) -> set[str]:
+        with self.ctx.db() as s:
+            return {r.host for r in queries.active_runs(s, self.run_refs)}
+
+    async def run(self, *, until_done: bool = False, forever: bool = False) -> None:
+        """Watch until the runs are terminal (until_done), or until none are active (default), or forever."""
+        try:
+            while True:
+                hosts = self._pending_hosts()
+                for host in hosts:
+                    task = self.watchers.get(host)
+                    if task is None or task.done():
+                        self.watchers[host] = asyncio.create_task(HostWatcher(self, host).run(), name=f"host-{host}")
+                if not hosts and not forever:
+                    return
+                await asyncio.sleep(self.poll_interval)
+        finally:
+            for task in self.watchers.values():
+                task.cancel()
+            await asyncio.gather(*self.watchers.values(), return_exceptions=True)
+            await self.ctx.close()
+
+
+async def cancel_run(ctx: Context, ref: str, grace_s: float | None = None) -> dict[str, Any]:
+    """TERM the run's processes, KILL after the grace period, confirm nothing is left; mark cancelled."""
+    with ctx.db() as s:
+        run = queries.get_run(s, ref)
+        if RunStatus(run.status).is_terminal():
+            return {"run_id": run.id, "status": run.status, "already_terminal": True}
+        run.cancel_requested = True
+        queries.add_event(s, run.id, "cancel_requested", {})
+    session = await ctx.session(run.host)
+    grace = ctx.settings.config.monitor.cancel_grace_s if grace_s is None else grace_s
+    try:
+        result = await session.call_once("cancel", run_dir=run.remote_dir, run_id=run.id, grace_s=grace)
+    except RemoteOpFailed as err:
+        raise HostError(run.host, str(err)) from err
+    if result["remaining"]:
+        raise HostError(run.host, f"processes of run {run.id} survived SIGKILL: {result['remaining']}")
+    # Record the end ourselves unless a monitor elsewhere is following (it will, from the same facts).
+    lock = MonitorLock(ctx.settings.monitor_lock)
+    try:
+        lock.acquire()
+    except MonitorBusy:
+        return {"run_id": run.id, "status": "cancelled", "remaining": [], "recorded_by": "monitor"}
+    try:
+        monitor = Monitor(ctx, run_refs=[run.id], poll_interval=0.2)
+        watcher = HostWatcher(monitor, run.host)
+        await watcher.poll(session)
+        watcher._stop_followers()
+    finally:
+        lock.release()
+    with ctx.db() as s:
+        final = s.get(Run, run.id)
+        status = final.status if final else "cancelled"
+    return {"run_id": run.id, "status": status, "remaining": [], "rc": result.get("rc")}

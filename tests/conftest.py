@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+
+from sshd import Sshd, make_sshd  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
+    if not (shutil.which("sshd") or os.path.exists("/usr/sbin/sshd")):
+        pytest.fail("OpenSSH sshd is not installed: run `make test` (it installs openssh-server)")
+    server = make_sshd(tmp_path_factory.mktemp("sshd"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def eorch_home(tmp_path: Path, sshd: Sshd, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh $EORCH_HOME whose ssh config knows the loopback sshd as `testbox`."""
+    home = tmp_path / "eorch-home"
+    home.mkdir()
+    ssh_config = tmp_path / "ssh_config"
+    ssh_config.write_text(sshd.ssh_config())
+    (home / "config.toml").write_text(
+        f'[ssh]\nconfig = ["{ssh_config}"]\n\n[monitor]\npoll_interval_s = 0.2\ncancel_grace_s = 3\n'
+        f'\n[local]\nroot = "{tmp_path / "local-root"}"\n'
+    )
+    monkeypatch.setenv("EORCH_HOME", str(home))
+    return home
+
+
+def eorch(*args: str, check: bool = True, timeout: float = 120, input: str | None = None,
+          env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the real `eorch` CLI as a user would."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "orchestrator.cli.main", *args],
+        capture_output=True, text=True, timeout=timeout, input=input,
+        env={**os.environ, **(env or {}), "COLUMNS": "200"},
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"eorch {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+@pytest.fixture
+def cli():
+    return eorch

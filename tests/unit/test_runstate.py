@@ -1,0 +1,47 @@
+"""The run state machine never moves backwards; liveness maps to statuses."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from orchestrator.runstate import Liveness, RunStatus, advance, status_from_liveness
+
+
+class TestAdvance:
+    @pytest.mark.parametrize("a, b", itertools.product(RunStatus, RunStatus))
+    def test_never_backwards_and_terminal_is_final(self, a: RunStatus, b: RunStatus) -> None:
+        """For every pair, the result is the later of the two, and a terminal status never changes."""
+        result = advance(a, b)
+        if a.is_terminal():
+            assert result == a
+        else:
+            assert result == (b if b.rank > a.rank else a)
+
+
+class TestLiveness:
+    def test_rc_zero_succeeds(self) -> None:
+        """An rc of 0 with a clean log is success."""
+        assert status_from_liveness(Liveness(True, False, 0), cancel_requested=False, log_failed=False) == RunStatus.SUCCEEDED
+
+    def test_rc_zero_with_failed_log_fails(self) -> None:
+        """A script that printed ERROR and exited 0 is not reported as a success."""
+        assert status_from_liveness(Liveness(True, False, 0), cancel_requested=False, log_failed=True) == RunStatus.FAILED
+
+    def test_gone_without_rc_is_lost(self) -> None:
+        """SIGKILL / OOM killer: no rc, no process."""
+        assert status_from_liveness(Liveness(True, False, None), cancel_requested=False, log_failed=False) == RunStatus.LOST
+
+    def test_reboot_is_lost(self) -> None:
+        """A changed boot id means the process cannot be alive."""
+        assert status_from_liveness(Liveness(True, False, None, boot_changed=True), cancel_requested=False,
+                                    log_failed=False) == RunStatus.LOST
+
+    def test_cancel_requested_and_gone_is_cancelled(self) -> None:
+        """Whatever the rc, a requested cancel that ended the process is cancelled."""
+        assert status_from_liveness(Liveness(True, False, 143), cancel_requested=True, log_failed=False) == RunStatus.CANCELLED
+
+    def test_alive_is_running(self) -> None:
+        """An alive process is running even with a failure in the log so far."""
+        assert status_from_liveness(Liveness(True, True, None), cancel_requested=False, log_failed=True) == RunStatus.RUNNING
