@@ -46,8 +46,9 @@ async def launch(
     session = await ctx.session(host)
     run_id = new_run_id()
     run_dir = session.run_dir(run_id)
-    argv = [a.replace("{worker}", session.worker_dir).replace("{run_dir}", run_dir) for a in argv]
-    env = {k: v.replace("{worker}", session.worker_dir).replace("{run_dir}", run_dir) for k, v in (env or {}).items()}
+    fill = {"{worker}": session.worker_dir, "{run_dir}": run_dir, "{python}": session.python}
+    argv = [_fill(a, fill) for a in argv] if kind != "command" else list(argv)
+    env = {k: _fill(v, fill) for k, v in (env or {}).items()} if kind != "command" else dict(env or {})
     info = await session.call(
         "launch", run_dir=run_dir, run_id=run_id, argv=list(argv), env=dict(env), cwd=cwd, files=dict(files or {})
     )
@@ -79,6 +80,12 @@ async def launch(
         s.flush()
         add_event(s, run_id, "status", {"from": "pending", "to": "running", "pid": info.get("pid")})
     return run
+
+
+def _fill(text: str, values: Mapping[str, str]) -> str:
+    for key, value in values.items():
+        text = text.replace(key, value)
+    return text
 
 
 def _default_name(argv: Sequence[str]) -> str:
