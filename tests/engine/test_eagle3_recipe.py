@@ -83,7 +83,8 @@ class TestStartFailure:
         assert result["ok"] is False
         assert "ValueError: Available memory" in result["error"] and "VLLM_CPU_KVCACHE_SPACE" in result["error"]
         assert ("serve", "failed") in run.steps()
-        assert "Engine core initialization failed" in run.log
+        assert "EngineCore failed to start" in run.log  # the server's lines are teed into the run log
+        assert "ValueError: Available memory" in (run.run_dir / "vllm.log").read_text()
         assert marked_pids(run.run_dir.name) == []
 
 

@@ -61,6 +61,7 @@ class Eagle3Recipe:
         self._fatal = threading.Event()
         self._stopping = False
         self._current = None
+        self._server_dead = False  # a failed server gets a short grace: it has nothing left to flush
 
     # -- steps ------------------------------------------------------------------------------------
     def _begin(self, step: Step, **detail: Any) -> float:
@@ -128,6 +129,7 @@ class Eagle3Recipe:
             if self._fatal.is_set() or self.server.poll() is not None:
                 self._fatal.wait(0)
                 time.sleep(1.0)  # let the traceback finish arriving
+                self._server_dead = True
                 raise StepFailed("serve", self._server_failure("vLLM server failed to start"))
             if _healthy(url):
                 break
@@ -179,6 +181,7 @@ class Eagle3Recipe:
     def _wait_client(self, child: Child, step: Step, progress: Any = None) -> int:
         while child.poll() is None:
             if self.server is not None and self.server.poll() is not None:
+                self._server_dead = True
                 raise StepFailed(step, self._server_failure("vLLM server died"))
             if progress is not None:
                 progress()
@@ -258,8 +261,9 @@ class Eagle3Recipe:
     def stop(self) -> dict[str, Any]:
         t0 = self._begin("stop")
         tracked = set(pids_with_marker(self.marker))
-        stopped = [c.stop(float(self.cfg.get("stop_grace_s", 30))) for c in (self.client, self.server)
-                   if c is not None]
+        grace = float(self.cfg.get("stop_grace_s", 30))
+        stopped = [c.stop(min(grace, 5.0) if self._server_dead and c is self.server else grace)
+                   for c in (self.client, self.server) if c is not None]
         killed = kill_marked(self.marker, grace_s=2.0)
         remaining = pids_with_marker(self.marker)
         gpu = gpu_pids()
