@@ -5,6 +5,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import create_engine
 
+from migrations.filters import include_object
 from orchestrator.store.models import Base
 
 config = context.config
@@ -12,14 +13,15 @@ target_metadata = Base.metadata
 
 
 def run_on(connection) -> None:  # type: ignore[no-untyped-def]
-    context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=True)
+    context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=True,
+                      include_object=include_object)
     with context.begin_transaction():
         context.run_migrations()
 
 
 if context.is_offline_mode():
     context.configure(url=config.get_main_option("sqlalchemy.url"), target_metadata=target_metadata,
-                      render_as_batch=True, literal_binds=True)
+                      render_as_batch=True, literal_binds=True, include_object=include_object)
     with context.begin_transaction():
         context.run_migrations()
 else:

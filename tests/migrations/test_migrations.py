@@ -10,6 +10,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
+from migrations.filters import include_object
 from orchestrator.store.db import alembic_config, make_engine, migrate, open_store
 from orchestrator.store.models import Base
 
@@ -39,7 +40,8 @@ def test_models_match_ddl(tmp_path: Path) -> None:
     engine = make_engine(tmp_path / "h.db")
     migrate(engine)
     with engine.connect() as conn:
-        diff = compare_metadata(MigrationContext.configure(conn, opts={"render_as_batch": True}), Base.metadata)
+        opts = {"render_as_batch": True, "include_object": include_object}
+        diff = compare_metadata(MigrationContext.configure(conn, opts=opts), Base.metadata)
     assert diff == []
 
 
