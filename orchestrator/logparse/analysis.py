@@ -1,0 +1,130 @@
+"""The verdict on a log: evidence gathered while parsing, the root cause chosen from it, and ``Analysis``.
+
+Evidence comes in tiers; the root cause is the earliest item of the best non-empty tier:
+
+1. tracebacks that are not symptoms (a worker's ``AssertionError``, not the engine's ``Worker failed with
+   error '...'`` echo, ``EngineDeadError`` or ``Engine core initialization failed``); when an echo quotes a
+   message, the traceback with that message wins;
+2. lines matching a ``cause`` signature outside tracebacks (``Hidden-states write failed ...``);
+3. other error lines (an ``ERROR`` record, a script's ``ERROR: `` with or without text);
+4. symptoms (``Parent process exited``, ``WorkerProc shutting down``, ...), only when nothing above exists.
+
+A log has failed when tiers 1-3 hold anything, or when symptoms appear and the log never shows a clean
+shutdown (``[shutdown] ...``, ``Done.``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from orchestrator.logparse.events import RootCause
+from orchestrator.logparse.phases import Phase, ProgressReading, ShardReading
+
+#: Items kept per evidence tier (the earliest ones).
+KEEP = 8
+
+
+@dataclass
+class Evidence:
+    """Everything the verdict is computed from; JSON-able for snapshots."""
+
+    tb_causes: list[dict[str, Any]] = field(default_factory=list)
+    line_causes: list[dict[str, Any]] = field(default_factory=list)
+    error_lines: list[dict[str, Any]] = field(default_factory=list)
+    symptoms: list[dict[str, Any]] = field(default_factory=list)
+    echo_refs: list[str] = field(default_factory=list)
+    clean_line: int | None = None
+
+    @staticmethod
+    def _keep(items: list[dict[str, Any]], cause: RootCause) -> None:
+        if len(items) < KEEP:
+            items.append(cause.to_dict())
+
+    def add_traceback_cause(self, cause: RootCause) -> None:
+        self._keep(self.tb_causes, cause)
+
+    def add_line_cause(self, cause: RootCause) -> None:
+        self._keep(self.line_causes, cause)
+
+    def add_error_line(self, cause: RootCause) -> None:
+        self._keep(self.error_lines, cause)
+
+    def add_symptom(self, cause: RootCause) -> None:
+        self._keep(self.symptoms, cause)
+
+    def add_echo(self, ref: str) -> None:
+        if len(self.echo_refs) < KEEP and ref not in self.echo_refs:
+            self.echo_refs.append(ref[:4096])
+
+    def failed(self) -> bool:
+        if self.tb_causes or self.line_causes or self.error_lines:
+            return True
+        return bool(self.symptoms) and self.clean_line is None
+
+    def root_cause(self) -> RootCause | None:
+        if self.tb_causes:
+            for ref in self.echo_refs:
+                for item in self.tb_causes:
+                    if _same_message(item, ref):
+                        return RootCause.from_dict(item)
+            return RootCause.from_dict(self.tb_causes[0])
+        for tier in (self.line_causes, self.error_lines):
+            if tier:
+                return RootCause.from_dict(tier[0])
+        if self.symptoms and self.failed():
+            return RootCause.from_dict(self.symptoms[0])
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Evidence:
+        return cls(**data)
+
+
+def _same_message(item: dict[str, Any], ref: str) -> bool:
+    message = str(item.get("message") or "").strip()
+    ref = ref.strip()
+    if message == ref:
+        return True
+    return bool(ref) and bool(message) and (message.startswith(ref) or ref.startswith(message))
+
+
+@dataclass(frozen=True)
+class SignatureCount:
+    id: str
+    count: int
+    first_line: int
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """The verdict on a log as read so far."""
+
+    phase: Phase  # FAILED when failed
+    shards: ShardReading | None
+    failed: bool
+    root_cause: RootCause | None
+    signatures: tuple[SignatureCount, ...]
+    lines: int
+    bytes: int
+    progress: ProgressReading | None = None
+    weights_load_s: float | None = None  # the model's "Loading weights took", never the drafter's
+    errors: int = 0
+
+    def to_json(self, file: str) -> dict[str, Any]:
+        """The ``eorch log analyze --json`` object for one file (a stable contract)."""
+        return {
+            "file": file,
+            "phase": self.phase.value,
+            "shards": None if self.shards is None else {"done": self.shards.done, "total": self.shards.total},
+            "failed": self.failed,
+            "root_cause": None if self.root_cause is None else self.root_cause.to_json(),
+            "signatures": [
+                {"id": s.id, "count": s.count, "first_line": s.first_line} for s in self.signatures
+            ],
+            "lines": self.lines,
+            "bytes": self.bytes,
+        }

@@ -1,0 +1,121 @@
+"""What the parser tells its caller: small, frozen, past-tense facts, each JSON-able via ``to_dict()``."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+from orchestrator.logparse.phases import Phase
+
+
+@dataclass(frozen=True)
+class RootCause:
+    """The error that the other errors in a log point back to."""
+
+    exception: str | None  # "AssertionError", "torch.OutOfMemoryError"; None for a bare error line
+    message: str  # "" when the exception had no text
+    process: str | None  # "Worker_TP3", "EngineCore", "APIServer", "main"
+    traceback: str | None  # the full, prefix-stripped traceback (chained parts included)
+    signature: str | None  # catalogue id
+    line_no: int  # first line of the traceback, or the error line
+    hint: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The contract's ``root_cause`` object."""
+        return {
+            "exception": self.exception,
+            "message": self.message,
+            "process": self.process,
+            "traceback": self.traceback,
+            "signature": self.signature,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RootCause:
+        return cls(**data)
+
+
+class _Event:
+    kind: ClassVar[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind}
+        for key, value in asdict(self).items():  # type: ignore[call-overload]
+            out[key] = value.value if isinstance(value, Phase) else value
+        return out
+
+
+@dataclass(frozen=True)
+class PhaseChanged(_Event):
+    kind: ClassVar[str] = "phase_changed"
+    phase: Phase
+    line_no: int
+    text: str
+
+
+@dataclass(frozen=True)
+class ShardsProgressed(_Event):
+    kind: ClassVar[str] = "shards_progressed"
+    done: int
+    total: int
+    rate_per_s: float | None
+    eta_s: float | None
+    line_no: int
+
+
+@dataclass(frozen=True)
+class ProgressReported(_Event):
+    kind: ClassVar[str] = "progress_reported"
+    done: int
+    total: int
+    unit: str
+    line_no: int
+
+
+@dataclass(frozen=True)
+class ErrorSeen(_Event):
+    kind: ClassVar[str] = "error_seen"
+    line_no: int
+    process: str
+    text: str
+
+
+@dataclass(frozen=True)
+class TracebackCompleted(_Event):
+    kind: ClassVar[str] = "traceback_completed"
+    process: str
+    exception: str | None
+    message: str
+    text: str
+    line_no: int
+
+
+@dataclass(frozen=True)
+class SignatureMatched(_Event):
+    kind: ClassVar[str] = "signature_matched"
+    id: str
+    severity: str
+    hint: str
+    line_no: int
+    process: str
+
+
+@dataclass(frozen=True)
+class RootCauseFound(_Event):
+    kind: ClassVar[str] = "root_cause_found"
+    root_cause: RootCause
+    line_no: int = field(default=0)
+
+
+LogEvent = (
+    PhaseChanged
+    | ShardsProgressed
+    | ProgressReported
+    | ErrorSeen
+    | TracebackCompleted
+    | SignatureMatched
+    | RootCauseFound
+)

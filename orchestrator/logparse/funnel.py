@@ -1,0 +1,118 @@
+"""The scanner's funnel: literal needles that select the few lines worth decoding.
+
+Python cannot afford to look at every line of a 100 MB log.  Every rule of the parser is guarded by one of
+these needles, so a line holding none of them cannot change anything and is skipped unread.  Needles are
+searched over large byte buffers with one compiled ``bytes`` regex per leading byte (``E(?:rror|RROR)``):
+the regex engine then runs a fast literal search for that byte in C, one pass per group.  Needles whose
+rule can no longer fire (phase markers once that phase is reached) drop out of the funnel.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from orchestrator.logparse.phases import (
+    CLEAN_NEEDLES,
+    MARKERS,
+    PROGRESS_NEEDLES,
+    SHARD_NEEDLES,
+    Phase,
+)
+from orchestrator.logparse.signatures import Catalogue
+from orchestrator.logparse.tracebacks import HEADERS
+
+#: Lines worth reading whatever the state: errors, tracebacks and error-level records.
+ERROR_NEEDLES: tuple[str, ...] = ("Error", "ERROR", "Traceback")
+
+
+@dataclass(frozen=True)
+class Needle:
+    text: bytes
+    until_phase: Phase | None = None  # relevant while the log's phase is before this one
+    until_clean: bool = False  # relevant until a clean shutdown has been seen
+
+    def relevant(self, phase: Phase, clean: bool) -> bool:
+        if self.until_clean and clean:
+            return False
+        return self.until_phase is None or phase.rank < self.until_phase.rank
+
+
+class Funnel:
+    """Needles with their relevance, and the compiled scanners for each relevant set."""
+
+    def __init__(self, needles: Iterable[Needle]) -> None:
+        merged: dict[bytes, Needle] = {}
+        for n in needles:
+            old = merged.get(n.text)
+            if old is None:
+                merged[n.text] = n
+            elif old != n:  # the same text wanted by two rules: keep it while either wants it
+                merged[n.text] = Needle(n.text, _later(old.until_phase, n.until_phase),
+                                        old.until_clean and n.until_clean)
+        self._needles = tuple(merged.values())
+
+    @property
+    def needles(self) -> tuple[Needle, ...]:
+        return self._needles
+
+    def relevant(self, phase: Phase, clean: bool) -> tuple[bytes, ...]:
+        return _relevant(self, phase, clean)
+
+    def is_candidate(self, raw: bytes, relevant: tuple[bytes, ...]) -> bool:
+        """True when ``raw`` holds a relevant needle."""
+        return any(n in raw for n in relevant)
+
+    def scan(self, buf: bytes, start: int, end: int, relevant: tuple[bytes, ...]) -> list[int]:
+        """Sorted positions in ``buf[start:end]`` where some relevant needle starts."""
+        hits: list[int] = []
+        for rx in _compiled(relevant):
+            hits.extend(m.start() for m in rx.finditer(buf, start, end))
+        hits.sort()
+        return hits
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+def _later(a: Phase | None, b: Phase | None) -> Phase | None:
+    if a is None or b is None:
+        return None
+    return a if a.rank >= b.rank else b
+
+
+@lru_cache(maxsize=64)
+def _relevant(funnel: Funnel, phase: Phase, clean: bool) -> tuple[bytes, ...]:
+    return tuple(n.text for n in funnel.needles if n.relevant(phase, clean))
+
+
+@lru_cache(maxsize=64)
+def _compiled(relevant: tuple[bytes, ...]) -> tuple[re.Pattern[bytes], ...]:
+    groups: dict[int, list[bytes]] = {}
+    for text in relevant:
+        groups.setdefault(text[0], []).append(text)
+    out: list[re.Pattern[bytes]] = []
+    for first, texts in groups.items():
+        if any(len(t) == 1 for t in texts):
+            out.append(re.compile(re.escape(bytes([first]))))
+        elif len(texts) == 1:
+            out.append(re.compile(re.escape(texts[0])))
+        else:
+            rests = sorted({re.escape(t[1:]) for t in texts}, key=len, reverse=True)
+            out.append(re.compile(re.escape(bytes([first])) + b"(?:" + b"|".join(rests) + b")"))
+    return tuple(out)
+
+
+def build_funnel(catalogue: Catalogue) -> Funnel:
+    """Every needle the parser's rules are guarded by."""
+    needles: list[Needle] = [Needle(t.encode()) for t in ERROR_NEEDLES]
+    needles += [Needle(h.split(" ")[0].encode()) for h in HEADERS if not h.startswith("Traceback")]
+    needles += [Needle(t.encode()) for t in PROGRESS_NEEDLES]
+    needles += [Needle(t.encode(), until_clean=True) for t in CLEAN_NEEDLES]
+    needles += [Needle(t.encode(), until_phase=Phase.SERVING) for t in SHARD_NEEDLES]
+    for marker in MARKERS:
+        needles += [Needle(t.encode(), until_phase=marker.phase) for t in marker.needles]
+    needles += [Needle(t.encode()) for t in catalogue.funnel_needles()]
+    return Funnel(needles)

@@ -1,0 +1,79 @@
+"""Line-level helpers: terminators, ANSI stripping, decoding and the line cap.
+
+A line ends at ``\\n``, ``\\r\\n`` or a bare ``\\r`` (tqdm separates its frames with ``\\r``).  Each of these
+counts as one physical line.  A ``\\r\\n`` split across two chunks is still one terminator.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+
+#: Bytes kept of any one line; the rest of the line is counted but dropped.
+LINE_CAP = 16 * 1024
+
+_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+
+
+class Ending(str, Enum):
+    """How a line ended: vLLM ends every line but the last of a multi-line record with ``\\r\\n``."""
+
+    LF = "lf"  # "\n": the end of a log record
+    CR = "cr"  # "\r" or "\r\n": more of the same record (or a tqdm frame) follows
+    EOF = "eof"  # no terminator: the last line of a finished stream
+
+
+def count_terminators(buf: bytes, start: int, end: int) -> int:
+    """Number of line terminators in ``buf[start:end]`` (both ends on line boundaries)."""
+    n = buf.count(b"\n", start, end)
+    cr = buf.count(b"\r", start, end)
+    if cr:
+        n += cr - buf.count(b"\r\n", start, end)
+    return n
+
+
+def last_terminator(buf: bytes) -> int:
+    """Index of the last ``\\n`` or ``\\r`` in ``buf``, or -1."""
+    return max(buf.rfind(b"\n"), buf.rfind(b"\r"))
+
+
+def line_bounds(buf: bytes, pos: int, limit: int) -> tuple[int, int, int]:
+    """(start, end, next_start) of the line holding ``pos`` in ``buf[:limit]``.
+
+    ``end`` excludes the terminator; ``next_start`` is just past it.  ``buf[:limit]`` must end with a
+    terminator (or ``limit`` is the end of a final unterminated line).
+    """
+    start = max(buf.rfind(b"\n", 0, pos), buf.rfind(b"\r", 0, pos)) + 1
+    return (start, *line_end(buf, pos, limit))
+
+
+def line_end(buf: bytes, pos: int, limit: int) -> tuple[int, int]:
+    """(end, next_start) of the line holding ``pos``."""
+    lf = buf.find(b"\n", pos, limit)
+    stop = lf if lf >= 0 else limit
+    cr = buf.find(b"\r", pos, stop)
+    if cr >= 0:
+        nxt = cr + 2 if cr + 1 < limit and buf[cr + 1] == 0x0A else cr + 1
+        return cr, nxt
+    if lf >= 0:
+        return lf, lf + 1
+    return limit, limit
+
+
+def ending_at(buf: bytes, end: int, limit: int) -> Ending:
+    """The kind of terminator found at ``buf[end]``."""
+    if end >= limit:
+        return Ending.EOF
+    return Ending.CR if buf[end] == 0x0D else Ending.LF
+
+
+def decode(raw: bytes) -> str:
+    """Bytes of one line to text: invalid UTF-8 replaced, NULs and ANSI escapes removed, capped."""
+    if len(raw) > LINE_CAP:
+        raw = raw[:LINE_CAP]
+    text = raw.decode("utf-8", "replace")
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    if "\x1b" in text:
+        text = _ANSI_RE.sub("", text)
+    return text

@@ -1,0 +1,152 @@
+"""Phases of a vLLM job and the lines that move it forward; shard and user progress readings."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Phase(str, Enum):
+    """Where a job is, as read from its log.  Ordered: a log only moves forward."""
+
+    STARTING = "starting"
+    LOADING = "loading"
+    LOADED = "loaded"  # includes profiling, KV-cache sizing and CUDA-graph capture
+    SERVING = "serving"
+    RUNNING = "running"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+    @property
+    def rank(self) -> int:
+        return _ORDER.index(self)
+
+    def is_terminal(self) -> bool:
+        return self in (Phase.STOPPED, Phase.FAILED)
+
+
+_ORDER = list(Phase)
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A line that moves the phase to ``phase`` (never backwards)."""
+
+    phase: Phase
+    needles: tuple[str, ...]
+    pattern: re.Pattern[str]
+
+
+def _m(phase: Phase, needles: tuple[str, ...], pattern: str) -> Marker:
+    return Marker(phase, needles, re.compile(pattern))
+
+
+# Order matters only for readability; every marker is tried on an examined line.
+MARKERS: tuple[Marker, ...] = (
+    _m(Phase.LOADING, ("Starting to load model",), r"Starting to load model"),
+    _m(Phase.LOADED, ("Loading weights took",), r"Loading weights took [\d.]+ ?s"),
+    _m(Phase.LOADED, ("Model loading took",), r"Model loading took [\d.]+ ?GiB"),
+    _m(Phase.LOADED, ("Memory profiling takes", "Available KV cache memory", "KV cache size"),
+       r"Memory profiling takes|Available KV cache memory|KV cache size: [\d,]+ tokens"),
+    _m(Phase.LOADED, ("Capturing CUDA graphs", "Graph capturing finished"),
+       r"Capturing CUDA graphs|Graph capturing finished"),
+    _m(Phase.SERVING, ("init engine",), r"init engine \(profile, create kv cache, warmup model\) took"),
+    _m(Phase.SERVING, ("Starting vLLM",), r"Starting vLLM (?:API )?server"),
+    _m(Phase.SERVING, ("Application startup complete",), r"Application startup complete"),
+    _m(Phase.RUNNING, ('"POST /',), r'"POST /\S+ HTTP/[\d.]+" \d{3}'),
+    _m(Phase.RUNNING, ("Avg prompt throughput",), r"Avg prompt throughput: [\d.]+ tokens/s"),
+    _m(Phase.RUNNING, ("Processing ",), r"^Processing \d+ samples"),
+)
+
+# A clean end: vLLM's orderly shutdown, uvicorn stopping, or a script saying it finished.
+CLEAN_NEEDLES: tuple[str, ...] = ("[shutdown]", "Shutting down", "Application shutdown complete", "Done.",
+                                  "Data generation complete!")
+CLEAN_RE = re.compile(
+    r"^\[shutdown\]|^Shutting down\.?$|Application shutdown complete|^Done\.?$|Data generation complete!"
+)
+
+# --- progress ---------------------------------------------------------------------------------------------
+
+SHARD_NEEDLES: tuple[str, ...] = ("checkpoint shards", "loading shards", "Loading safetensors using")
+_SHARDS_RE = re.compile(
+    r"(?:Loading (?:safetensors|pt|np_cache) checkpoint shards(?: \(eager\))?|Multi-thread loading shards"
+    r"|Loading safetensors using [\w ]+?)"
+    r":\s*\d+%\s*(?:Completed\s*)?\|[^|]*?(?P<done>\d+)/(?P<total>\d+)"
+    r"(?:\s*\[(?P<elapsed>[\d:]+)<(?P<remaining>[\d:?]+)?,\s*(?P<rate>\?|[\d.]+)(?P<unit>it/s|s/it))?"
+)
+# tqdm: "37%|###7      | 37/100 [00:01<00:02, 30.00it/s, ok=1]" (bar_format may change the rest).
+PROGRESS_NEEDLES: tuple[str, ...] = ("<", "Processed ")
+_TQDM_RE = re.compile(
+    r"(?P<done>\d+)/(?P<total>\d+) \[[\d:]+<[\d:?]*(?:,\s*(?:\?|[\d.]+)\s*(?P<unit>[A-Za-z_]+)/s"
+    r"|,\s*[\d.]+s/(?P<unit2>[A-Za-z_]+))?"
+)
+_PROCESSED_RE = re.compile(r"Processed (?P<done>\d+)\s*/\s*(?P<total>\d+)(?: (?P<unit>[A-Za-z_]+))?")
+_CUDA_GRAPHS = "Capturing CUDA graphs"
+
+
+@dataclass(frozen=True)
+class ShardReading:
+    """One reading of the checkpoint-shard progress bar."""
+
+    done: int
+    total: int
+    rate_per_s: float | None  # shards per second
+    eta_s: float | None
+
+
+@dataclass(frozen=True)
+class ProgressReading:
+    """A user-level progress line (a client's tqdm bar, ``Processed 37/100 samples``)."""
+
+    done: int
+    total: int
+    unit: str
+
+
+def _seconds(clock: str) -> float | None:
+    if not clock or "?" in clock:
+        return None
+    total = 0.0
+    for part in clock.split(":"):
+        if not part.isdigit():
+            return None
+        total = total * 60 + int(part)
+    return total
+
+
+def read_shards(message: str) -> ShardReading | None:
+    """The shard reading in a loader progress line (the last one when frames share the line)."""
+    last = None
+    for last in _SHARDS_RE.finditer(message):
+        pass
+    if last is None:
+        return None
+    done, total = int(last.group("done")), int(last.group("total"))
+    rate: float | None = None
+    raw_rate, unit = last.group("rate"), last.group("unit")
+    if raw_rate and raw_rate != "?":
+        value = float(raw_rate)
+        rate = value if unit == "it/s" else (1.0 / value if value > 0 else None)
+    eta = _seconds(last.group("remaining") or "")
+    if eta is None and rate and total >= done:
+        eta = (total - done) / rate
+    return ShardReading(done, total, rate, eta)
+
+
+def read_progress(message: str) -> ProgressReading | None:
+    """A user progress reading, or None (shard and CUDA-graph bars are not user progress)."""
+    if _CUDA_GRAPHS in message or "shards" in message:
+        return None
+    if "<" in message:
+        last = None
+        for last in _TQDM_RE.finditer(message):
+            pass
+        if last is not None:
+            unit = last.group("unit") or last.group("unit2") or "it"
+            return ProgressReading(int(last.group("done")), int(last.group("total")), unit)
+    if "Processed " in message:
+        m = _PROCESSED_RE.search(message)
+        if m:
+            return ProgressReading(int(m.group("done")), int(m.group("total")), m.group("unit") or "items")
+    return None

@@ -1,0 +1,77 @@
+"""vLLM process prefixes and the logging-format header.
+
+Two styles reach a log file:
+
+* 0.16-era stream prefixes: ``(Worker_TP3 pid=255661) `` written in front of *every* line a process writes
+  (log records, prints, tqdm frames -- where the ``\\r`` comes after the prefix).
+* >=0.2x format prefixes: ``(EngineCore pid=N) INFO 11-29 10:02:27 [core.py:1512] msg`` on log records only.
+
+Both parse the same way: an optional ``(name pid=N)`` group (Ray adds ``, ip=...`` and may nest two), then an
+optional ``LEVEL MM-DD HH:MM:SS [file:line] `` header.  Lines without either belong to process ``main``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAIN = "main"
+
+_PROC_RE = re.compile(r"\((?P<proc>[A-Za-z0-9_.\-:]+) pid=(?P<pid>\d+)(?:, ip=[^)]*)?\) ?")
+_HEADER_RE = re.compile(
+    r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<ts>\d\d-\d\d \d\d:\d\d:\d\d)(?:\.\d+)? "
+    r"\[(?P<file>[^\]\s]+?):(?P<line>\d+)\] ?"
+)
+# Only a prefix and blanks: 0.16 writes "(Worker_TP0 pid=1) " then "\r" + a tqdm frame.
+_PREFIX_ONLY_RE = re.compile(r"^\s*\((?P<proc>[A-Za-z0-9_.\-:]+) pid=(?P<pid>\d+)(?:, ip=[^)]*)?\)\s*$")
+_MP_HEADER_RE = re.compile(r"^Process (?P<proc>[A-Za-z0-9_.\-:]+):$")
+
+
+@dataclass(frozen=True)
+class ParsedLine:
+    """A decoded line split into who wrote it and what it says."""
+
+    process: str  # "Worker_TP3", "EngineCore", "APIServer", ... or "main"
+    pid: int | None
+    level: str | None  # set for vLLM log records
+    record: str | None  # "LEVEL ts [file:line]": identical for every line of one multi-line record
+    message: str  # the text after all prefixes
+
+    @property
+    def key(self) -> str:
+        """Identity of the writer, for grouping interleaved lines."""
+        return self.process if self.pid is None else f"{self.process}:{self.pid}"
+
+
+def parse_line(text: str, inherited: tuple[str, int] | None = None) -> ParsedLine:
+    """Split ``text`` (already decoded, ANSI-free).
+
+    ``inherited`` is the (process, pid) of a prefix-only line that ended in ``\\r`` just before this one.
+    """
+    process, pid = (inherited if inherited else (MAIN, None))
+    rest = text
+    pos = 0
+    # Leading VLLM_LOGGING_PREFIX or Ray nesting: take the last "(name pid=N)" group at the front.
+    while True:
+        m = _PROC_RE.match(rest, pos)
+        if m is None:
+            break
+        process, pid = m.group("proc"), int(m.group("pid"))
+        pos = m.end()
+    h = _HEADER_RE.match(rest, pos)
+    if h is not None:
+        record = f"{h.group('lvl')} {h.group('ts')} [{h.group('file')}:{h.group('line')}]"
+        return ParsedLine(process, pid, h.group("lvl"), record, rest[h.end():])
+    return ParsedLine(process, pid, None, None, rest[pos:])
+
+
+def prefix_only(text: str) -> tuple[str, int] | None:
+    """(process, pid) when ``text`` is nothing but a process prefix."""
+    m = _PREFIX_ONLY_RE.match(text)
+    return (m.group("proc"), int(m.group("pid"))) if m else None
+
+
+def multiprocessing_header(message: str) -> str | None:
+    """``Process EngineCore:`` (printed by multiprocessing before a child's traceback) -> ``EngineCore``."""
+    m = _MP_HEADER_RE.match(message.strip())
+    return m.group("proc") if m else None

@@ -1,0 +1,123 @@
+"""The signature catalogue: versioned patterns of known failures, loaded from ``signatures.toml``."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from enum import Enum
+from functools import cache
+from importlib import resources
+from typing import Any
+
+
+class Severity(str, Enum):
+    """How a signature weighs in the verdict."""
+
+    CAUSE = "cause"
+    SYMPTOM = "symptom"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Signature:
+    """One known failure pattern."""
+
+    id: str
+    severity: Severity
+    versions: tuple[str, ...]
+    needles: tuple[str, ...]
+    pattern: re.Pattern[str]
+    hint: str
+    funnel: bool = True
+    points_to: re.Pattern[str] | None = None
+
+    def matches(self, text: str) -> bool:
+        """True when ``text`` (a decoded, prefix-stripped line) shows this signature."""
+        return any(n in text for n in self.needles) and self.pattern.search(text) is not None
+
+    def referenced_message(self, text: str) -> str | None:
+        """For an echo such as ``Worker failed with error 'X'``: the message X it points back to."""
+        if self.points_to is None:
+            return None
+        m = self.points_to.search(text)
+        return m.group("ref") if m else None
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """All signatures, in file order."""
+
+    signatures: tuple[Signature, ...]
+
+    def by_id(self, sig_id: str) -> Signature | None:
+        for sig in self.signatures:
+            if sig.id == sig_id:
+                return sig
+        return None
+
+    def match(self, text: str) -> list[Signature]:
+        """Every signature shown by ``text``, in catalogue order."""
+        return [s for s in self.signatures if s.matches(text)]
+
+    def funnel_needles(self) -> tuple[str, ...]:
+        """Needles that must widen the scanner's funnel."""
+        out: list[str] = []
+        for sig in self.signatures:
+            if sig.funnel:
+                out.extend(n for n in sig.needles if n not in out)
+        return tuple(out)
+
+
+class CatalogueError(ValueError):
+    """The TOML catalogue is malformed (a bug in the data file)."""
+
+
+def _signature_from(entry: dict[str, Any]) -> Signature:
+    try:
+        sig_id = str(entry["id"])
+        needles = tuple(str(n) for n in entry["needles"])
+        if not needles or any(not n for n in needles):
+            raise CatalogueError(f"signature {sig_id!r}: needles must be non-empty strings")
+        points = entry.get("points_to")
+        return Signature(
+            id=sig_id,
+            severity=Severity(entry["severity"]),
+            versions=tuple(str(v) for v in entry.get("versions", ())),
+            needles=needles,
+            pattern=re.compile(str(entry["pattern"])),
+            hint=str(entry["hint"]),
+            funnel=bool(entry.get("funnel", True)),
+            points_to=re.compile(str(points)) if points else None,
+        )
+    except (KeyError, ValueError, re.error) as err:
+        if isinstance(err, CatalogueError):
+            raise
+        raise CatalogueError(f"bad signature entry {entry.get('id', '?')!r}: {err}") from err
+
+
+def parse_catalogue(text: str) -> Catalogue:
+    """Build a catalogue from TOML text (``[[signature]]`` tables)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise CatalogueError(f"signature catalogue is not valid TOML: {err}") from err
+    sigs = tuple(_signature_from(e) for e in data.get("signature", []))
+    ids = [s.id for s in sigs]
+    dupes = {i for i in ids if ids.count(i) > 1}
+    if dupes:
+        raise CatalogueError(f"duplicate signature ids: {sorted(dupes)}")
+    return Catalogue(sigs)
+
+
+@cache
+def load_catalogue() -> Catalogue:
+    """The catalogue shipped with eorch (``orchestrator/logparse/signatures.toml``)."""
+    text = resources.files("orchestrator.logparse").joinpath("signatures.toml").read_text("utf-8")
+    return parse_catalogue(text)
+
+
+def signature_hint(sig_id: str) -> str | None:
+    """The one-line hint for a signature id, or None when the id is unknown."""
+    sig = load_catalogue().by_id(sig_id)
+    return sig.hint if sig else None

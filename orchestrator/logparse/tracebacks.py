@@ -1,0 +1,207 @@
+"""Reassemble Python tracebacks, per writing process, from interleaved log lines.
+
+Two shapes arrive:
+
+* inside a vLLM log record (``logger.exception``): every line carries the same ``LEVEL ts [file:line]``
+  header and all but the last end in ``\\r\\n``, so the record (and the traceback) ends at the first line
+  that ends in a bare ``\\n``;
+* raw stderr (Python's excepthook, ``traceback.print_exc()``, a child's ``Process EngineCore:`` block): the
+  traceback ends after the exception line unless a chain marker (``During handling of the above
+  exception...``) follows.
+
+The exception of a chained traceback is the *first* one: the others happened while handling it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from orchestrator.logparse.lines import Ending
+from orchestrator.logparse.prefixes import ParsedLine
+
+#: Bytes of text kept per traceback; exception lines are kept beyond it.
+TRACEBACK_CAP = 64 * 1024
+#: A traceback still open after this many lines without a line of its own is closed.
+STALE_LINES = 2000
+
+HEADERS = ("Traceback (most recent call last):", "Exception Group Traceback (most recent call last):")
+_CHAIN = (
+    "During handling of the above exception, another exception occurred:",
+    "The above exception was the direct cause of the following exception:",
+)
+_EXC_RE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*)(?::\s?(?P<msg>.*))?$")
+_FRAMES, _AFTER_EXC, _CHAINED = "frames", "after_exc", "chain"
+
+
+def is_header(message: str) -> bool:
+    return message.startswith(HEADERS)
+
+
+@dataclass(frozen=True)
+class Traceback:
+    """A completed traceback."""
+
+    key: str  # the writer, as ParsedLine.key
+    process: str
+    exception: str | None
+    message: str
+    text: str
+    line_no: int  # the "Traceback (most recent call last):" line
+    end_line: int
+    level: str | None  # log level of the record it was in; None for raw stderr
+    exception_lines: tuple[str, ...]  # every exception line, first (the cause) first
+    truncated: bool
+
+
+@dataclass
+class _Open:
+    key: str
+    process: str
+    record: str | None
+    level: str | None
+    start_line: int
+    last_line: int
+    lines: list[str] = field(default_factory=list)
+    size: int = 0
+    truncated: bool = False
+    exception: str | None = None
+    message: str | None = None
+    exception_lines: list[str] = field(default_factory=list)
+    state: str = _FRAMES
+    blanks: int = 0
+
+    def add(self, text: str, line_no: int, important: bool = False) -> None:
+        self.last_line = line_no
+        if self.size + len(text) + 1 > TRACEBACK_CAP and not important:
+            self.truncated = True
+            return
+        self.lines.append(text)
+        self.size += len(text) + 1
+
+    def done(self) -> Traceback:
+        return Traceback(
+            key=self.key,
+            process=self.process,
+            exception=self.exception,
+            message=self.message or "",
+            text="\n".join(self.lines),
+            line_no=self.start_line,
+            end_line=self.last_line,
+            level=self.level,
+            exception_lines=tuple(self.exception_lines),
+            truncated=self.truncated,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> _Open:
+        return cls(**data)
+
+
+class TracebackAssembler:
+    """Open tracebacks keyed by writer; ``feed`` says whether a line belongs to one."""
+
+    def __init__(self) -> None:
+        self._open: dict[str, _Open] = {}
+
+    def any_open(self) -> bool:
+        return bool(self._open)
+
+    def is_open(self, key: str) -> bool:
+        return key in self._open
+
+    def start(self, line: ParsedLine, line_no: int, process: str) -> list[Traceback]:
+        """Open a traceback at its header line; closes one the same writer left open."""
+        closed = self._close(line.key)
+        tb = _Open(line.key, process, line.record, line.level, line_no, line_no)
+        tb.add(line.message.rstrip(), line_no, important=True)
+        self._open[line.key] = tb
+        return closed
+
+    def feed(self, line: ParsedLine, line_no: int, ending: Ending) -> tuple[bool, list[Traceback]]:
+        """(consumed, completed): ``consumed`` is False when the line is not part of an open traceback."""
+        tb = self._open.get(line.key)
+        if tb is None:
+            return False, []
+        if line.record != tb.record:
+            return False, self._close(line.key)
+        msg = line.message.rstrip()
+        consumed = self._step(tb, msg, line_no)
+        if not consumed:
+            return False, self._close(line.key)
+        if tb.record is not None and ending is not Ending.CR:
+            return True, self._close(line.key)
+        return True, []
+
+    def _step(self, tb: _Open, msg: str, line_no: int) -> bool:
+        if tb.state == _FRAMES:
+            if not msg or msg[:1].isspace() or is_header(msg):
+                tb.add(msg, line_no)
+                return True
+            self._exception_line(tb, msg, line_no)
+            return True
+        if not msg.strip():
+            tb.blanks += 1
+            if tb.blanks > 2 and tb.record is None:
+                return False
+            tb.add(msg, line_no)
+            return True
+        if msg.startswith(_CHAIN):
+            tb.state, tb.blanks = _CHAINED, 0
+            tb.add(msg, line_no, important=True)
+            return True
+        if is_header(msg):
+            if tb.state == _CHAINED or tb.record is not None:
+                tb.state, tb.blanks = _FRAMES, 0
+                tb.add(msg, line_no, important=True)
+                return True
+            return False
+        if tb.record is not None and tb.state == _AFTER_EXC:
+            # More lines of a multi-line exception message, inside the same log record.
+            if len(tb.exception_lines) == 1 and tb.message is not None and len(tb.message) < 4096:
+                tb.message = f"{tb.message}\n{msg}"
+            tb.add(msg, line_no)
+            return True
+        return False
+
+    def _exception_line(self, tb: _Open, msg: str, line_no: int) -> None:
+        tb.state, tb.blanks = _AFTER_EXC, 0
+        tb.exception_lines.append(msg[:4096])
+        tb.add(msg, line_no, important=True)
+        if tb.message is None:
+            m = _EXC_RE.match(msg)
+            if m is not None:
+                tb.exception, tb.message = m.group("exc"), (m.group("msg") or "").strip()
+            else:
+                tb.exception, tb.message = None, msg.strip()
+
+    def close_stale(self, line_no: int) -> list[Traceback]:
+        out: list[Traceback] = []
+        for key in [k for k, tb in self._open.items() if line_no - tb.last_line > STALE_LINES]:
+            out.extend(self._close(key))
+        return out
+
+    def close_all(self) -> list[Traceback]:
+        out: list[Traceback] = []
+        for key in sorted(self._open, key=lambda k: self._open[k].start_line):
+            out.extend(self._close(key))
+        return out
+
+    def _close(self, key: str) -> list[Traceback]:
+        tb = self._open.pop(key, None)
+        return [tb.done()] if tb is not None else []
+
+    def to_dict(self) -> list[dict[str, Any]]:
+        return [tb.to_dict() for tb in self._open.values()]
+
+    @classmethod
+    def from_dict(cls, data: list[dict[str, Any]]) -> TracebackAssembler:
+        asm = cls()
+        for item in data:
+            tb = _Open.from_dict(item)
+            asm._open[tb.key] = tb
+        return asm
