@@ -217,10 +217,13 @@ class Monitor:
         run_refs: Sequence[str] = (),
         listeners: Sequence[Callable[[Notice], None]] = (),
         poll_interval: float | None = None,
+        tickers: Sequence[Callable[[Monitor], None]] = (),
     ) -> None:
         self.ctx = ctx
         self.run_refs = tuple(run_refs)
         self.listeners = list(listeners)
+        # Called once per loop for time-based checks (stalls, long outages); listeners with a tick() join in.
+        self.tickers = [*tickers, *(t for t in (getattr(x, "tick", None) for x in listeners) if callable(t))]
         self.poll_interval = poll_interval or ctx.settings.config.monitor.poll_interval_s
         self.watchers: dict[str, asyncio.Task[None]] = {}
 
@@ -243,6 +246,8 @@ class Monitor:
                         self.watchers[host] = asyncio.create_task(HostWatcher(self, host).run(), name=f"host-{host}")
                 if not hosts and not forever:
                     return
+                for tick in self.tickers:
+                    tick(self)
                 await asyncio.sleep(self.poll_interval)
         finally:
             for task in self.watchers.values():

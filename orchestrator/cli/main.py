@@ -20,6 +20,9 @@ TOPICS = (
     "orchestrator.cli.runs",
     "orchestrator.cli.log",
     "orchestrator.cli.watch",
+    "orchestrator.cli.alerts",
+    "orchestrator.cli.history",
+    "orchestrator.cli.daemon",
 )
 
 app = typer.Typer(

@@ -58,13 +58,22 @@ def launch(
 def runs(
     status: Annotated[str | None, typer.Option(help="only runs with this status")] = None,
     host: Annotated[str | None, typer.Option(help="only runs on this host")] = None,
+    since: Annotated[str | None, typer.Option(help="only runs created since: 7d, 12h, 30m or an ISO date")] = None,
+    name: Annotated[str | None, typer.Option(help="only runs whose name matches this glob")] = None,
+    signature: Annotated[str | None, typer.Option(help="only runs whose root cause has this signature id")] = None,
+    exception: Annotated[str | None, typer.Option(help="only runs whose root cause is this exception")] = None,
+    model: Annotated[str | None, typer.Option(help="only runs of this model path (or glob)")] = None,
     limit: Annotated[int, typer.Option(help="at most this many")] = 50,
     json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
-    """List runs, newest first."""
+    """List runs, newest first, filtered by status, host, age, name, failure signature, exception or model."""
+    from orchestrator.history import RunFilter, filtered_runs, history_record, parse_since
+
+    flt = RunFilter(status=status, host=host, since=parse_since(since) if since else None, name=name,
+                    signature=signature, exception=exception, model=model)
     ctx = context()
     with ctx.db() as s:
-        records = [run_record(r) for r in queries.list_runs(s, status=status, host=host, limit=limit)]
+        records = [history_record(r) for r in filtered_runs(s, flt, limit=limit)]
     if json_:
         print_json(records)
         return

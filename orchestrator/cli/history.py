@@ -1,0 +1,190 @@
+"""`eorch similar|search|stats|export|prune`: the run history as something to learn from."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Annotated, Any, TextIO
+
+import typer
+from rich.table import Table
+
+from orchestrator import history
+from orchestrator.cli.common import console, context, print_json
+from orchestrator.errors import UsageError
+from orchestrator.views import duration
+
+RUN_CSV_COLUMNS = ("id", "name", "host", "kind", "status", "phase", "exit_code", "created_at", "started_at",
+                   "ended_at", "model", "signature", "exception", "fingerprint", "vllm_version", "command")
+
+
+def similar(
+    run: Annotated[str, typer.Argument(help="run id, id prefix or name")],
+    limit: Annotated[int, typer.Option(help="at most this many")] = 20,
+    json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """Earlier runs that failed the same way (same fingerprint), how they ended, and what changed since."""
+    ctx = context()
+    with ctx.db() as s:
+        target, matches = history.similar_runs(s, run, limit=limit)
+        target_record = history.history_record(target)
+    if json_:
+        print_json({"run": target_record, "similar": matches})
+        return
+    cause = target_record["root_cause"] or {}
+    console.print(f"[bold]{target_record['id']}[/] {target_record['name']}: {cause.get('exception') or 'error'}: "
+                  f"{cause.get('message') or ''}", highlight=False)
+    console.print(f"fingerprint {target_record['fingerprint']}")
+    if not matches:
+        console.print("no earlier run failed this way")
+        return
+    table = Table("id", "name", "host", "created", "status", "exit", "what changed since then")
+    for match in matches:
+        r = match["run"]
+        changed = "; ".join(_describe_change(k, v) for k, v in match["changes"].items()) or "nothing recorded"
+        table.add_row(r["id"], r["name"], r["host"], r["created_at"], r["status"],
+                      "" if r["exit_code"] is None else str(r["exit_code"]), changed)
+    console.print(table)
+
+
+def _describe_change(key: str, change: Any) -> str:
+    if isinstance(change, dict) and set(change) == {"from", "to"}:
+        before, after = change["from"], change["to"]
+        if isinstance(before, list) or isinstance(after, list):
+            return f"{key}: {' '.join(before or [])!r} → {' '.join(after or [])!r}"
+        return f"{key}: {before} → {after}"
+    return f"{key}: " + ", ".join(f"{k} {v['from']}→{v['to']}" for k, v in change.items())
+
+
+def search(
+    words: Annotated[str, typer.Argument(help="words that must all appear in a root cause or traceback")],
+    limit: Annotated[int, typer.Option(help="at most this many")] = 50,
+    json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """Full-text search over root-cause exceptions, messages and tracebacks of every run."""
+    ctx = context()
+    with ctx.db() as s:
+        hits = history.search(s, words, limit=limit)
+    if json_:
+        print_json(hits)
+        return
+    if not hits:
+        console.print(f"no run mentions {words!r}")
+        return
+    table = Table("id", "name", "host", "status", "created", "match")
+    for hit in hits:
+        r = hit["run"]
+        table.add_row(r["id"], r["name"], r["host"], r["status"], r["created_at"], hit["snippet"])
+    console.print(table, highlight=False)
+
+
+def stats(
+    host: Annotated[str | None, typer.Option(help="only runs on this host")] = None,
+    model: Annotated[str | None, typer.Option(help="only runs of this model path (or glob)")] = None,
+    json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """Runs, success rate, median load time, median time to failure and the top failure signatures."""
+    ctx = context()
+    with ctx.db() as s:
+        figures = history.stats(s, host=host, model=model)
+    if json_:
+        print_json(figures)
+        return
+    rate = figures["success_rate"]
+    table = Table("runs", "success rate", "median load", "median time to failure", "by status", title="eorch stats")
+    table.add_row(str(figures["runs"]), "—" if rate is None else f"{rate:.0%}", duration(figures["median_load_s"]),
+                  duration(figures["median_time_to_failure_s"]),
+                  ", ".join(f"{k} {v}" for k, v in sorted(figures["by_status"].items())))
+    console.print(table)
+    if figures["top_signatures"]:
+        top = Table("signature", "runs", title="top failure signatures")
+        for row in figures["top_signatures"]:
+            top.add_row(row["signature"], str(row["runs"]))
+        console.print(top)
+
+
+def _write_csv(out: TextIO, columns: Iterable[str], rows: Iterator[dict[str, Any]]) -> int:
+    columns = list(columns)
+    writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore")
+    writer.writeheader()
+    n = 0
+    for row in rows:
+        writer.writerow({k: json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in row.items()})
+        n += 1
+    return n
+
+
+def export(
+    format_: Annotated[str, typer.Option("--format", help="json (JSON lines) or csv")] = "json",
+    table: Annotated[str, typer.Option(help="runs, events or all (csv: all needs --out DIR)")] = "all",
+    out: Annotated[Path | None, typer.Option(help="file (or directory for csv of all); default stdout")] = None,
+) -> None:
+    """Export runs and events: JSON lines ({"type": "run"|"event", ...}) or CSV."""
+    if format_ not in ("json", "csv") or table not in ("runs", "events", "all"):
+        raise UsageError("--format is json or csv; --table is runs, events or all")
+    ctx = context()
+    with ctx.db() as s:
+        if format_ == "json":
+            stream = out.open("w") if out else sys.stdout
+            try:
+                if table in ("runs", "all"):
+                    for record in history.export_runs(s):
+                        stream.write(json.dumps({"type": "run", **record}, default=str) + "\n")
+                if table in ("events", "all"):
+                    for record in history.export_events(s):
+                        stream.write(json.dumps({"type": "event", **record}, default=str) + "\n")
+            finally:
+                if out:
+                    stream.close()
+            return
+        if table == "all":
+            if out is None:
+                raise UsageError("csv export of runs and events needs --out DIR (or --table runs|events)")
+            out.mkdir(parents=True, exist_ok=True)
+            with (out / "runs.csv").open("w", newline="") as f:
+                n_runs = _write_csv(f, RUN_CSV_COLUMNS, history.export_runs(s))
+            with (out / "events.csv").open("w", newline="") as f:
+                n_events = _write_csv(f, history.EVENT_COLUMNS, history.export_events(s))
+            console.print(f"wrote {n_runs} runs to {out / 'runs.csv'}, {n_events} events to {out / 'events.csv'}")
+            return
+        stream = out.open("w", newline="") if out else sys.stdout
+        try:
+            if table == "runs":
+                _write_csv(stream, RUN_CSV_COLUMNS, history.export_runs(s))
+            else:
+                _write_csv(stream, history.EVENT_COLUMNS, history.export_events(s))
+        finally:
+            if out:
+                stream.close()
+
+
+def prune(
+    before: Annotated[str, typer.Option(help="delete events older than this: an ISO date, or 30d, 12w …")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="do not ask for confirmation")] = False,
+) -> None:
+    """Delete old events (never runs or alerts) after a confirmation."""
+    cutoff = history.parse_since(before)
+    ctx = context()
+    with ctx.db() as s:
+        count = history.count_events_before(s, cutoff)
+    if count == 0:
+        console.print(f"no events before {cutoff.isoformat(timespec='seconds')}Z")
+        return
+    if not yes and not typer.confirm(f"delete {count} events recorded before {cutoff.isoformat(timespec='seconds')}Z "
+                                     "(runs are kept)?"):
+        console.print("nothing deleted")
+        raise typer.Exit(1)
+    with ctx.db() as s:
+        deleted = history.prune_events(s, cutoff)
+    console.print(f"deleted {deleted} events")
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(similar)
+    app.command()(search)
+    app.command()(stats)
+    app.command()(export)
+    app.command()(prune)
