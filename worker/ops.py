@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Any
 
-from worker import procs
+from worker import fingerprint, patching, procs
 
 NVIDIA_QUERY = [
     "nvidia-smi",
@@ -217,4 +217,6 @@ OPERATIONS = {
     "cancel": cancel,
     "check": check,
     "resolve_root": resolve_root,
+    "patch": patching.op,
+    "fingerprint": fingerprint.op,
 }

@@ -20,6 +20,7 @@ TOPICS = (
     "orchestrator.cli.runs",
     "orchestrator.cli.log",
     "orchestrator.cli.watch",
+    "orchestrator.cli.patch",
     "orchestrator.cli.alerts",
     "orchestrator.cli.history",
     "orchestrator.cli.daemon",

@@ -1,0 +1,140 @@
+"""`eorch patch check|apply|revert|status|actions` and `eorch matrix`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from orchestrator.cli.common import console, context, print_json, run_async
+from orchestrator.patches import load_patch_set, matrix, patch_action, recent_actions
+
+patch_app = typer.Typer(help="Patch sets: check, apply, revert installed packages on a host, all files or none.",
+                        no_args_is_help=True)
+
+HostOpt = Annotated[str, typer.Option("--host", "-H", help="host name (see `eorch host list`)")]
+PythonOpt = Annotated[str, typer.Option("--python", help="the interpreter on the host whose packages to patch")]
+SetArg = Annotated[str, typer.Argument(help="patch-set directory, or the name of one under deploy/patches/")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="print the host's report as JSON")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="apply even if the installed version is not listed")]
+
+STATE_STYLE = {"applied": "green", "not-applied": "yellow", "partial": "bold red", "conflict": "bold red",
+               "original": "yellow", "patched": "green", "changed": "bold red", "missing": "bold red"}
+
+
+def _do(action: str, host: str, python: str, set_ref: str, force: bool, json_: bool) -> None:
+    patch_set = load_patch_set(set_ref)
+    report = run_async(lambda ctx: patch_action(ctx, host, python, patch_set, action, force))
+    if json_:
+        print_json(report)
+        return
+    console.print(f"[bold]{patch_set.name}[/] on {host} · {report['executable']} · "
+                  f"{report['distribution']} {report['version']}"
+                  + (" [yellow](version not listed; forced)[/]" if report.get("forced") else ""), highlight=False)
+    files = report.get("files") or report["files_before"]
+    state = report.get("state", report["state_before"])
+    for f in files:
+        console.print(f"  [{STATE_STYLE.get(f['state'], '')}]{f['state']:<9}[/] {f['abs_path']}  "
+                      f"sha256 {(f['sha256'] or '—')[:16]}", highlight=False)
+    if action == "check":
+        console.print(f"check passed: would change {', '.join(report['changes']) or 'nothing (already applied)'}")
+    elif action == "status":
+        console.print(f"state: [{STATE_STYLE.get(state, '')}]{state}[/]")
+    elif report.get("changed"):
+        console.print(f"{'applied' if action == 'apply' else 'reverted'} {len(report['changes'])} file(s), "
+                      f"verified by {report['executable']}; originals backed up in {report['backup']}")
+    else:
+        console.print(report.get("note", "nothing to do"))
+
+
+@patch_app.command("check")
+def check(set_ref: SetArg, host: HostOpt = "local", python: PythonOpt = "python3", force: ForceOpt = False,
+          json_: JsonOpt = False) -> None:
+    """Dry run: resolve the package with that interpreter, check version and hashes, apply in memory."""
+    _do("check", host, python, set_ref, force, json_)
+
+
+@patch_app.command("apply")
+def apply(set_ref: SetArg, host: HostOpt = "local", python: PythonOpt = "python3", force: ForceOpt = False,
+          json_: JsonOpt = False) -> None:
+    """Apply every file of the set or none; a second apply is a no-op."""
+    _do("apply", host, python, set_ref, force, json_)
+
+
+@patch_app.command("revert")
+def revert(set_ref: SetArg, host: HostOpt = "local", python: PythonOpt = "python3", json_: JsonOpt = False) -> None:
+    """Restore the original files and verify their sha256."""
+    _do("revert", host, python, set_ref, True, json_)
+
+
+@patch_app.command("status")
+def status(set_ref: SetArg, host: HostOpt = "local", python: PythonOpt = "python3", json_: JsonOpt = False) -> None:
+    """Whether the set is applied, per file, as that interpreter would import it."""
+    _do("status", host, python, set_ref, True, json_)
+
+
+@patch_app.command("actions")
+def actions(host: Annotated[str | None, typer.Option("--host", "-H", help="only this host")] = None,
+            limit: Annotated[int, typer.Option(help="at most this many")] = 20, json_: JsonOpt = False) -> None:
+    """The recorded patch actions, newest first."""
+    ctx = context()
+    with ctx.db() as s:
+        rows = [{"id": a.id, "at": a.created_at.isoformat(timespec="seconds") + "Z", "host": a.host,
+                 "python": a.python, "set": a.patch_set, "action": a.action, "ok": a.ok, "details": a.details}
+                for a in recent_actions(s, host, limit)]
+    if json_:
+        print_json(rows)
+        return
+    table = Table("at", "host", "python", "set", "action", "ok", "result")
+    for r in rows:
+        d = r["details"]
+        result = d.get("error") or d.get("note") or d.get("state") or d.get("would") or ""
+        table.add_row(r["at"], r["host"], r["python"], r["set"], r["action"],
+                      "[green]yes[/]" if r["ok"] else "[red]no[/]", str(result))
+    console.print(table)
+
+
+def matrix_cmd(json_: JsonOpt = False) -> None:
+    """Run outcomes by (vllm, speculators, patch set): what works with what."""
+    ctx = context()
+    with ctx.db() as s:
+        rows = matrix(s)
+    if json_:
+        print_json(rows)
+        return
+    statuses = ["succeeded", "failed", "cancelled", "lost", "running"]
+    table = Table("vllm", "speculators", "patch set", "runs", *statuses)
+    for r in rows:
+        table.add_row(r["vllm"], r["speculators"], r["patch_set"], str(r["runs"]),
+                      *[str(r.get(st, "")) for st in statuses])
+    console.print(table)
+
+
+def env_lines(record: dict[str, Any]) -> list[str]:
+    """The environment of a run as a few lines for `eorch show`."""
+    fp = record.get("env_fingerprint")
+    ps = record.get("patch_set")
+    lines: list[str] = []
+    if fp:
+        v = fp.get("versions", {})
+        torch = fp.get("torch") or {}
+        cuda = f" (CUDA {torch['cuda']})" if torch.get("cuda") else ""
+        vllm = f"vllm {v.get('vllm')}" + (f" [{fp['vllm_dist']}]" if fp.get("vllm_dist") not in (None, "vllm") else "")
+        lines.append(f"env: Python {fp.get('python')} · torch {v.get('torch')}{cuda} · {vllm} · "
+                     f"speculators {v.get('speculators')} · transformers {v.get('transformers')} · "
+                     f"hs-connectors {v.get('hs-connectors')} · compressed-tensors {v.get('compressed-tensors')}")
+        gpus = fp.get("gpus") or []
+        lines.append(f"machine: {fp.get('hostname')} · boot {str(fp.get('boot_id'))[:8]} · "
+                     + (f"{len(gpus)}× {gpus[0]} · driver {fp.get('driver')}" if gpus else "no GPUs"))
+    if ps:
+        lines.append(f"patch set: {ps['name']} ({len(ps.get('files', {}))} files, verified {ps.get('verified_at')})")
+        if ps.get("changed_since"):
+            lines.append(f"[bold red]patched files changed since this run[/] (seen {ps['changed_since']['at']}): "
+                         + ", ".join(ps["changed_since"]["files"]))
+    return lines
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(patch_app, name="patch")
+    app.command("matrix")(matrix_cmd)

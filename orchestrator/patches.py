@@ -1,0 +1,217 @@
+"""Patch sets and environment fingerprints, on the controller side.
+
+A patch set is a directory: ``manifest.toml`` (validated here) plus the unified diffs it names. It is sent
+whole, as JSON, to the host's worker (``worker.patching``), which does the work; every action is recorded in
+``patch_actions`` whether it succeeded or not. Fingerprints (``worker.fingerprint``) are stored on runs; runs
+whose patched files no longer hash as recorded are flagged.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from orchestrator.context import Context
+from orchestrator.errors import NotFound, PatchError
+from orchestrator.hosts import RemoteOpFailed
+from orchestrator.store.models import PatchAction, Run
+from orchestrator.store.queries import add_event, utcnow
+from worker.patching import PatchFailed, parse_diff
+
+BUILTIN_DIR = Path(__file__).resolve().parent.parent / "deploy" / "patches"
+SHA256 = r"^[0-9a-f]{64}$"
+ACTIONS = ("check", "status", "apply", "revert")
+
+
+class FileEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(pattern=r"^[A-Za-z0-9_.][A-Za-z0-9_./-]*$")
+    diff: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    sha256_before: str = Field(pattern=SHA256)
+    sha256_after: str = Field(pattern=SHA256)
+
+
+class Manifest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+    description: str = ""
+    distribution: str = Field(min_length=1)
+    versions: list[str] = Field(min_length=1)
+    files: list[FileEntry] = Field(min_length=1)
+
+
+@dataclass(frozen=True)
+class PatchSet:
+    manifest: Manifest
+    directory: Path
+    diffs: dict[str, str]  # diff file name → text
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+    @property
+    def files(self) -> dict[str, str]:
+        """path → sha256 after patching."""
+        return {f.path: f.sha256_after for f in self.manifest.files}
+
+    def payload(self) -> dict[str, Any]:
+        """What the worker needs: the manifest's facts and the diff texts."""
+        m = self.manifest
+        return {"name": m.name, "distribution": m.distribution, "versions": m.versions,
+                "files": [{"path": f.path, "sha256_before": f.sha256_before, "sha256_after": f.sha256_after}
+                          for f in m.files],
+                "diffs": [self.diffs[name] for name in sorted(self.diffs)]}
+
+
+def resolve_dir(ref: str) -> Path:
+    """A patch-set directory given as a path, or the name of one shipped under deploy/patches/."""
+    path = Path(ref).expanduser()
+    if path.is_dir():
+        return path
+    if "/" not in ref and (BUILTIN_DIR / ref).is_dir():
+        return BUILTIN_DIR / ref
+    shipped = ", ".join(sorted(p.name for p in BUILTIN_DIR.iterdir() if p.is_dir())) if BUILTIN_DIR.is_dir() else ""
+    raise NotFound(f"no patch set {ref!r}: give a directory with a manifest.toml, or one of: {shipped or 'none'}")
+
+
+def load_patch_set(ref: str) -> PatchSet:
+    """Read and validate a patch set; a bad manifest or a malformed diff is a PatchError naming the problem."""
+    directory = resolve_dir(ref)
+    manifest_path = directory / "manifest.toml"
+    try:
+        raw = tomllib.loads(manifest_path.read_text())
+    except FileNotFoundError as err:
+        raise PatchError(f"{directory}: no manifest.toml") from err
+    except tomllib.TOMLDecodeError as err:
+        raise PatchError(f"{manifest_path}: invalid TOML: {err}") from err
+    try:
+        manifest = Manifest.model_validate(raw)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise PatchError(f"{manifest_path}: {where}: {first['msg']}") from err
+    diffs: dict[str, str] = {}
+    sections: dict[str, str] = {}
+    for entry in manifest.files:
+        if entry.diff not in diffs:
+            try:
+                diffs[entry.diff] = (directory / entry.diff).read_text()
+            except OSError as err:
+                raise PatchError(f"{manifest_path}: diff {entry.diff} unreadable: {err.strerror}") from err
+            try:
+                for fd in parse_diff(diffs[entry.diff], source=str(directory / entry.diff)):
+                    sections[fd.path] = entry.diff
+            except PatchFailed as err:
+                raise PatchError(str(err)) from err
+        if sections.get(entry.path) != entry.diff:
+            raise PatchError(f"{manifest_path}: {entry.diff} has no section for {entry.path}")
+    extra = set(sections) - {f.path for f in manifest.files}
+    if extra:
+        raise PatchError(f"{manifest_path}: diffs change files the manifest does not list: {sorted(extra)}")
+    return PatchSet(manifest, directory, diffs)
+
+
+def record_action(s: Session, host: str, python: str, patch_set: PatchSet, action: str, ok: bool,
+                  details: dict[str, Any]) -> None:
+    s.add(PatchAction(created_at=utcnow(), host=host, python=python, patch_set=patch_set.name, action=action,
+                      ok=ok, details={"files": patch_set.files, **details}))
+
+
+async def patch_action(ctx: Context, host: str, python: str, patch_set: PatchSet, action: str,
+                       force: bool = False) -> dict[str, Any]:
+    """Run one action on the host and record it; a refusal is recorded too, then raised as PatchError."""
+    if action not in ACTIONS:
+        raise PatchError(f"unknown patch action {action!r}")
+    session = await ctx.session(host)
+    args = {"action": action, "root": session.root, "python": python, "patch_set": patch_set.payload(),
+            "force": force}
+    # One-shot calls carry their JSON in argv (128 KiB per argument on Linux); big sets go over the agent.
+    call = session.call_once if len(json.dumps(args)) < 100_000 else session.call
+    try:
+        report = await call("patch", **args)
+    except RemoteOpFailed as err:
+        with ctx.db() as s:
+            record_action(s, host, python, patch_set, action, False, {"error": str(err)})
+        raise PatchError(str(err)) from err
+    with ctx.db() as s:
+        record_action(s, host, python, patch_set, action, True, report)
+        flag_changed_runs(s, host, report)
+    return report
+
+
+def current_hashes(report: dict[str, Any]) -> dict[str, str | None]:
+    return {f["path"]: f["sha256"] for f in report.get("files") or report.get("files_before") or []}
+
+
+def flag_changed_runs(s: Session, host: str, report: dict[str, Any]) -> list[str]:
+    """Mark runs on host that ran this set with this interpreter and whose files now hash differently."""
+    now_hashes = current_hashes(report)
+    flagged = []
+    for run in s.scalars(select(Run).where(Run.host == host, Run.patch_set.is_not(None))):
+        ps = run.patch_set or {}
+        if ps.get("name") != report.get("set") or ps.get("executable") != report.get("executable"):
+            continue
+        changed = {p: now_hashes.get(p) for p, h in (ps.get("files") or {}).items()
+                   if p in now_hashes and now_hashes[p] != h}
+        if changed and ps.get("changed_since", {}).get("files") != changed:
+            run.patch_set = {**ps, "changed_since": {"at": utcnow().isoformat(timespec="seconds") + "Z",
+                                                     "files": changed}}
+            add_event(s, run.id, "patch_changed", {"set": ps.get("name"), "files": changed})
+            flagged.append(run.id)
+    return flagged
+
+
+async def fingerprint(ctx: Context, host: str, python: str, files: list[str] | None = None) -> dict[str, Any]:
+    session = await ctx.session(host)
+    return await session.call_once("fingerprint", python=python, root=session.root, files=files or [])
+
+
+async def prepare_launch(ctx: Context, host: str, python: str, patch_ref: str | None,
+                         apply: bool) -> dict[str, Any]:
+    """Before a launch: verify (or apply) the patch set, then fingerprint; the values to store on the run."""
+    patch_info: dict[str, Any] | None = None
+    files: list[str] = []
+    if patch_ref:
+        patch_set = load_patch_set(patch_ref)
+        report = await patch_action(ctx, host, python, patch_set, "status")
+        if report["state"] != "applied":
+            if not apply:
+                raise PatchError(f"patch set {patch_set.name} is {report['state']} on {host} for {python}; "
+                                 f"apply it (`eorch patch apply --host {host} --python {python} "
+                                 f"{patch_ref}`) or pass --apply-patches")
+            report = await patch_action(ctx, host, python, patch_set, "apply")
+        files = sorted(patch_set.files)
+        patch_info = {"name": patch_set.name, "python": python, "executable": report["executable"],
+                      "version": report["version"], "files": current_hashes(report),
+                      "verified_at": utcnow().isoformat(timespec="seconds") + "Z"}
+    fp = await fingerprint(ctx, host, python, files)
+    return {"env_fingerprint": fp, "vllm_version": fp["versions"].get("vllm"),
+            "speculators_version": fp["versions"].get("speculators"), "patch_set": patch_info}
+
+
+def matrix(s: Session) -> list[dict[str, Any]]:
+    """Outcomes by (vllm, speculators, patch set): the "what works with what" table."""
+    counts: dict[tuple[str, str, str], Counter[str]] = {}
+    for run in s.scalars(select(Run)):
+        key = (run.vllm_version or "—", run.speculators_version or "—", (run.patch_set or {}).get("name") or "—")
+        counts.setdefault(key, Counter())[run.status] += 1
+    return [{"vllm": k[0], "speculators": k[1], "patch_set": k[2], "runs": sum(c.values()), **dict(c)}
+            for k, c in sorted(counts.items())]
+
+
+def recent_actions(s: Session, host: str | None = None, limit: int = 20) -> list[PatchAction]:
+    stmt = select(PatchAction).order_by(PatchAction.id.desc()).limit(limit)
+    if host:
+        stmt = stmt.where(PatchAction.host == host)
+    return list(s.scalars(stmt))
