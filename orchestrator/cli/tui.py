@@ -1,0 +1,31 @@
+"""`eorch tui`: the Textual dashboard (the tui package is imported only when the command runs)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from orchestrator.cli.common import context
+
+
+def tui(
+    run: Annotated[str | None, typer.Argument(help="open this run's detail first")] = None,
+    read_only: Annotated[bool, typer.Option("--read-only", help="only read the history; never follow "
+                                            "runs in this process")] = False,
+    refresh: Annotated[float, typer.Option(help="seconds between history refreshes")] = 1.0,
+) -> None:
+    """Launch, watch and investigate runs in a terminal dashboard. Quitting never stops a job."""
+    from tui.app import EorchApp
+
+    ctx = context()
+    if run is not None:
+        from orchestrator.store import queries
+
+        with ctx.db() as s:
+            run = queries.get_run(s, run).id
+    EorchApp(ctx, refresh_s=refresh, monitor="off" if read_only else "auto", open_run=run).run()
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(tui)

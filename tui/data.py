@@ -1,0 +1,306 @@
+"""What the screens show, read from the history as frozen values (no Textual here).
+
+Every function takes the Context and returns plain values, so thread workers can call them and post the
+result; nothing here keeps a SQLAlchemy object alive past its session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import or_, select
+
+from orchestrator.context import Context
+from orchestrator.errors import EorchError
+from orchestrator.runstate import RunStatus
+from orchestrator.store import queries
+from orchestrator.store.models import Alert, Host, Run
+
+Clock = Callable[[], datetime]
+
+# Log phases as the timeline names them.
+PHASE_LABELS = {
+    "starting": "launch", "loading": "loading", "loaded": "loaded", "serving": "ready",
+    "running": "running", "stopped": "end", "failed": "end",
+}
+TIMELINE_ORDER = ("launch", "loading", "loaded", "ready", "running", "end")
+
+
+@dataclass(frozen=True)
+class RunRow:
+    id: str
+    name: str
+    host: str
+    status: str
+    phase: str
+    created_at: datetime
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    exit_code: int | None = None
+    shards_done: int | None = None
+    shards_total: int | None = None
+    shards_rate: float | None = None
+    shards_eta_s: float | None = None
+    progress_done: int | None = None
+    progress_total: int | None = None
+    progress_rate: float | None = None
+    cause: str = ""
+
+    @property
+    def terminal(self) -> bool:
+        return RunStatus(self.status).is_terminal()
+
+    def matches(self, text: str) -> bool:
+        """Case-insensitive substring match over what the runs table shows."""
+        needle = text.strip().lower()
+        if not needle:
+            return True
+        hay = " ".join((self.id, self.name, self.host, self.status, self.phase, self.cause)).lower()
+        return all(word in hay for word in needle.split())
+
+
+@dataclass(frozen=True)
+class TimelineStep:
+    label: str
+    at: datetime
+    duration_s: float | None  # None: still going on
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class SimilarRun:
+    id: str
+    name: str
+    status: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class RunDetail:
+    row: RunRow
+    command: tuple[str, ...]
+    env: dict[str, str]
+    cwd: str | None
+    remote_dir: str | None
+    log_offset: int
+    cancel_requested: bool
+    env_fingerprint: dict[str, Any] | None
+    root_cause: dict[str, Any] | None
+    hint: str | None
+    timeline: tuple[TimelineStep, ...]
+    similar: tuple[SimilarRun, ...] = ()
+
+    @property
+    def log_path(self) -> str | None:
+        return f"{self.remote_dir}/log" if self.remote_dir else None
+
+
+@dataclass(frozen=True)
+class HostRow:
+    name: str
+    destination: str
+    reachable: bool | None
+    unreachable_since: datetime | None
+    last_error: str | None
+    facts: dict[str, Any] | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class AlertRow:
+    title: str
+    body: str
+    kind: str
+    created_at: datetime
+    run_id: str | None = None
+
+
+def run_row(run: Run) -> RunRow:
+    cause = run.signature or run.exception or (run.root_cause or {}).get("exception") or ""
+    return RunRow(
+        id=run.id, name=run.name, host=run.host, status=run.status, phase=run.phase or "",
+        created_at=run.created_at, started_at=run.started_at, ended_at=run.ended_at, exit_code=run.exit_code,
+        shards_done=run.shards_done, shards_total=run.shards_total, shards_rate=run.shards_rate,
+        shards_eta_s=run.shards_eta_s, progress_done=run.progress_done, progress_total=run.progress_total,
+        progress_rate=run.progress_rate, cause=str(cause),
+    )
+
+
+def load_runs(ctx: Context, limit: int = 200) -> tuple[RunRow, ...]:
+    """Newest first."""
+    with ctx.db() as s:
+        return tuple(run_row(r) for r in queries.list_runs(s, limit=limit))
+
+
+def timeline(row: RunRow, events: Sequence[tuple[datetime, str, dict[str, Any]]], now: datetime) -> tuple[
+    TimelineStep, ...
+]:
+    """launch → loading → loaded → ready → running → end, from status and phase events, with durations."""
+    marks: list[tuple[str, datetime, str]] = [("launch", row.started_at or row.created_at, "")]
+    seen = {"launch"}
+    for ts, kind, data in events:
+        label, detail = None, ""
+        if kind in ("phase_changed", "phase"):
+            phase = str(data.get("phase") or data.get("to") or "")
+            label = PHASE_LABELS.get(phase)
+            if phase == "failed":
+                detail = "failed"
+        elif kind == "status" and RunStatus(str(data.get("to", "pending"))).is_terminal():
+            label, detail = "end", str(data.get("to"))
+        if label is None or label in seen:
+            continue
+        seen.add(label)
+        marks.append((label, ts, detail))
+    if row.terminal and "end" not in seen:
+        marks.append(("end", row.ended_at or marks[-1][1], row.status))
+    marks.sort(key=lambda m: (m[1], TIMELINE_ORDER.index(m[0])))
+    steps = []
+    for i, (label, at, detail) in enumerate(marks):
+        if label == "end":
+            steps.append(TimelineStep(label, at, 0.0, detail or row.status))
+            continue
+        following = marks[i + 1][1] if i + 1 < len(marks) else None
+        duration = (following - at).total_seconds() if following else (now - at).total_seconds()
+        steps.append(TimelineStep(label, at, max(0.0, duration) if following else None, detail))
+    return tuple(steps)
+
+
+def _hint(signature: str | None) -> str | None:
+    if not signature:
+        return None
+    try:
+        from orchestrator.logparse import signature_hint
+    except ImportError:
+        return None
+    hint = signature_hint(signature)
+    return str(hint) if hint else None
+
+
+def _similar(session: Any, run: Run) -> tuple[SimilarRun, ...]:
+    """Earlier runs that failed the same way: history.similar when it exists, else same signature/fingerprint."""
+    try:
+        from orchestrator import history
+    except ImportError:
+        history = None  # type: ignore[assignment]
+    found: list[Run] = []
+    if history is not None and hasattr(history, "similar"):
+        try:
+            result = history.similar(session, run.id)
+        except (TypeError, EorchError):  # an API we do not know yet, or a run it cannot compare
+            result = []
+        found = [r for r in (getattr(x, "run", x) for x in result) if isinstance(r, Run)]
+    elif run.fingerprint or run.signature:
+        conds = []
+        if run.fingerprint:
+            conds.append(Run.fingerprint == run.fingerprint)
+        if run.signature:
+            conds.append(Run.signature == run.signature)
+        stmt = select(Run).where(or_(*conds), Run.id != run.id).order_by(Run.created_at.desc()).limit(5)
+        found = list(session.scalars(stmt))
+    return tuple(SimilarRun(r.id, r.name, r.status, r.created_at) for r in found if r.id != run.id)[:5]
+
+
+def load_detail(ctx: Context, run_id: str, now: datetime) -> RunDetail:
+    with ctx.db() as s:
+        run = queries.get_run(s, run_id)
+        row = run_row(run)
+        events = [(e.ts, e.kind, dict(e.data or {}))
+                  for e in queries.events_of(s, run.id, kinds=("status", "phase_changed", "phase"))]
+        cause = dict(run.root_cause) if run.root_cause else None
+        signature = run.signature or (cause or {}).get("signature")
+        similar = _similar(s, run) if cause else ()
+        return RunDetail(
+            row=row, command=tuple(run.command or ()), env=dict(run.env or {}), cwd=run.cwd,
+            remote_dir=run.remote_dir, log_offset=run.log_offset or 0, cancel_requested=run.cancel_requested,
+            env_fingerprint=dict(run.env_fingerprint) if run.env_fingerprint else None, root_cause=cause,
+            hint=(cause or {}).get("hint") or _hint(signature), timeline=timeline(row, events, now),
+            similar=similar,
+        )
+
+
+def load_hosts(ctx: Context) -> tuple[HostRow, ...]:
+    with ctx.db() as s:
+        return tuple(
+            HostRow(h.name, h.destination, h.reachable, h.unreachable_since, h.last_error,
+                    dict(h.facts) if h.facts else None)
+            for h in queries.list_hosts(s)
+        )
+
+
+def save_host_check(ctx: Context, name: str, facts: dict[str, Any] | None, error: str | None) -> None:
+    """Record a check the way `eorch host check` does: facts and reachability."""
+    with ctx.db() as s:
+        if facts is not None:
+            host = s.get(Host, name)
+            if host is not None:
+                host.facts = facts
+        queries.set_reachability(s, name, facts is not None, error)
+
+
+def load_alerts(ctx: Context, limit: int = 50) -> tuple[AlertRow, ...]:
+    with ctx.db() as s:
+        rows = s.scalars(select(Alert).order_by(Alert.created_at.desc(), Alert.id.desc()).limit(limit))
+        return tuple(AlertRow(a.title, a.body, a.kind, a.created_at, a.run_id) for a in rows)
+
+
+async def check_host(ctx: Context, name: str) -> tuple[dict[str, Any] | None, str | None]:
+    """Run `host check` through the host's session: (facts, None) or (None, why it failed)."""
+    try:
+        session = await ctx.session(name)
+        return await session.call("check", root=session.root), None
+    except (EorchError, OSError) as err:
+        await ctx.drop_session(name)
+        return None, str(err)
+
+
+FILTER_KEYS = {"status": "status", "host": "host", "since": "since", "name": "name", "sig": "signature",
+               "signature": "signature", "exc": "exception", "exception": "exception", "model": "model"}
+
+
+def parse_history_query(text: str) -> tuple[dict[str, str], str]:
+    """`status:failed host:gpu since:7d out of memory` → ({status, host, since}, "out of memory")."""
+    filters: dict[str, str] = {}
+    words: list[str] = []
+    for token in text.split():
+        key, sep, value = token.partition(":")
+        if sep and value and key.lower() in FILTER_KEYS:
+            filters[FILTER_KEYS[key.lower()]] = value
+        else:
+            words.append(token)
+    return filters, " ".join(words)
+
+
+@dataclass(frozen=True)
+class HistoryResult:
+    runs: tuple[RunRow, ...]
+    snippets: dict[str, str]
+    note: str = ""
+
+
+def search_history(ctx: Context, text: str, now: datetime, limit: int = 200) -> HistoryResult:
+    """Filters through orchestrator.history (full-text search over root causes for the free words);
+    without that module, the same filters over the runs table and a substring match."""
+    filters, words = parse_history_query(text)
+    try:
+        from orchestrator import history
+    except ImportError:
+        history = None  # type: ignore[assignment]
+    with ctx.db() as s:
+        if history is None:
+            rows = [run_row(r) for r in queries.list_runs(s, status=filters.get("status"),
+                                                          host=filters.get("host"), limit=limit)]
+            return HistoryResult(tuple(r for r in rows if r.matches(words)), {},
+                                 "history module not installed: plain filters")
+        since = history.parse_since(filters["since"], now) if filters.get("since") else None
+        flt = history.RunFilter(**{k: v for k, v in filters.items() if k != "since"}, since=since)
+        if not words:
+            return HistoryResult(tuple(run_row(r) for r in history.filtered_runs(s, flt, limit=limit)), {})
+        allowed = {r.id for r in history.filtered_runs(s, flt, limit=None)} if filters else None
+        hits = history.search(s, words, limit=limit)
+        ids = [h["run"]["id"] for h in hits if allowed is None or h["run"]["id"] in allowed]
+        runs = {r.id: r for r in s.scalars(select(Run).where(Run.id.in_(ids)))}
+        snippets = {h["run"]["id"]: str(h.get("snippet") or "") for h in hits}
+        return HistoryResult(tuple(run_row(runs[i]) for i in ids if i in runs),
+                             {i: snippets[i] for i in ids}, "full-text search over root causes and names")

@@ -1,0 +1,77 @@
+"""Small text helpers for the screens: ages, ETAs, progress bars, status colours."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from rich.text import Text
+
+from tui.data import RunRow
+
+STATUS_STYLE = {
+    "pending": "dim", "launching": "cyan", "running": "bold cyan", "succeeded": "green",
+    "failed": "bold red", "cancelled": "yellow", "lost": "magenta",
+}
+BAR_FULL, BAR_EMPTY = "█", "░"
+
+
+def span(seconds: float | None) -> str:
+    """A compact duration: 42s, 7m05s, 3h12m, 2d04h."""
+    if seconds is None:
+        return "—"
+    s = int(max(0, seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    if s < 86400:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
+
+
+def age(created: datetime, now: datetime) -> str:
+    return span((now - created).total_seconds())
+
+
+def stamp(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S") if value else "—"
+
+
+def status_text(status: str) -> Text:
+    return Text(status, style=STATUS_STYLE.get(status, ""))
+
+
+def bar(done: int, total: int, width: int = 8) -> str:
+    filled = 0 if total <= 0 else min(width, round(width * done / total))
+    return BAR_FULL * filled + BAR_EMPTY * (width - filled)
+
+
+def progress_of(row: RunRow) -> tuple[int, int, float | None, float | None, str] | None:
+    """(done, total, rate/s, eta s, unit) for shards when loading, else user progress; None if unknown."""
+    if row.shards_total and (row.phase == "loading" or not row.progress_total):
+        return row.shards_done or 0, row.shards_total, row.shards_rate, row.shards_eta_s, "shards"
+    if row.progress_total:
+        done, rate = row.progress_done or 0, row.progress_rate
+        eta = (row.progress_total - done) / rate if rate else None
+        return done, row.progress_total, rate, eta, "items"
+    return None
+
+
+def progress_cell(row: RunRow, width: int = 8) -> str:
+    """`████░░░░ 12/35 5m10s` — ETA only while the run is active."""
+    progress = progress_of(row)
+    if progress is None:
+        return ""
+    done, total, _rate, eta, _unit = progress
+    text = f"{bar(done, total, width)} {done}/{total}"
+    if eta is not None and not row.terminal and done < total:
+        text += f" {span(eta)}"
+    return text
+
+
+def rate_text(rate: float | None, unit: str) -> str:
+    if not rate:
+        return ""
+    if rate >= 1:
+        return f"{rate:.2f} {unit}/s"
+    return f"{60 * rate:.2f} {unit}/min"

@@ -1,0 +1,87 @@
+"""Alerts: those raised while this window was open, then the ones recorded in the history."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from tui.app import EorchApp
+from tui.data import AlertRow, load_alerts
+from tui.format import stamp
+from tui.messages import AlertsLoaded
+
+SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "information": "green"}
+
+
+class AlertsScreen(Screen[None]):
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("r", "reload", "Reload"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.recorded: tuple[AlertRow, ...] = ()
+
+    @property
+    def eorch(self) -> EorchApp:
+        assert isinstance(self.app, EorchApp)
+        return self.app
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield DataTable(id="alerts-table", cursor_type="row")
+        yield Static("", id="alerts-body")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "alerts"
+        table = self.query_one(DataTable)
+        for label, width in (("when", 19), ("source", 8), ("alert", 40)):
+            table.add_column(label, key=label, width=width)
+        table.focus()
+        self.action_reload()
+
+    def action_reload(self) -> None:
+        self.load()
+
+    @work(thread=True, exclusive=True, group="alerts")
+    def load(self) -> None:
+        self.post_message(AlertsLoaded(load_alerts(self.eorch.ctx)))
+
+    @on(AlertsLoaded)
+    def _loaded(self, message: AlertsLoaded) -> None:
+        self.recorded = message.alerts
+        self._show()
+
+    def rows(self) -> list[tuple[str, AlertRow]]:
+        return [("here", a) for a in self.eorch.session_alerts] + [("history", a) for a in self.recorded]
+
+    def _show(self) -> None:
+        table = self.query_one(DataTable)
+        table.clear()
+        for index, (source, alert) in enumerate(self.rows()):
+            table.add_row(stamp(alert.created_at), source,
+                          Text(alert.title, style=SEVERITY_STYLE.get(alert.kind, "")), key=str(index))
+        self._show_body()
+
+    @on(DataTable.RowHighlighted)
+    def _show_body(self) -> None:
+        rows = self.rows()
+        table = self.query_one(DataTable)
+        if not rows or table.cursor_row >= len(rows):
+            self.query_one("#alerts-body", Static).update(Text("no alerts yet", style="dim"))
+            return
+        _source, alert = rows[table.cursor_row]
+        self.query_one("#alerts-body", Static).update(Text(f"{alert.title}\n{alert.body}"))
+
+    @on(DataTable.RowSelected)
+    def _open(self) -> None:
+        rows = self.rows()
+        index = self.query_one(DataTable).cursor_row
+        if index < len(rows) and rows[index][1].run_id:
+            self.eorch.open_run(str(rows[index][1].run_id))

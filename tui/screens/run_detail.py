@@ -1,0 +1,140 @@
+"""One run: header, progress, phase timeline, the remote log, the root cause; cancel, copy id."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+
+from orchestrator.errors import EorchError
+from tui.app import EorchApp, RunsRefreshed
+from tui.data import RunDetail, load_detail
+from tui.messages import CancelFailed, RunCancelled, RunDetailLoaded, RunLoadFailed
+from tui.screens.confirm import ConfirmScreen, MessageScreen
+from tui.widgets.log_pane import LogPane
+from tui.widgets.run_panels import RootCausePanel, ShardProgress, header_text, timeline_text
+
+
+class RunDetailScreen(Screen[None]):
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("c", "cancel_run", "Cancel run"),
+        Binding("y", "copy_id", "Copy id"),
+        Binding("o", "logs_command", "eorch logs"),
+        Binding("r", "show_tab('cause-tab')", "Root cause"),
+        Binding("l", "show_tab('log-tab')", "Log"),
+    ]
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__()
+        self.run_id = run_id
+        self.detail: RunDetail | None = None
+
+    @property
+    def eorch(self) -> EorchApp:
+        assert isinstance(self.app, EorchApp)
+        return self.app
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("loading…", id="run-header")
+        yield ShardProgress(id="run-progress")
+        yield Static("", id="run-timeline")
+        with TabbedContent(initial="log-tab", id="run-tabs"):
+            with TabPane("Log", id="log-tab"):
+                yield LogPane(id="log-pane")
+            with TabPane("Root cause", id="cause-tab"):
+                yield RootCausePanel(id="root-cause")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = f"run {self.run_id}"
+        self.query_one(ShardProgress).display = False
+        self.load()
+
+    @work(thread=True, exclusive=True, group="run-detail")
+    def load(self) -> None:
+        try:
+            detail = load_detail(self.eorch.ctx, self.run_id, self.eorch.clock())
+        except EorchError as err:
+            self.post_message(RunLoadFailed(self.run_id, str(err)))
+            return
+        self.post_message(RunDetailLoaded(detail))
+
+    @on(RunsRefreshed)
+    def _refreshed(self, message: RunsRefreshed) -> None:
+        self.load()
+
+    @on(RunLoadFailed)
+    def _load_failed(self, message: RunLoadFailed) -> None:
+        self.query_one("#run-header", Static).update(Text(f"run {message.run_id}: {message.error}", style="red"))
+
+    @on(RunDetailLoaded)
+    def _loaded(self, message: RunDetailLoaded) -> None:
+        first = self.detail is None
+        detail = self.detail = message.detail
+        self.run_id = detail.row.id
+        self.sub_title = f"run {detail.row.id} · {detail.row.name}"
+        self.query_one("#run-header", Static).update(header_text(detail))
+        self.query_one(ShardProgress).show(detail)
+        self.query_one("#run-timeline", Static).update(timeline_text(detail))
+        self.query_one(RootCausePanel).show(detail)
+        pane = self.query_one(LogPane)
+        cause = detail.root_cause or {}
+        pane.error_needles = tuple(str(x) for x in (
+            f"{cause.get('exception')}: {cause.get('message')}" if cause.get("exception") else "",
+            f"{cause.get('exception')}:" if cause.get("exception") else "",
+        ) if x)
+        if detail.log_path:
+            pane.start(detail.row.id, detail.row.host, detail.log_path, detail.log_offset)
+        if first:
+            pane.query_one("#log-text").focus()
+
+    def action_show_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
+
+    def action_copy_id(self) -> None:
+        self.app.copy_to_clipboard(self.run_id)
+        self.notify(f"copied run id {self.run_id}")
+
+    def action_logs_command(self) -> None:
+        command = f"eorch logs {self.run_id} -f"
+        self.app.copy_to_clipboard(command)
+        self.app.push_screen(MessageScreen("Follow the log in a shell (copied)", command))
+
+    def action_cancel_run(self) -> None:
+        if self.detail is not None and self.detail.row.terminal:
+            self.notify(f"run {self.run_id} already ended ({self.detail.row.status})", severity="warning")
+            return
+        name = self.detail.row.name if self.detail else self.run_id
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.notify(f"cancelling run {self.run_id}…")
+                self.cancel_run()
+
+        self.app.push_screen(ConfirmScreen(f"Cancel run {self.run_id} ({name})? Its processes get TERM, "
+                                           "then KILL.", yes="Cancel run"), answered)
+
+    @work(exclusive=True, group="cancel")
+    async def cancel_run(self) -> None:
+        from orchestrator.monitor import cancel_run
+
+        try:
+            result = await cancel_run(self.eorch.ctx, self.run_id)
+        except EorchError as err:
+            self.post_message(CancelFailed(self.run_id, str(err)))
+            return
+        self.post_message(RunCancelled(self.run_id, str(result.get("status"))))
+
+    @on(RunCancelled)
+    def _cancelled(self, message: RunCancelled) -> None:
+        self.notify(f"run {message.run_id}: {message.status}, no process left")
+        self.eorch.refresh_runs()
+
+    @on(CancelFailed)
+    def _cancel_failed(self, message: CancelFailed) -> None:
+        self.app.push_screen(MessageScreen(f"Could not cancel run {message.run_id}", message.error))

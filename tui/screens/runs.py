@@ -1,0 +1,98 @@
+"""The runs screen: a live table of runs, newest first, filterable with `/`; Enter opens a run."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, Static
+
+from tui.app import EorchApp, RunsRefreshed
+from tui.widgets.runs_table import RunsTable
+
+MONITOR_TEXT = {
+    "following": "following runs here",
+    "read-only": "another process follows the runs; reading the history",
+    "off": "not following (history only)",
+}
+
+
+class RunsScreen(Screen[None]):
+    BINDINGS = [
+        Binding("slash", "filter", "Filter"),
+        Binding("n", "app.launch", "Launch"),
+        Binding("h", "app.hosts", "Hosts"),
+        Binding("s", "app.history", "History"),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(id="runs-screen")
+        self.filter_text = ""
+        self.snapshot: RunsRefreshed | None = None
+
+    @property
+    def eorch(self) -> EorchApp:
+        assert isinstance(self.app, EorchApp)
+        return self.app
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Input(placeholder="filter: words in id, name, host, status, phase, cause", id="runs-filter",
+                    classes="hidden")
+        yield RunsTable(id="runs-table")
+        yield Static("", id="runs-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "runs"
+        self.query_one(RunsTable).focus()
+        if self.eorch.runs:
+            self._show(RunsRefreshed(self.eorch.runs, self.eorch.clock()))
+
+    @on(RunsRefreshed)
+    def _refreshed(self, message: RunsRefreshed) -> None:
+        self._show(message)
+
+    def _show(self, snapshot: RunsRefreshed) -> None:
+        self.snapshot = snapshot
+        shown = [r for r in snapshot.runs if r.matches(self.filter_text)]
+        self.query_one(RunsTable).show(shown, snapshot.now)
+        active = sum(1 for r in snapshot.runs if not r.terminal)
+        parts = [f"{len(shown)} of {len(snapshot.runs)} runs", f"{active} active",
+                 MONITOR_TEXT.get(self.eorch.monitor_state, self.eorch.monitor_state)]
+        if self.filter_text:
+            parts.insert(0, f"filter {self.filter_text!r}")
+        if not snapshot.runs:
+            parts.append("press n to launch one")
+        self.query_one("#runs-status", Static).update(Text(" · ".join(parts)))
+
+    def action_filter(self) -> None:
+        box = self.query_one("#runs-filter", Input)
+        box.remove_class("hidden")
+        box.focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#runs-filter", Input)
+        box.value = ""
+        box.add_class("hidden")
+        self.query_one(RunsTable).focus()
+
+    @on(Input.Changed, "#runs-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.filter_text = event.value
+        if self.snapshot is not None:
+            self._show(self.snapshot)
+
+    @on(Input.Submitted, "#runs-filter")
+    def _filter_done(self, event: Input.Submitted) -> None:
+        if not event.value:
+            self.query_one("#runs-filter", Input).add_class("hidden")
+        self.query_one(RunsTable).focus()
+
+    @on(DataTable.RowSelected, "#runs-table")
+    def _open(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value is not None:
+            self.eorch.open_run(str(event.row_key.value))

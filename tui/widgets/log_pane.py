@@ -1,0 +1,246 @@
+"""The log pane: tails a run's remote log in a worker, follows or pauses, searches, jumps to the error.
+
+The worker streams ``commands.follow_file(path, offset)`` over the host's transport and posts whole
+lines; it restarts the tail from where it stopped when the stream ends, and never touches a widget.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual import on, work
+from textual.actions import SkipAction
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import Input, RichLog, Static
+
+from orchestrator import commands
+from orchestrator.errors import EorchError
+from tui.messages import LogFollowFailed, LogLinesReceived
+
+MAX_LINES = 5000
+TAIL_BYTES = 256 * 1024  # how much of the log before the recorded offset to show on open
+READ_SIZE = 1 << 16
+RETRY_S = 2.0
+
+# CSI/OSC/other escape sequences, then any control character but tab.
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_EXCEPTION_LINE = re.compile(r"^(?:\(\w+(?: pid=\d+)?\)\s*)?[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b")
+
+
+def clean_line(raw: bytes) -> str:
+    """One display line from raw bytes: last carriage-return segment (progress bars), no escape codes."""
+    text = raw.decode("utf-8", errors="replace").rstrip("\r")
+    if "\r" in text:
+        text = next((seg for seg in reversed(text.split("\r")) if seg), "")
+    return _CONTROL.sub("", _ANSI.sub("", text)).expandtabs(4)
+
+
+def split_lines(buffer: bytes) -> tuple[list[bytes], bytes]:
+    """Whole lines and the unfinished rest."""
+    *lines, rest = buffer.split(b"\n")
+    return lines, rest
+
+
+def styled(line: str) -> Text:
+    """Traceback lines and errors stand out; everything else is plain text (never markup)."""
+    text = Text(line, no_wrap=True)
+    stripped = line.lstrip()
+    if "Traceback (most recent call last)" in line or _EXCEPTION_LINE.match(stripped):
+        text.stylize("bold red")
+    elif stripped.startswith('File "'):
+        text.stylize("red")
+    elif " ERROR " in line or line.startswith("ERROR"):
+        text.stylize("red")
+    elif " WARNING " in line or line.startswith("WARNING"):
+        text.stylize("yellow")
+    return text
+
+
+class LogPane(Vertical):
+    BINDINGS = [
+        Binding("p", "toggle_follow", "Pause/follow"),
+        Binding("slash", "search", "Search"),
+        Binding("n", "next_match", "Next"),
+        Binding("N", "previous_match", "Prev", show=False),
+        Binding("e", "jump_to_error", "Jump to error"),
+        Binding("G", "end", "End", show=False),
+        Binding("escape", "close_search", "Close search", show=False),
+    ]
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.lines: list[str] = []
+        self.following = True
+        self.run_id: str | None = None
+        self.log_offset = 0
+        self.error_needles: tuple[str, ...] = ()
+        self.search_text = ""
+        self.match_index = -1
+        self.note = ""
+
+    def compose(self) -> ComposeResult:
+        yield RichLog(id="log-text", max_lines=MAX_LINES, wrap=False, markup=False, highlight=False, auto_scroll=True)
+        yield Input(placeholder="search the log (Enter: find, Esc: close)", id="log-search", classes="hidden")
+        yield Static("", id="log-status")
+
+    @property
+    def text_log(self) -> RichLog:
+        return self.query_one("#log-text", RichLog)
+
+    # ------------------------------------------------------------------------------------- following
+
+    def start(self, run_id: str, host: str, path: str, recorded_offset: int) -> None:
+        """Show the log from a little before the recorded offset and follow it."""
+        if self.run_id == run_id:
+            return
+        self.run_id = run_id
+        start = max(0, recorded_offset - TAIL_BYTES)
+        self.note = f"from byte {start}" if start else ""
+        self._update_status()
+        self.tail(run_id, host, path, start)
+
+    @work(exclusive=True, group="log-tail")
+    async def tail(self, run_id: str, host: str, path: str, offset: int) -> None:
+        ctx = self.app.ctx  # type: ignore[attr-defined]
+        skip_partial = offset > 0
+        pending = b""
+        while True:
+            proc = None
+            try:
+                session = await ctx.session(host)
+                proc = await session.transport.start(commands.follow_file(path, offset + len(pending)))
+                while chunk := await proc.read(READ_SIZE):
+                    lines, pending = split_lines(pending + chunk)
+                    if skip_partial and lines:
+                        offset += len(lines[0]) + 1
+                        lines, skip_partial = lines[1:], False
+                    if lines:
+                        offset += sum(len(x) + 1 for x in lines)
+                        self.post_message(LogLinesReceived(run_id, tuple(clean_line(x) for x in lines), offset))
+            except (EorchError, OSError) as err:
+                self.post_message(LogFollowFailed(run_id, str(err)))
+            finally:
+                if proc is not None:
+                    await proc.stop()
+            await asyncio.sleep(RETRY_S)
+
+    @on(LogLinesReceived)
+    def _lines(self, message: LogLinesReceived) -> None:
+        message.stop()
+        if message.run_id != self.run_id:
+            return
+        self.log_offset = message.offset
+        self.note = ""
+        self.lines.extend(message.lines)
+        log = self.text_log
+        for line in message.lines:
+            log.write(styled(line), scroll_end=self.following)
+        if len(self.lines) > MAX_LINES:  # the RichLog drops the same oldest lines
+            del self.lines[: len(self.lines) - MAX_LINES]
+        self._update_status()
+
+    @on(LogFollowFailed)
+    def _failed(self, message: LogFollowFailed) -> None:
+        message.stop()
+        if message.run_id == self.run_id:
+            self.note = f"cannot read the log: {message.error} (retrying)"
+            self._update_status()
+
+    def _update_status(self) -> None:
+        parts = ["following" if self.following else "paused (p to follow)", f"{len(self.lines)} lines"]
+        if self.search_text:
+            count = len(self.matches())
+            where = f"{self.match_index + 1}/{count}" if self.match_index >= 0 and count else f"{count}"
+            parts.append(f"search {self.search_text!r}: {where}")
+        if self.note:
+            parts.append(self.note)
+        self.query_one("#log-status", Static).update(Text(" · ".join(parts)))
+
+    # ---------------------------------------------------------------------------------- navigation
+
+    def _scroll_to_line(self, index: int) -> None:
+        self.following = False
+        self.text_log.auto_scroll = False
+        self.text_log.scroll_to(y=max(0, index - 2), animate=False)
+        self._update_status()
+
+    def action_toggle_follow(self) -> None:
+        self.following = not self.following
+        self.text_log.auto_scroll = self.following
+        if self.following:
+            self.text_log.scroll_end(animate=False)
+        self._update_status()
+
+    def action_end(self) -> None:
+        self.following = False
+        self.action_toggle_follow()
+
+    def action_search(self) -> None:
+        box = self.query_one("#log-search", Input)
+        box.remove_class("hidden")
+        box.focus()
+
+    @on(Input.Submitted, "#log-search")
+    def _search(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.search_text = event.value.strip()
+        self.match_index = -1
+        box = self.query_one("#log-search", Input)
+        box.add_class("hidden")
+        self.text_log.focus()
+        if self.search_text:
+            self.action_previous_match()  # the latest match first
+        self._update_status()
+
+    def action_close_search(self) -> None:
+        box = self.query_one("#log-search", Input)
+        if box.has_class("hidden"):
+            raise SkipAction()  # let Escape go back
+        box.add_class("hidden")
+        self.text_log.focus()
+
+    def matches(self) -> list[int]:
+        needle = self.search_text.lower()
+        return [i for i, line in enumerate(self.lines) if needle and needle in line.lower()]
+
+    def _step_match(self, step: int) -> None:
+        found = self.matches()
+        if not found:
+            self.match_index = -1
+            self._update_status()
+            return
+        self.match_index = (len(found) - 1 if self.match_index < 0 and step < 0 else
+                            (self.match_index + step) % len(found))
+        self._scroll_to_line(found[self.match_index])
+
+    def action_next_match(self) -> None:
+        self._step_match(1)
+
+    def action_previous_match(self) -> None:
+        self._step_match(-1)
+
+    def error_line(self, needles: Sequence[str] = ()) -> int | None:
+        """The line of the root cause: its exception text if present, else the last traceback."""
+        for needle in [n for n in (*needles, *self.error_needles) if n]:
+            for index in range(len(self.lines) - 1, -1, -1):
+                if needle in self.lines[index]:
+                    return index
+        for index in range(len(self.lines) - 1, -1, -1):
+            if "Traceback (most recent call last)" in self.lines[index]:
+                return index
+        return None
+
+    def action_jump_to_error(self) -> None:
+        index = self.error_line()
+        if index is None:
+            self.note = "no error in the lines shown"
+            self._update_status()
+            return
+        self.note = f"error at line {index + 1} of the shown lines"
+        self._scroll_to_line(index)

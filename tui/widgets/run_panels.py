@@ -1,0 +1,107 @@
+"""The parts of the run detail: header, shard progress with rate and ETA, phase timeline, root cause."""
+
+from __future__ import annotations
+
+import shlex
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import ProgressBar, Static
+
+from tui.data import RunDetail
+from tui.format import progress_of, rate_text, span, stamp, status_text
+
+FINGERPRINT_KEYS = ("python", "torch", "vllm", "speculators", "cuda", "gpus")
+
+
+def header_text(detail: RunDetail) -> Text:
+    row = detail.row
+    text = Text.assemble((row.id, "bold"), "  ", (row.name, "bold"), f"  on {row.host} · ",
+                         status_text(row.status), f" · phase {row.phase or '—'}")
+    if row.exit_code is not None:
+        text.append(f" · exit {row.exit_code}")
+    if detail.cancel_requested and not row.terminal:
+        text.append(" · cancelling", style="yellow")
+    text.append("\n$ " + shlex.join(detail.command), style="dim")
+    text.append(f"\nstarted {stamp(row.started_at or row.created_at)} · ended {stamp(row.ended_at)}")
+    fingerprint = detail.env_fingerprint or {}
+    facts = [f"{k} {fingerprint[k]}" for k in FINGERPRINT_KEYS if fingerprint.get(k)]
+    if facts:
+        text.append("\nenv " + " · ".join(str(f) for f in facts), style="dim")
+    return text
+
+
+def timeline_text(detail: RunDetail) -> Text:
+    text = Text()
+    for index, step in enumerate(detail.timeline):
+        if index:
+            text.append(" → ", style="dim")
+        if step.label == "end":
+            text.append("end ", style="bold")
+            text.append_text(status_text(step.detail or detail.row.status))
+            continue
+        ongoing = step.duration_s is None
+        text.append(step.label, style="bold cyan" if ongoing else "bold")
+        text.append(f" {span(step.duration_s)}" if not ongoing else " …", style="dim")
+        if step.detail:
+            text.append(f" ({step.detail})", style="red")
+    return text
+
+
+class ShardProgress(Horizontal):
+    """Shards loaded (or items processed) as a bar, with rate and ETA from the history."""
+
+    def compose(self) -> ComposeResult:
+        yield Static("progress", id="progress-label")
+        yield ProgressBar(total=None, show_eta=False, show_percentage=True, id="progress-bar")
+        yield Static("", id="progress-text")
+
+    def show(self, detail: RunDetail) -> None:
+        progress = progress_of(detail.row)
+        self.display = progress is not None
+        if progress is None:
+            return
+        done, total, rate, eta, unit = progress
+        self.query_one("#progress-label", Static).update(unit)
+        self.query_one(ProgressBar).update(total=total, progress=done)
+        parts = [f"{done}/{total}", rate_text(rate, unit)]
+        if eta is not None and not detail.row.terminal and done < total:
+            parts.append(f"ETA {span(eta)}")
+        self.query_one("#progress-text", Static).update(Text(" · ".join(p for p in parts if p)))
+
+
+class RootCausePanel(VerticalScroll):
+    """Exception, message, hint, where it was seen before, and the full traceback."""
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="cause-text")
+
+    def show(self, detail: RunDetail) -> None:
+        self.query_one("#cause-text", Static).update(cause_text(detail))
+
+
+def cause_text(detail: RunDetail) -> Text:
+    cause = detail.root_cause
+    if not cause:
+        if detail.row.status in ("failed", "lost"):
+            return Text(f"The run {detail.row.status} and its log shows no exception.", style="yellow")
+        return Text("No root cause: nothing has failed.", style="dim")
+    text = Text()
+    text.append(str(cause.get("exception") or "error"), style="bold red")
+    text.append(": " + str(cause.get("message") or "(empty message)"))
+    where = [f"process {cause['process']}" if cause.get("process") else "",
+             f"signature {cause['signature']}" if cause.get("signature") else "",
+             f"log line {cause['line_no']}" if cause.get("line_no") else ""]
+    if any(where):
+        text.append("\n" + " · ".join(w for w in where if w), style="dim")
+    if detail.hint:
+        text.append("\nhint: ", style="bold green")
+        text.append(detail.hint)
+    if detail.similar:
+        text.append("\nseen before in runs ", style="bold")
+        text.append(", ".join(f"{r.id} ({r.name}, {r.status}, {stamp(r.created_at)})" for r in detail.similar))
+    if cause.get("traceback"):
+        text.append("\n\n")
+        text.append(str(cause["traceback"]), style="red")
+    return text
