@@ -120,7 +120,7 @@ class Eagle3Recipe:
     def serve(self) -> None:
         t0 = self._begin("serve", port=self.cfg["port"], layer_ids=self.layer_ids)
         p = plan.serve_plan(self.cfg, self.model, self.layer_ids, self.backend, str(self.staging),
-                            dict(os.environ), self.marker)
+                            dict(os.environ), self.marker, render=self._needs_prepare())
         say("starting vLLM: " + " ".join(p.argv))
         self.server = Child("vllm", p.argv, p.env, self.run_dir / "vllm.log", on_line=self._server_line)
         url = f"http://127.0.0.1:{self.cfg['port']}/health"
@@ -148,6 +148,9 @@ class Eagle3Recipe:
         rc = self.server.poll()
         tail = f" (exit code {rc})" if rc is not None else ""
         return f"{what}{tail}: {cause}" if cause else f"{what}{tail}; see vllm.log"
+
+    def _needs_prepare(self) -> bool:
+        return not plan.is_prepared(self.data) and not plan.is_prepared(str(self.out / "prepared"))
 
     def prepare(self) -> None:
         if plan.is_prepared(self.data):

@@ -86,7 +86,9 @@ class ServePlan:
 
 
 def serve_plan(cfg: dict[str, Any], model: str, ids: list[int], backend: str, staging: str,
-               base_env: dict[str, str], marker: str) -> ServePlan:
+               base_env: dict[str, str], marker: str, render: bool = False) -> ServePlan:
+    """``render``: data still needs ``speculators prepare-data``, whose ``--render-endpoint`` is this server's
+    ``/v1/chat/completions/render`` (a scale-out endpoint in vLLM ≥ 0.32, off unless ``--enable-scale-out``)."""
     spec_cfg = {"method": "extract_hidden_states", "num_speculative_tokens": 1,
                 "draft_model_config": {"hf_config": {"eagle_aux_hidden_state_layer_ids": ids}}}
     kv: dict[str, Any] = {"kv_connector": "ExampleHiddenStatesConnector", "kv_role": "kv_producer",
@@ -109,6 +111,8 @@ def serve_plan(cfg: dict[str, Any], model: str, ids: list[int], backend: str, st
         argv.append("--trust-remote-code")
     argv += ["--speculative-config", json.dumps(spec_cfg), "--kv-transfer-config", json.dumps(kv)]
     argv += list(cfg.get("vllm_args") or [])
+    if render and "--enable-scale-out" not in argv:
+        argv.append("--enable-scale-out")
     env = dict(base_env)
     env.update(cfg.get("env") or {})
     env["EORCH_RECIPE_MARKER"] = marker
