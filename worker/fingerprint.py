@@ -90,7 +90,7 @@ def probe(python: str, dists: list[str], files: list[str], timeout_s: float = 60
         raise ProbeFailed(f"interpreter not found on the host: {python}")
     try:
         result = subprocess.run([python, "-c", PROBE, json.dumps({"dists": dists, "files": files})],
-                                capture_output=True, text=True, timeout=timeout_s, env=_probe_env())
+                                capture_output=True, text=True, timeout=timeout_s, env=_probe_env(), check=False)
     except subprocess.TimeoutExpired as err:
         raise ProbeFailed(f"{python} did not answer within {timeout_s:.0f} s") from err
     except OSError as err:
@@ -107,7 +107,7 @@ def probe(python: str, dists: list[str], files: list[str], timeout_s: float = 60
 def torch_facts(python: str, timeout_s: float) -> dict[str, Any]:
     try:
         result = subprocess.run([os.path.expanduser(python), "-c", TORCH_PROBE], capture_output=True, text=True,
-                                timeout=timeout_s, env=_probe_env())
+                                timeout=timeout_s, env=_probe_env(), check=False)
     except subprocess.TimeoutExpired:
         return {"error": f"import torch took longer than {timeout_s:.0f} s"}
     except OSError as err:
@@ -125,18 +125,19 @@ def gpus() -> dict[str, Any]:
     if shutil.which("nvidia-smi") is None:
         return {"gpus": [], "gpu_count": 0, "driver": None, "nvidia_smi": "not found"}
     try:
-        out = subprocess.run(NVIDIA_DRIVER_QUERY, capture_output=True, text=True, timeout=20)
+        out = subprocess.run(NVIDIA_DRIVER_QUERY, capture_output=True, text=True, timeout=20, check=False)
     except (OSError, subprocess.TimeoutExpired) as err:
         return {"gpus": [], "gpu_count": 0, "driver": None, "nvidia_smi": f"failed: {err}"}
     if out.returncode != 0:
         last = (out.stderr.strip() or out.stdout.strip() or "no output").splitlines()[-1]
         return {"gpus": [], "gpu_count": 0, "driver": None, "nvidia_smi": f"exit {out.returncode}: {last}"}
-    names, drivers = [], set()
+    names: list[str] = []
+    drivers: set[str] = set()
     for line in out.stdout.splitlines():
-        name, sep, driver = line.rpartition(",")
+        name, sep, version = line.rpartition(",")
         if sep and name.strip():
             names.append(name.strip())
-            drivers.add(driver.strip())
+            drivers.add(version.strip())
     driver = drivers.pop() if len(drivers) == 1 else (",".join(sorted(drivers)) or None)
     return {"gpus": names, "gpu_count": len(names), "driver": driver, "nvidia_smi": "ok"}
 

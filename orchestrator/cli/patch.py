@@ -80,7 +80,7 @@ def actions(host: Annotated[str | None, typer.Option("--host", "-H", help="only 
     """The recorded patch actions, newest first."""
     ctx = context()
     with ctx.db() as s:
-        rows = [{"id": a.id, "at": a.created_at.isoformat(timespec="seconds") + "Z", "host": a.host,
+        rows: list[dict[str, Any]] = [{"id": a.id, "at": a.created_at.isoformat(timespec="seconds") + "Z", "host": a.host,
                  "python": a.python, "set": a.patch_set, "action": a.action, "ok": a.ok, "details": a.details}
                 for a in recent_actions(s, host, limit)]
     if json_:
