@@ -19,11 +19,18 @@ from orchestrator.logparse.phases import (
     MARKERS,
     PROGRESS_NEEDLES,
     SHARD_NEEDLES,
+    TQDM_MARK_RE,
     Phase,
 )
 from orchestrator.logparse.signatures import Catalogue
 from orchestrator.logparse.tracebacks import HEADERS
 
+#: Short needles that cover many rule needles: a rule needle containing one of these is found through it,
+#: so the funnel makes one pass for the atom instead of one per rule needle.
+ATOMS: tuple[str, ...] = (
+    "Error", "ERROR", "Exception", "EngineCore", "Engine core", "Traceback", "hut", "Worker", "Parent", "Process",
+    "No available", "NCCL", "Done.", "Data generation",
+)
 #: Lines worth reading whatever the state: errors, tracebacks and error-level records.
 ERROR_NEEDLES: tuple[str, ...] = ("Error", "ERROR", "Traceback")
 
@@ -41,15 +48,23 @@ class Needle:
 
 
 class Funnel:
-    """Needles with their relevance, and the compiled scanners for each relevant set."""
+    """Needles with their relevance, and the compiled scanners for each relevant set.
 
-    def __init__(self, needles: Iterable[Needle]) -> None:
+    Progress frames are found by a separate pattern (``PROGRESS_RE``): a line holding only progress is
+    handled by the cheap progress rule and never decoded.
+    """
+
+    def __init__(self, needles: Iterable[Needle], atoms: Iterable[str] = ATOMS) -> None:
         merged: dict[bytes, Needle] = {}
+        atom_bytes = [a.encode() for a in atoms]
         for n in needles:
+            cover = next((a for a in atom_bytes if a in n.text), None)
+            if cover is not None:
+                n = Needle(cover, n.until_phase, n.until_clean)
             old = merged.get(n.text)
             if old is None:
                 merged[n.text] = n
-            elif old != n:  # the same text wanted by two rules: keep it while either wants it
+            elif old != n:  # wanted by two rules: keep it while either wants it
                 merged[n.text] = Needle(n.text, _later(old.until_phase, n.until_phase),
                                         old.until_clean and n.until_clean)
         self._needles = tuple(merged.values())
@@ -61,17 +76,27 @@ class Funnel:
     def relevant(self, phase: Phase, clean: bool) -> tuple[bytes, ...]:
         return _relevant(self, phase, clean)
 
-    def is_candidate(self, raw: bytes, relevant: tuple[bytes, ...]) -> bool:
-        """True when ``raw`` holds a relevant needle."""
-        return any(n in raw for n in relevant)
+    @staticmethod
+    def is_candidate(raw: bytes, relevant: tuple[bytes, ...]) -> bool:
+        """True when ``raw`` holds a relevant needle (progress aside)."""
+        for n in relevant:
+            if n in raw:
+                return True
+        return False
 
-    def scan(self, buf: bytes, start: int, end: int, relevant: tuple[bytes, ...]) -> list[int]:
+    @staticmethod
+    def scan(buf: bytes, start: int, end: int, relevant: tuple[bytes, ...]) -> list[int]:
         """Sorted positions in ``buf[start:end]`` where some relevant needle starts."""
         hits: list[int] = []
         for rx in _compiled(relevant):
-            hits.extend(m.start() for m in rx.finditer(buf, start, end))
+            hits.extend([m.start() for m in rx.finditer(buf, start, end)])
         hits.sort()
         return hits
+
+    @staticmethod
+    def scan_progress(buf: bytes, start: int, end: int) -> list[int]:
+        """Positions of possible progress frames in ``buf[start:end]``."""
+        return [m.start() for m in TQDM_MARK_RE.finditer(buf, start, end)]
 
     def __hash__(self) -> int:
         return id(self)
@@ -106,7 +131,7 @@ def _compiled(relevant: tuple[bytes, ...]) -> tuple[re.Pattern[bytes], ...]:
 
 
 def build_funnel(catalogue: Catalogue) -> Funnel:
-    """Every needle the parser's rules are guarded by."""
+    """Every needle the parser's rules are guarded by (progress aside)."""
     needles: list[Needle] = [Needle(t.encode()) for t in ERROR_NEEDLES]
     needles += [Needle(h.split(" ")[0].encode()) for h in HEADERS if not h.startswith("Traceback")]
     needles += [Needle(t.encode()) for t in PROGRESS_NEEDLES]

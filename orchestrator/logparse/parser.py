@@ -36,6 +36,7 @@ from orchestrator.logparse.phases import (
     CLEAN_NEEDLES,
     CLEAN_RE,
     MARKERS,
+    PROGRESS_RE,
     SHARD_NEEDLES,
     Phase,
     ProgressReading,
@@ -53,7 +54,6 @@ _LF, _CR = 0x0A, 0x0D
 _ERROR_LINE = re.compile(r"^(?:\[\d\d:\d\d:\d\d\])?\s*ERROR\b:?\s*")
 _EXC_LINE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)):?\s?(?P<msg>.*)$")
 _WEIGHTS = re.compile(r"Loading weights took (?P<s>[\d.]+)")
-_NOT_WORK = ("Fetching", "Downloading", "Compiling")
 
 
 class LogParser:
@@ -78,7 +78,7 @@ class LogParser:
         self._reported = Phase.STARTING
         self._shards: ShardReading | None = None
         self._progress: ProgressReading | None = None
-        self._progress_key: list[int] | None = None
+        self._progress_key_seen: list[int] | None = None
         self._sigs: dict[str, list[int]] = {}
         self._root_key: list[Any] | None = None
         self._weights_s: float | None = None
@@ -169,7 +169,7 @@ class LogParser:
             "shards": None if self._shards is None else list(_shard_tuple(self._shards)),
             "progress": None if self._progress is None else [
                 self._progress.done, self._progress.total, self._progress.unit],
-            "progress_key": self._progress_key,
+            "progress_key": self._progress_key_seen,
             "sigs": {k: list(v) for k, v in self._sigs.items()},
             "root_key": self._root_key,
             "weights_s": self._weights_s,
@@ -195,7 +195,7 @@ class LogParser:
         p._shards = None if snap["shards"] is None else ShardReading(*snap["shards"])
         prog = snap["progress"]
         p._progress = None if prog is None else ProgressReading(int(prog[0]), int(prog[1]), str(prog[2]))
-        p._progress_key = snap["progress_key"]
+        p._progress_key_seen = snap["progress_key"]
         p._sigs = {k: list(v) for k, v in snap["sigs"].items()}
         p._root_key = snap["root_key"]
         p._weights_s = snap["weights_s"]
@@ -257,33 +257,63 @@ class LogParser:
         return buf[ps:pe], cr
 
     def _scan_region(self, buf: bytes, start: int, end: int, events: list[LogEvent]) -> None:
-        """Handle the complete lines in ``buf[start:end]`` (``end`` is just past a terminator)."""
+        """Handle the complete lines in ``buf[start:end]`` (``end`` is just past a terminator).
+
+        ``self._line_no`` counts the lines before ``counted``; terminators are counted lazily, only up to
+        lines that need a number, so skipped stretches cost one ``bytes.count`` each.
+        """
         state = (self._phase, self._ev.clean_line is not None)
         relevant = self._funnel.relevant(*state)
         hits: list[int] | None = None
+        progress: set[int] = set()
         hi = 0
-        cursor = start
+        cursor = counted = start
         while cursor < end:
             if self._tbs.any_open():
-                cursor = self._slow(buf, start, cursor, end, events)
+                self._line_no += count_terminators(buf, counted, cursor)
+                cursor = counted = self._slow(buf, start, cursor, end, events)
                 continue
             if hits is None:
                 hits = self._funnel.scan(buf, cursor, end, relevant)
+                prog = self._funnel.scan_progress(buf, cursor, end)
+                if prog:
+                    progress = set(prog)
+                    hits.extend(prog)
+                    hits.sort()
             hi = bisect_left(hits, cursor, hi)
             if hi >= len(hits):
-                self._line_no += count_terminators(buf, cursor, end)
                 break
             p = hits[hi]
             s = max(buf.rfind(b"\n", cursor, p), buf.rfind(b"\r", cursor, p)) + 1
             if s <= 0:
                 s = cursor
             e, nxt = line_end(buf, p, end)
-            self._line_no += count_terminators(buf, cursor, s) + 1
-            prev_raw, prev_cr = self._prev_line(buf, start, s)
-            checked = p < s + LINE_CAP and (self._phase, self._ev.clean_line is not None) == state
-            raw = buf[s:min(e, s + LINE_CAP)]
-            self._examine(raw, self._line_no, ending_at(buf, e, end), prev_raw, prev_cr, checked, events)
+            cap = min(e, s + LINE_CAP)
+            raw = buf[s:cap]
             cursor = nxt
+            if progress and p in progress:
+                j = hi + 1
+                while j < len(hits) and hits[j] < cap and hits[j] in progress:
+                    j += 1
+                if j >= len(hits) or hits[j] >= cap:  # only progress on this line
+                    reading = read_progress(raw)
+                    if reading is None:
+                        continue
+                    if not self._progress_news(reading):
+                        self._progress = reading
+                        continue
+                    self._line_no += count_terminators(buf, counted, s) + 1
+                    counted = nxt
+                    self._on_progress(reading, self._line_no, events)
+                    self._settle(self._line_no, "", events)
+                    continue
+            self._line_no += count_terminators(buf, counted, s) + 1
+            counted = nxt
+            prev_raw, prev_cr = self._prev_line(buf, start, s)
+            checked = p < cap and p not in progress and (
+                self._phase, self._ev.clean_line is not None) == state
+            self._examine(raw, self._line_no, ending_at(buf, e, end), prev_raw, prev_cr, checked, events)
+        self._line_no += count_terminators(buf, counted, end)
         self._prev_raw, self._prev_cr = self._prev_line(buf, start, end)
 
     def _slow(self, buf: bytes, region: int, cursor: int, end: int, events: list[LogEvent]) -> int:
@@ -302,18 +332,22 @@ class LogParser:
 
     # --- meaning --------------------------------------------------------------------------------------------
 
+    def _general(self, raw: bytes) -> bool:
+        return self._funnel.is_candidate(raw, self._funnel.relevant(self._phase, self._ev.clean_line is not None))
+
     def _examine(self, raw: bytes, line_no: int, ending: Ending, prev_raw: bytes | None, prev_cr: bool,
                  checked: bool, events: list[LogEvent]) -> None:
-        """One complete line.  ``checked``: the caller knows it holds a relevant needle."""
-        if not checked and not self._tbs.any_open():
-            relevant = self._funnel.relevant(self._phase, self._ev.clean_line is not None)
-            if not self._funnel.is_candidate(raw, relevant):
-                return
+        """One complete line.  ``checked``: the caller knows it holds a relevant (non-progress) needle."""
+        tb_open = self._tbs.any_open()
+        if not tb_open and not (checked or self._general(raw)):
+            self._progress_rule(raw, line_no, events)
+            self._settle(line_no, "", events)
+            return
         inherited = None
         if prev_cr and prev_raw is not None and b"pid=" in prev_raw:
             inherited = prefix_only(decode(prev_raw))
         line = parse_line(decode(raw), inherited)
-        if self._tbs.any_open():
+        if tb_open:
             consumed, done = self._tbs.feed(line, line_no, ending)
             for tb in done:
                 self._on_traceback(tb, events)
@@ -323,11 +357,12 @@ class LogParser:
                 return
             for tb in self._tbs.close_stale(line_no):
                 self._on_traceback(tb, events)
-            relevant = self._funnel.relevant(self._phase, self._ev.clean_line is not None)
-            if not self._funnel.is_candidate(raw, relevant):
+            if not self._general(raw):
+                self._progress_rule(raw, line_no, events)
                 self._settle(line_no, line.message, events)
                 return
         self._classify(line, line_no, prev_raw, events)
+        self._progress_rule(raw, line_no, events)
         self._settle(line_no, line.message, events)
 
     def _classify(self, line: ParsedLine, line_no: int, prev_raw: bytes | None,
@@ -367,7 +402,8 @@ class LogParser:
         causes = [s for s in sigs if s.severity is Severity.CAUSE]
         symptoms = [s for s in sigs if s.severity is Severity.SYMPTOM]
         warnings = [s for s in sigs if s.severity is Severity.WARNING]
-        first = (causes or symptoms or [None])[0]
+        ranked = causes or symptoms
+        first = ranked[0] if ranked else None
         cause = RootCause(exc, text[:4096], line.process, None, first.id if first else None, line_no,
                           first.hint if first else None)
         if causes:
@@ -393,24 +429,35 @@ class LogParser:
                                                    shards.eta_s, line_no))
                 self._shards = shards
                 self._advance(Phase.LOADING)
-        if "<" in msg or "Processed " in msg:
-            progress = read_progress(msg)
-            if progress is not None:
-                self._on_progress(progress, msg, line_no, events)
         if self._ev.clean_line is None and any(n in msg for n in CLEAN_NEEDLES) and CLEAN_RE.search(msg):
             self._ev.clean_line = line_no
             self._dirty = True
 
-    def _on_progress(self, progress: ProgressReading, msg: str, line_no: int,
-                     events: list[LogEvent]) -> None:
+    def _progress_rule(self, raw: bytes, line_no: int, events: list[LogEvent]) -> None:
+        if PROGRESS_RE.search(raw) is not None:
+            reading = read_progress(raw)
+            if reading is not None:
+                self._on_progress(reading, line_no, events)
+
+    def _progress_key(self, progress: ProgressReading) -> list[int]:
         pct = progress.done * 100 // progress.total if progress.total else progress.done
-        key = [progress.total, pct, int(progress.done >= progress.total)]
-        if key != self._progress_key:
-            self._progress_key = key
+        return [progress.total, pct, int(progress.done >= progress.total)]
+
+    def _progress_moves_phase(self) -> bool:
+        return self._phase.rank < Phase.RUNNING.rank and (
+            self._phase.rank >= Phase.LOADED.rank or self._phase is Phase.STARTING)
+
+    def _progress_news(self, progress: ProgressReading) -> bool:
+        """Would this reading emit an event or move the phase?"""
+        return self._progress_moves_phase() or self._progress_key(progress) != self._progress_key_seen
+
+    def _on_progress(self, progress: ProgressReading, line_no: int, events: list[LogEvent]) -> None:
+        key = self._progress_key(progress)
+        if key != self._progress_key_seen:
+            self._progress_key_seen = key
             events.append(ProgressReported(progress.done, progress.total, progress.unit, line_no))
         self._progress = progress
-        if self._phase.rank >= Phase.LOADED.rank or (
-                self._phase is Phase.STARTING and not any(w in msg for w in _NOT_WORK)):
+        if self._progress_moves_phase():
             self._advance(Phase.RUNNING)
 
     def _advance(self, phase: Phase) -> None:

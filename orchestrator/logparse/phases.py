@@ -20,13 +20,13 @@ class Phase(str, Enum):
 
     @property
     def rank(self) -> int:
-        return _ORDER.index(self)
+        return _RANK[self]
 
     def is_terminal(self) -> bool:
         return self in (Phase.STOPPED, Phase.FAILED)
 
 
-_ORDER = list(Phase)
+_RANK: dict[Phase, int] = {p: i for i, p in enumerate(Phase)}
 
 
 @dataclass(frozen=True)
@@ -75,14 +75,18 @@ _SHARDS_RE = re.compile(
     r":\s*\d+%\s*(?:Completed\s*)?\|[^|]*?(?P<done>\d+)/(?P<total>\d+)"
     r"(?:\s*\[(?P<elapsed>[\d:]+)<(?P<remaining>[\d:?]+)?,\s*(?P<rate>\?|[\d.]+)(?P<unit>it/s|s/it))?"
 )
-# tqdm: "37%|###7      | 37/100 [00:01<00:02, 30.00it/s, ok=1]" (bar_format may change the rest).
-PROGRESS_NEEDLES: tuple[str, ...] = ("<", "Processed ")
+# User progress is read from the raw bytes of a line (no decoding: tqdm frames are the most frequent
+# candidates in a long log).  tqdm: "37%|###7      | 37/100 [00:01<00:02, 30.00it/s, ok=1]".
+PROGRESS_RE = re.compile(rb"<[\d?]|Processed \d")
+#: What the funnel's progress pass looks for ("Processed N/M" lines come through the general funnel).
+TQDM_MARK_RE = re.compile(rb"<[\d?]")
+PROGRESS_NEEDLES: tuple[str, ...] = ("Processed ",)
 _TQDM_RE = re.compile(
-    r"(?P<done>\d+)/(?P<total>\d+) \[[\d:]+<[\d:?]*(?:,\s*(?:\?|[\d.]+)\s*(?P<unit>[A-Za-z_]+)/s"
-    r"|,\s*[\d.]+s/(?P<unit2>[A-Za-z_]+))?"
+    rb"(?P<done>\d+)/(?P<total>\d+) \[[\d:]+<[\d:?]*(?:,\s*(?:\?|[\d.]+)\s*(?P<unit>[A-Za-z_]+)/s"
+    rb"|,\s*[\d.]+s/(?P<unit2>[A-Za-z_]+))?"
 )
-_PROCESSED_RE = re.compile(r"Processed (?P<done>\d+)\s*/\s*(?P<total>\d+)(?: (?P<unit>[A-Za-z_]+))?")
-_CUDA_GRAPHS = "Capturing CUDA graphs"
+_PROCESSED_RE = re.compile(rb"Processed (?P<done>\d+)\s*/\s*(?P<total>\d+)(?: (?P<unit>[A-Za-z_]+))?")
+_NOT_USER = (b"Capturing CUDA graph", b"shards", b"Fetching", b"Downloading")
 
 
 @dataclass(frozen=True)
@@ -134,19 +138,16 @@ def read_shards(message: str) -> ShardReading | None:
     return ShardReading(done, total, rate, eta)
 
 
-def read_progress(message: str) -> ProgressReading | None:
-    """A user progress reading, or None (shard and CUDA-graph bars are not user progress)."""
-    if _CUDA_GRAPHS in message or "shards" in message:
-        return None
-    if "<" in message:
-        last = None
-        for last in _TQDM_RE.finditer(message):
-            pass
-        if last is not None:
-            unit = last.group("unit") or last.group("unit2") or "it"
-            return ProgressReading(int(last.group("done")), int(last.group("total")), unit)
-    if "Processed " in message:
-        m = _PROCESSED_RE.search(message)
-        if m:
-            return ProgressReading(int(m.group("done")), int(m.group("total")), m.group("unit") or "items")
+def read_progress(raw: bytes) -> ProgressReading | None:
+    """A user progress reading in a raw line, or None (shard and CUDA-graph bars are not user progress)."""
+    m = _TQDM_RE.search(raw)
+    if m is not None:
+        if any(w in raw for w in _NOT_USER):
+            return None
+        unit = m.group("unit") or m.group("unit2") or b"it"
+        return ProgressReading(int(m.group("done")), int(m.group("total")), unit.decode("ascii", "replace"))
+    m = _PROCESSED_RE.search(raw)
+    if m is not None:
+        unit = m.group("unit") or b"items"
+        return ProgressReading(int(m.group("done")), int(m.group("total")), unit.decode("ascii", "replace"))
     return None

@@ -50,6 +50,11 @@ class Catalogue:
 
     signatures: tuple[Signature, ...]
 
+    def __post_init__(self) -> None:
+        needles = sorted({n for s in self.signatures for n in s.needles}, key=len, reverse=True)
+        gate = re.compile("|".join(re.escape(n) for n in needles)) if needles else re.compile(r"(?!)")
+        object.__setattr__(self, "_gate", gate)
+
     def by_id(self, sig_id: str) -> Signature | None:
         for sig in self.signatures:
             if sig.id == sig_id:
@@ -58,6 +63,9 @@ class Catalogue:
 
     def match(self, text: str) -> list[Signature]:
         """Every signature shown by ``text``, in catalogue order."""
+        gate: re.Pattern[str] = getattr(self, "_gate")
+        if gate.search(text) is None:
+            return []
         return [s for s in self.signatures if s.matches(text)]
 
     def funnel_needles(self) -> tuple[str, ...]:
