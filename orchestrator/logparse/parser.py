@@ -349,10 +349,11 @@ class LogParser:
         line = parse_line(decode(raw), inherited)
         if tb_open:
             consumed, done = self._tbs.feed(line, line_no, ending)
+            if consumed:
+                self._traceback_line(line, line_no, events)
             for tb in done:
                 self._on_traceback(tb, events)
             if consumed:
-                self._traceback_line(line, line_no, events)
                 self._settle(line_no, line.message, events)
                 return
             for tb in self._tbs.close_stale(line_no):

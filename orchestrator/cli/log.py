@@ -1,0 +1,91 @@
+"""`eorch log analyze FILE... [--json]`: the offline verdict on vLLM job logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from orchestrator.cli.common import console, print_json
+from orchestrator.errors import NotFound, UsageError
+from orchestrator.logparse import Analysis, analyze_path, signature_hint
+
+
+def _check_readable(files: list[Path]) -> None:
+    for path in files:
+        try:
+            with open(path, "rb") as fh:
+                fh.read(1)
+        except FileNotFoundError:
+            raise NotFound(f"{path}: no such file") from None
+        except IsADirectoryError:
+            raise UsageError(f"{path}: is a directory, not a log file") from None
+        except OSError as err:
+            raise UsageError(f"{path}: cannot read: {err.strerror or err}") from None
+
+
+def _analyze(path: Path) -> Analysis:
+    try:
+        return analyze_path(path)
+    except OSError as err:
+        raise UsageError(f"{path}: cannot read: {err.strerror or err}") from None
+
+
+def _summary(name: str, a: Analysis) -> None:
+    verdict = "[bold red]FAILED[/]" if a.failed else "[green]not failed[/]"
+    console.print(f"[bold]{escape(name)}[/]  {a.lines} lines, {a.bytes} bytes")
+    console.print(f"  phase       {a.phase.value}    verdict: {verdict}")
+    if a.shards is not None:
+        s = a.shards
+        pct = f" ({100 * s.done // s.total}%)" if s.total else ""
+        extra = ""
+        if s.rate_per_s:
+            extra += f", {s.rate_per_s:.3g} shards/s"
+        if s.eta_s is not None and s.done < s.total:
+            extra += f", ETA {s.eta_s:.0f} s"
+        console.print(f"  shards      {s.done}/{s.total}{pct}{extra}")
+    if a.weights_load_s is not None:
+        console.print(f"  weights     loaded in {a.weights_load_s:.2f} s")
+    if a.progress is not None:
+        console.print(f"  progress    {a.progress.done}/{a.progress.total} {escape(a.progress.unit)}")
+    rc = a.root_cause
+    if rc is not None:
+        what = escape(rc.exception or "error line")
+        where = f" in {escape(rc.process)}" if rc.process else ""
+        sig = "  " + escape(f"[{rc.signature}]") if rc.signature else ""
+        console.print(f"  root cause  [bold]{what}[/]{where} (line {rc.line_no}){sig}", highlight=False)
+        message = escape(rc.message) if rc.message else "(empty message)"
+        console.print(f"              {message}", highlight=False, soft_wrap=True)
+        hint = rc.hint or (signature_hint(rc.signature) if rc.signature else None)
+        if hint:
+            console.print(f"  hint        {escape(hint)}", highlight=False)
+    if a.signatures:
+        sigs = ", ".join(f"{escape(s.id)} x{s.count} (line {s.first_line})" for s in a.signatures)
+        console.print(f"  signatures  {sigs}", highlight=False)
+    if rc is not None and rc.traceback:
+        console.print("  traceback:")
+        for line in rc.traceback.splitlines():
+            console.print(f"    {escape(line)}", highlight=False, soft_wrap=True)
+    console.print()
+
+
+def analyze(
+    files: Annotated[list[Path], typer.Argument(help="log files to read", show_default=False)],
+    json_: Annotated[bool, typer.Option("--json", help="print a JSON array, one object per file")] = False,
+) -> None:
+    """Read whole log files and say how far each job got, whether it failed, and why."""
+    _check_readable(files)
+    results = [(str(path), _analyze(path)) for path in files]
+    if json_:
+        print_json([a.to_json(file=name) for name, a in results])
+        return
+    for name, a in results:
+        _summary(name, a)
+
+
+def register(app: typer.Typer) -> None:
+    log_app = typer.Typer(name="log", help="Understand job logs offline.", no_args_is_help=True)
+    log_app.command()(analyze)
+    app.add_typer(log_app, name="log")
