@@ -63,7 +63,8 @@ MARKERS: tuple[Marker, ...] = (
 CLEAN_NEEDLES: tuple[str, ...] = ("[shutdown]", "Shutting down", "Application shutdown complete", "Done.",
                                   "Data generation complete!")
 CLEAN_RE = re.compile(
-    r"^\[shutdown\]|^Shutting down\.?$|Application shutdown complete|^Done\.?$|Data generation complete!"
+    r"^\[shutdown\]|^(?:INFO:\s+)?Shutting down\.?$|Application shutdown complete|^\s*Done\.\s*$"
+    r"|Data generation complete!"
 )
 
 # --- progress ---------------------------------------------------------------------------------------------

@@ -1,0 +1,106 @@
+"""Property: however the byte stream is cut into chunks (and snapshotted/restored between them), the
+parser emits the same events and reaches the same verdict as when fed in one piece."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from orchestrator.logparse import LogParser
+from orchestrator.logparse.events import LogEvent
+from tests.unit.logparse.conftest import LOG_DIR, parse_all
+
+FIXTURES = {p.name: p.read_bytes() for p in sorted(LOG_DIR.glob("*.log"))}
+
+# Pieces that stress the splitter: every terminator, prefixes split from their \r, ANSI, NUL, bad UTF-8.
+PIECES = [
+    b"\n", b"\r", b"\r\n", b"\r\r\n", b"\x00", b"\xff\xfe", b"\x1b[31m", b"\x1b[0m",
+    b"(Worker_TP3 pid=12) ", b"(EngineCore pid=7) INFO 11-29 10:02:27 [core.py:1512] ",
+    b"(Worker_TP0 pid=1) ERROR 02-21 21:43:12 [multiproc_executor.py:863] ",
+    b"Traceback (most recent call last):", b'  File "x.py", line 1, in f', b"    assert x",
+    b"AssertionError", b"RuntimeError: Worker failed with error '', please check the stack trace above",
+    b"During handling of the above exception, another exception occurred:",
+    b"Loading safetensors checkpoint shards:  84% Completed | 54/64 [15:18<02:50, 17.00s/it]",
+    b" 37%|###7      | 37/100 [00:01<00:02, 30.00it/s]", b"Processed 3/10 samples",
+    b"Parent process exited, terminating worker", b"WorkerProc shutting down.", b"ERROR: ",
+    b"[shutdown] API server: shutdown triggered", b"Done.", b"Loading weights took 3.20 seconds",
+    b"init engine (profile, create kv cache, warmup model) took 9.1 s",
+    b'INFO:     127.0.0.1:1 - "POST /v1/completions HTTP/1.1" 200 OK', b"plain text ", b"Process EngineCore:",
+    b"No available shared memory broadcast block found in 60 second.", b"NCCL error: unhandled system error",
+]
+
+streams = st.lists(st.sampled_from(PIECES), max_size=80).map(b"".join)
+
+
+def _dicts(events: list[LogEvent]) -> list[dict[str, object]]:
+    return [e.to_dict() for e in events]
+
+
+def _cuts(data: bytes, fractions: list[float]) -> list[int]:
+    points = sorted({int(f * len(data)) for f in fractions})
+    return [b - a for a, b in zip([0, *points], points)]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=streams, fractions=st.lists(st.floats(0, 1), max_size=12))
+def test_any_split_gives_same_events_and_verdict(data: bytes, fractions: list[float]) -> None:
+    """Random streams of tricky pieces, cut anywhere."""
+    whole_events, whole = parse_all(data)
+    events, parser = parse_all(data, _cuts(data, fractions))
+    assert _dicts(events) == _dicts(whole_events)
+    assert parser.analysis() == whole.analysis()
+    assert parser.line_end_offset == whole.line_end_offset
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(sorted(FIXTURES)), fractions=st.lists(st.floats(0, 1), min_size=1, max_size=20))
+def test_fixture_any_split(name: str, fractions: list[float]) -> None:
+    """Real and synthetic fixtures, cut anywhere."""
+    data = FIXTURES[name]
+    whole_events, whole = parse_all(data)
+    events, parser = parse_all(data, _cuts(data, fractions))
+    assert _dicts(events) == _dicts(whole_events)
+    assert parser.analysis() == whole.analysis()
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.one_of(streams, st.sampled_from(sorted(FIXTURES)).map(FIXTURES.__getitem__)),
+       fractions=st.lists(st.floats(0, 1), min_size=1, max_size=8))
+def test_snapshot_restore_anywhere(data: bytes, fractions: list[float]) -> None:
+    """Snapshot after each chunk, restore through JSON, re-feed from line_end_offset: same result."""
+    whole_events, whole = parse_all(data)
+    parser = LogParser()
+    events: list[LogEvent] = []
+    pos = 0
+    for size in [*_cuts(data, fractions), len(data)]:
+        end = min(len(data), pos + size)
+        events += parser.feed(data[pos:end])
+        snap = json.loads(json.dumps(parser.snapshot()))
+        parser = LogParser.restore(snap)
+        pos = parser.line_end_offset  # the follower re-reads the partial line
+    events += parser.feed(data[pos:])
+    events += parser.finish()
+    assert _dicts(events) == _dicts(whole_events)
+    assert parser.analysis() == whole.analysis()
+
+
+def test_cr_then_lf_across_chunks_is_one_terminator() -> None:
+    """A \\r ending one chunk and a \\n starting the next make one line break, also across a restore."""
+    parser = LogParser()
+    parser.feed(b"first\r")
+    assert parser.analysis().lines == 1
+    parser = LogParser.restore(parser.snapshot())
+    parser.feed(b"\nsecond\n")
+    parser.finish()
+    assert parser.analysis().lines == 2
+    assert parser.line_end_offset == len(b"first\r\nsecond\n")
+
+
+def test_snapshot_stays_small_with_a_huge_traceback() -> None:
+    """An open traceback of 10 MB keeps the snapshot under ~100 KiB."""
+    body = b"".join(b'  File "x.py", line %d, in f\n' % i for i in range(300_000))
+    parser = LogParser()
+    parser.feed(b"Traceback (most recent call last):\n" + body)
+    assert len(json.dumps(parser.snapshot())) < 100 * 1024

@@ -1,0 +1,78 @@
+"""The splitter: terminators, caps, decoding."""
+
+from __future__ import annotations
+
+import resource
+
+from orchestrator.logparse import LogParser
+from orchestrator.logparse.lines import LINE_CAP, decode
+from orchestrator.logparse.prefixes import parse_line
+from tests.unit.logparse.conftest import parse_all
+
+
+class TestTerminators:
+    def test_lf_crlf_and_bare_cr_each_end_a_line(self) -> None:
+        """\\n, \\r\\n and a bare \\r each count as one line break."""
+        _, p = parse_all(b"a\nb\r\nc\rd\n")
+        assert p.analysis().lines == 4
+
+    def test_tqdm_frames_on_one_physical_line_are_separate_lines(self) -> None:
+        """Frames joined by \\r are lines of their own; the last reading wins."""
+        frames = b"".join(
+            b"\rLoading safetensors checkpoint shards: %3d%% Completed | %d/64 [00:01<00:02, 2.00it/s]" % (
+                k * 100 // 64, k) for k in range(0, 55))
+        _, p = parse_all(frames + b"\n")
+        a = p.analysis()
+        assert a.lines == 56  # the empty line before the first \r, 55 frames
+        assert a.shards is not None and (a.shards.done, a.shards.total) == (54, 64)
+
+    def test_trailing_partial_line_counts_only_after_finish(self) -> None:
+        """A line without terminator is pending until finish()."""
+        p = LogParser()
+        p.feed(b"done line\npartial")
+        assert p.analysis().lines == 1
+        assert p.line_end_offset == len(b"done line\n")
+        p.finish()
+        assert p.analysis().lines == 2
+        assert p.analysis().bytes == len(b"done line\npartial")
+
+
+class TestHugeLine:
+    def test_fifty_megabytes_without_newline_keeps_memory_bounded(self) -> None:
+        """A 50 MB line fed in 1 MB chunks: bytes are all counted, only LINE_CAP of it is kept."""
+        p = LogParser()
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        chunk = b"x" * (1 << 20)
+        for _ in range(50):
+            p.feed(chunk)
+        assert len(p._pending) <= LINE_CAP  # noqa: SLF001 - the cap is the point of this test
+        p.feed(b" ERROR: tail\nTraceback (most recent call last):\n  File \"a\", line 1\nValueError: boom\n")
+        p.finish()
+        a = p.analysis()
+        grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+        assert grown_kib < 40 * 1024
+        assert a.bytes == 50 * (1 << 20) + len(
+            b" ERROR: tail\nTraceback (most recent call last):\n  File \"a\", line 1\nValueError: boom\n")
+        assert a.lines == 4
+        assert a.root_cause is not None and a.root_cause.exception == "ValueError"
+
+    def test_huge_line_in_one_chunk_is_capped_when_examined(self) -> None:
+        """A needle past the cap of a giant line is not read (both as one chunk and split)."""
+        data = b"a" * (LINE_CAP + 10) + b" ERROR: late\n"
+        whole_events, whole = parse_all(data)
+        events, split = parse_all(data, [5000] * 5)
+        assert whole.analysis() == split.analysis()
+        assert not whole.analysis().failed
+
+
+class TestDecoding:
+    def test_invalid_utf8_and_nul_do_not_break_parsing(self) -> None:
+        """Bad bytes are replaced and NULs dropped."""
+        text = decode(b"ab\x00c\xff\xfed")
+        assert "\x00" not in text and text.startswith("abc") and text.endswith("d")
+
+    def test_ansi_colours_are_stripped_before_prefix_parsing(self) -> None:
+        """A TTY-coloured 0.16 prefix still names the process."""
+        line = parse_line(decode(b"\x1b[36m(Worker_TP3 pid=9)\x1b[0m \x1b[31mERROR\x1b[0m 02-21 21:43:12 "
+                                 b"[multiproc_executor.py:863] boom"))
+        assert (line.process, line.pid, line.level, line.message) == ("Worker_TP3", 9, "ERROR", "boom")

@@ -1,0 +1,49 @@
+"""Process prefixes of both vLLM eras, and unprefixed lines."""
+
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.logparse.prefixes import MAIN, multiprocessing_header, parse_line, prefix_only
+from tests.unit.logparse.conftest import parse_all
+
+
+@pytest.mark.parametrize(
+    ("text", "process", "pid", "level", "message"),
+    [
+        ("(Worker_TP3 pid=255661) INFO 02-21 21:43:13 [multiproc_executor.py:732] Parent process exited",
+         "Worker_TP3", 255661, "INFO", "Parent process exited"),
+        ("(EngineCore pid=7) INFO 11-29 10:02:27 [core.py:1512] msg", "EngineCore", 7, "INFO", "msg"),
+        ("(APIServer pid=1) WARNING 11-29 10:02:27 [x.py:1] w", "APIServer", 1, "WARNING", "w"),
+        ("(Worker pid=3) ERROR 11-29 10:02:27 [x.py:1] e", "Worker", 3, "ERROR", "e"),
+        ("(EngineCore_DP0 pid=4) DEBUG 11-29 10:02:27 [x.py:1] d", "EngineCore_DP0", 4, "DEBUG", "d"),
+        ("(VllmWorker-0 pid=5) WARNING 11-29 10:07:59 [vllm.py:725] early", "VllmWorker-0", 5, "WARNING", "early"),
+        ("(Worker_TP0 pid=9) Loading safetensors checkpoint shards: 0%", "Worker_TP0", 9, None,
+         "Loading safetensors checkpoint shards: 0%"),
+        ("(RayWorkerProc pid=8, ip=10.0.0.2) (Worker_DP0_TP0_EP0 pid=9) INFO 11-29 10:02:27 [a.py:1] ray",
+         "Worker_DP0_TP0_EP0", 9, "INFO", "ray"),
+        ("INFO:     Application startup complete.", MAIN, None, None, "INFO:     Application startup complete."),
+        ("Traceback (most recent call last):", MAIN, None, None, "Traceback (most recent call last):"),
+    ],
+)
+def test_parse_line(text: str, process: str, pid: int | None, level: str | None, message: str) -> None:
+    """Each style splits into process, pid, level and message."""
+    line = parse_line(text)
+    assert (line.process, line.pid, line.level, line.message) == (process, pid, level, message)
+
+
+def test_prefix_only_and_multiprocessing_header() -> None:
+    """0.16 writes a bare prefix before tqdm's \\r; multiprocessing names a child before its traceback."""
+    assert prefix_only("(Worker_TP0 pid=256850) ") == ("Worker_TP0", 256850)
+    assert prefix_only("(Worker_TP0 pid=256850) x") is None
+    assert multiprocessing_header("Process EngineCore:") == "EngineCore"
+
+
+def test_tqdm_frame_after_bare_prefix_belongs_to_that_worker() -> None:
+    """`(Worker_TP0 pid=1) \\rLoading ...` : the frame is Worker_TP0's, also when split at the \\r."""
+    data = (b"(Worker_TP0 pid=1) \rLoading safetensors checkpoint shards:  84% Completed | 54/64 "
+            b"[15:18<02:50, 17.00s/it]\n(Worker_TP0 pid=1) \rTraceback (most recent call last):\n")
+    for cuts in ([], [20], [19, 1]):
+        events, p = parse_all(data, cuts)
+        shards = [e for e in events if e.kind == "shards_progressed"]
+        assert shards and shards[0].to_dict()["done"] == 54
