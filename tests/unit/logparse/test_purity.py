@@ -1,0 +1,30 @@
+"""orchestrator.logparse imports only the standard library (and itself)."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import orchestrator.logparse as pkg
+
+PKG_DIR = Path(pkg.__file__).parent
+
+
+def test_only_stdlib_imports() -> None:
+    for path in PKG_DIR.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            for name in names:
+                top = name.split(".")[0]
+                ok = top in sys.stdlib_module_names or name.startswith("orchestrator.logparse")
+                assert ok, f"{path.name} imports {name}"
+
+
+def test_catalogue_ships_with_the_package() -> None:
+    assert (PKG_DIR / "signatures.toml").is_file()

@@ -1,0 +1,98 @@
+"""The signature catalogue: data, not code.  Adding a signature = a TOML entry + one EXAMPLES line here."""
+
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.logparse import Severity, load_catalogue, parse_catalogue, signature_hint
+from orchestrator.logparse.funnel import build_funnel
+from orchestrator.logparse.signatures import CatalogueError
+from tests.unit.logparse.conftest import parse_all
+
+REQUIRED = {"cuda_oom", "kv_cache_memory", "nccl_error", "worker_exception", "worker_died", "engine_dead",
+            "engine_init_failed", "parent_exited", "worker_shutdown", "broadcast_wait", "empty_error",
+            "block_hasher_missing", "sample_tokens_order", "hs_write_failed"}
+
+# One real-looking line per signature (prefix-stripped message text).
+EXAMPLES = {
+    "cuda_oom": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+    "startup_free_memory": "ValueError: Free memory on device cuda:0 (1.2/94.9 GiB) on startup is less than "
+                           "desired GPU memory utilization (0.9, 85.4 GiB).",
+    "kv_cache_memory": "ValueError: No available memory for the cache blocks. Try increasing "
+                       "`gpu_memory_utilization` when initializing the engine.",
+    "nccl_error": "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)",
+    "worker_exception": "WorkerProc hit an exception.",
+    "worker_failed_echo": "RuntimeError: Worker failed with error 'boom', please check the stack trace above "
+                          "for the root cause",
+    "worker_died": "Worker proc VllmWorker-0 died unexpectedly (exit code: 0), shutting down executor.",
+    "engine_dead": "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack "
+                   "trace (above) for the root cause.",
+    "engine_init_failed": "RuntimeError: Engine core initialization failed. See root cause above. Failed core "
+                          "proc(s): {'EngineCore': 1}",
+    "parent_exited": "Parent process exited, terminating worker queues",
+    "worker_shutdown": "WorkerProc shutting down.",
+    "broadcast_wait": "No available shared memory broadcast block found in 60 seconds. This typically happens "
+                      "when some processes are hanging or doing some time-consuming work.",
+    "rpc_timeout": "TimeoutError: RPC call to execute_model timed out.",
+    "empty_error": "ERROR: ",
+    "block_hasher_missing": "    assert len(request.block_hashes) >= num_full_blocks",
+    "sample_tokens_order": "RuntimeError: sample_tokens() must be called after execute_model() returns None.",
+    "tensor_bool_ambiguous": "RuntimeError: Boolean value of Tensor with more than one value is ambiguous",
+    "hs_write_failed": "Hidden-states write failed for req_id=cmpl-1: RuntimeError('pin_memory=True requires "
+                       "a CUDA or other accelerator backend')",
+    "client_aborted": "Aborting: 5 consecutive samples errored out. The vLLM server may be unreachable.",
+    "sample_skipped": "Skipping sample 17 due to error: ReadTimeout",
+}
+
+
+def test_required_ids_are_present() -> None:
+    assert REQUIRED <= {s.id for s in load_catalogue().signatures}
+
+
+def test_every_signature_has_an_example_here() -> None:
+    """A new TOML entry without an example line fails here: add one to EXAMPLES."""
+    assert {s.id for s in load_catalogue().signatures} == set(EXAMPLES)
+
+
+@pytest.mark.parametrize("sig_id", sorted(EXAMPLES))
+def test_example_matches_its_signature(sig_id: str) -> None:
+    """Each example is recognised, with its severity, versions and a one-line hint."""
+    sig = load_catalogue().by_id(sig_id)
+    assert sig is not None
+    assert sig.id in [s.id for s in load_catalogue().match(EXAMPLES[sig_id])]
+    assert sig.versions and sig.hint and "\n" not in sig.hint
+    assert sig.severity in set(Severity)
+    assert signature_hint(sig_id) == sig.hint
+
+
+def test_unknown_hint_is_none() -> None:
+    assert signature_hint("no_such_signature") is None
+
+
+def test_funnel_sees_every_funnel_needle() -> None:
+    """Each needle of a funnel=true signature is found by the scanner (directly or through an atom)."""
+    funnel = build_funnel(load_catalogue())
+    texts = [n.text for n in funnel.needles]
+    for sig in load_catalogue().signatures:
+        if sig.funnel:
+            for needle in sig.needles:
+                assert any(t in needle.encode() for t in texts), needle
+
+
+def test_examples_are_found_in_a_log_line() -> None:
+    """Each example written as a 0.16 worker log line is counted by the parser."""
+    for sig_id, text in EXAMPLES.items():
+        line = f"(Worker_TP1 pid=3) ERROR 02-21 21:43:12 [x.py:1] {text}\n".encode()
+        if sig_id == "block_hasher_missing":
+            line = b"Traceback (most recent call last):\n  File \"b.py\", line 1, in f\n" + text.encode() + b"\nAssertionError\n"
+        if sig_id == "empty_error":
+            line = b"ERROR: \n"
+        _, p = parse_all(line)
+        assert sig_id in {s.id for s in p.analysis().signatures}, sig_id
+
+
+def test_bad_catalogue_is_rejected() -> None:
+    with pytest.raises(CatalogueError):
+        parse_catalogue('[[signature]]\nid = "x"\nseverity = "fatal"\nneedles = ["a"]\npattern = "a"\nhint = "h"\n')
+    with pytest.raises(CatalogueError):
+        parse_catalogue('[[signature]]\nid = "x"\nseverity = "cause"\nneedles = []\npattern = "a"\nhint = "h"\n')
