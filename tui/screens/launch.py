@@ -181,5 +181,6 @@ class LaunchScreen(Screen[None]):
         self.launching = False
         self.notify(f"launched run {message.run_id} ({message.name}) on {message.host}")
         self.eorch.refresh_runs()
-        self.app.pop_screen()
-        self.eorch.open_run(message.run_id)
+        from tui.screens.run_detail import RunDetailScreen
+
+        self.app.switch_screen(RunDetailScreen(message.run_id))

@@ -90,6 +90,8 @@ class RunDetailScreen(Screen[None]):
         ) if x)
         if detail.log_path:
             pane.start(detail.row.id, detail.row.host, detail.log_path, detail.log_offset)
+        else:
+            pane.show_note("no log yet: the run has no directory on its host")
         if first:
             pane.query_one("#log-text").focus()
 

@@ -28,12 +28,16 @@ def disk_summary(facts: dict[str, Any] | None) -> str:
 
 def facts_text(name: str, facts: dict[str, Any] | None, error: str | None = None) -> Text:
     """Everything a check said about one host, one GPU a line."""
+    text = Text()
     if error:
-        return Text(f"{name}: unreachable — {error}", style="red")
+        text.append(f"{name}: unreachable — {error}", style="red")
+        if not facts:
+            return text
+        text.append("\nlast known facts:\n", style="dim")
     if not facts:
-        return Text(f"{name}: not checked yet (r to check)", style="dim")
-    text = Text.assemble((name, "bold"), f": {facts.get('hostname', '?')} · {facts.get('os', '?')} · "
-                         f"Python {facts.get('python', '?')}")
+        return Text(f"{name}: not checked yet (ctrl+r / r to check)", style="dim")
+    text.append_text(Text.assemble((name, "bold"), f": {facts.get('hostname', '?')} · {facts.get('os', '?')} · "
+                                   f"Python {facts.get('python', '?')}"))
     text.append(f"\ndisk: {disk_summary(facts)} free under {facts.get('root', '?')}")
     gpus = facts.get("gpus") or []
     if not gpus:

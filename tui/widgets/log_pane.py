@@ -20,6 +20,7 @@ from textual.widgets import Input, RichLog, Static
 
 from orchestrator import commands
 from orchestrator.errors import EorchError
+from orchestrator.transport import RemoteProcess, Transport
 from tui.messages import LogFollowFailed, LogLinesReceived
 
 MAX_LINES = 5000
@@ -60,6 +61,17 @@ def styled(line: str) -> Text:
     elif " WARNING " in line or line.startswith("WARNING"):
         text.stylize("yellow")
     return text
+
+
+async def _start_unless_cancelled(transport: Transport, argv: list[str]) -> RemoteProcess:
+    """Start a stream; if we are cancelled meanwhile, stop the process that did start, then give up."""
+    starting = asyncio.ensure_future(transport.start(argv))
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        proc = await starting
+        await proc.stop()
+        raise
 
 
 class LogPane(Vertical):
@@ -114,7 +126,8 @@ class LogPane(Vertical):
             proc = None
             try:
                 session = await ctx.session(host)
-                proc = await session.transport.start(commands.follow_file(path, offset + len(pending)))
+                argv = commands.follow_file(path, offset + len(pending))
+                proc = await _start_unless_cancelled(session.transport, argv)
                 while chunk := await proc.read(READ_SIZE):
                     lines, pending = split_lines(pending + chunk)
                     if skip_partial and lines:
@@ -151,6 +164,10 @@ class LogPane(Vertical):
         if message.run_id == self.run_id:
             self.note = f"cannot read the log: {message.error} (retrying)"
             self._update_status()
+
+    def show_note(self, note: str) -> None:
+        self.note = note
+        self._update_status()
 
     def _update_status(self) -> None:
         parts = ["following" if self.following else "paused (p to follow)", f"{len(self.lines)} lines"]
