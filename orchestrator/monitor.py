@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import logging
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +25,8 @@ from orchestrator.notices import HostReachabilityChanged, LogTruncated, Notice, 
 from orchestrator.runstate import Liveness, RunStatus, status_from_liveness
 from orchestrator.store import queries
 from orchestrator.store.models import Run
+
+log = logging.getLogger("eorch.monitor")
 
 DRAIN_TIMEOUT_S = 30.0
 BACKOFF_MAX_S = 30.0
@@ -242,6 +245,8 @@ class Monitor:
                 hosts = self._pending_hosts()
                 for host in hosts:
                     task = self.watchers.get(host)
+                    if task is not None and task.done() and not task.cancelled() and task.exception():
+                        log.error("watching host %s failed: %r", host, task.exception())
                     if task is None or task.done():
                         self.watchers[host] = asyncio.create_task(HostWatcher(self, host).run(), name=f"host-{host}")
                 if not hosts and not forever:

@@ -57,6 +57,8 @@ class Wrapper:
         return procs.pids_with_marker("EORCH_RUN_ID", self.run_id)
 
     def on_terminate(self, signum: int, _frame: object) -> None:
+        if self.stopping:  # our own killpg below signals us too
+            return
         self.stopping = True
         procs.signal_group(os.getpgid(0), signal.SIGTERM)
         procs.signal_pids(self.run_pids(), signal.SIGTERM)
