@@ -113,3 +113,17 @@ class TestCancel:
         assert marked_pids(run.run_dir.name) == []
         outputs = [e for e in run.events if e["kind"] == "outputs"][-1]
         assert 0 < outputs["samples"] < 400 and outputs["verified"] is False
+
+
+class TestPrepareData:
+    """Chat JSONL is prepared first (speculators prepare-data rendering through the run's own server)."""
+
+    def test_chat_jsonl(self, engine_python: Path, tiny: dict[str, Any], tmp_path: Path) -> None:
+        out = tmp_path / "hs"
+        run = run_recipe(eagle3_spec(engine_python, tiny, out, data=tiny["chat"]), tmp_path / "run-prepare")
+        assert run.rc == 0, run.log[-3000:]
+        assert [s for s, st in run.steps("done")] == ["serve", "prepare", "extract", "verify", "stop"]
+        assert (out / "prepared" / "state.json").exists()
+        assert "--enable-scale-out" in run.log
+        outputs = [e for e in run.events if e["kind"] == "outputs"][-1]
+        assert outputs["verified"] and outputs["samples"] >= 1

