@@ -28,8 +28,8 @@ from orchestrator.logparse.tracebacks import HEADERS
 #: Short needles that cover many rule needles: a rule needle containing one of these is found through it,
 #: so the funnel makes one pass for the atom instead of one per rule needle.
 ATOMS: tuple[str, ...] = (
-    "Error", "ERROR", "Exception", "EngineCore", "Engine core", "Traceback", "hut", "Worker", "Parent", "Process",
-    "No available", "NCCL", "Done.", "Data generation",
+    "Error", "ERROR", "Exception", "Engine core", "Traceback", "WorkerProc", "Worker proc",
+    "Parent", "Process", "hut", "No available", "NCCL", "Done.", "Data generation",
 )
 #: Lines worth reading whatever the state: errors, tracebacks and error-level records.
 ERROR_NEEDLES: tuple[str, ...] = ("Error", "ERROR", "Traceback")

@@ -313,6 +313,11 @@ class LogParser:
             checked = p < cap and p not in progress and (
                 self._phase, self._ev.clean_line is not None) == state
             self._examine(raw, self._line_no, ending_at(buf, e, end), prev_raw, prev_cr, checked, events)
+            if (self._phase, self._ev.clean_line is not None) != state:
+                # Fewer needles are relevant now: rescan the rest of the region with the smaller set.
+                state = (self._phase, self._ev.clean_line is not None)
+                relevant = self._funnel.relevant(*state)
+                hits, progress, hi = None, set(), 0
         self._line_no += count_terminators(buf, counted, end)
         self._prev_raw, self._prev_cr = self._prev_line(buf, start, end)
 
