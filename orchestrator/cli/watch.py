@@ -27,9 +27,14 @@ def _describe_end(run: Run) -> str:
         text += f", exit {run.exit_code}"
     cause = run.root_cause or {}
     if cause:
-        text += f" — root cause: {cause.get('exception') or 'error'}: {cause.get('message') or '(empty)'}"
+        text += f" — root cause: {cause.get('exception') or 'error'}: {cause.get('message') or '(empty message)'}"
         if cause.get("process"):
             text += f" [{cause['process']}]"
+        if cause.get("signature"):
+            from orchestrator.logparse import signature_hint
+
+            text += f"\n  {cause['signature']}: {signature_hint(cause['signature']) or ''}"
+        text += f"\n  details: eorch show {run.id}"
     return text
 
 
@@ -152,10 +157,6 @@ def watch(
         raise typer.Exit(130) from None
     with ctx.db() as s:
         final = [s.get(Run, r) for r in watched]
-    if printer.live:
-        for run in final:
-            if run is not None and RunStatus(run.status).is_terminal():
-                console.print(_describe_end(run), highlight=False, markup=False)
     if until_done and not all(r is not None and r.status == RunStatus.SUCCEEDED.value for r in final):
         raise typer.Exit(1)
 
