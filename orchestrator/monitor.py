@@ -21,7 +21,7 @@ from orchestrator.context import Context
 from orchestrator.errors import HostError, MonitorBusy
 from orchestrator.follower import LogFollower, StepEventFollower
 from orchestrator.hosts import HostSession, RemoteOpFailed
-from orchestrator.notices import HostReachabilityChanged, LogTruncated, Notice, RunStatusChanged
+from orchestrator.notices import HostReachabilityChanged, LogTruncated, Notice, RunProgressed, RunStatusChanged
 from orchestrator.runstate import Liveness, RunStatus, status_from_liveness
 from orchestrator.store import queries
 from orchestrator.store.models import Run
@@ -30,6 +30,13 @@ log = logging.getLogger("eorch.monitor")
 
 DRAIN_TIMEOUT_S = 30.0
 BACKOFF_MAX_S = 30.0
+# New output often comes just before an exit (a crash prints its traceback, then dies): after output, check
+# liveness every FAST_POLL_S for a short while, longer after an error, so a crash is recorded (and alerted)
+# within ~100 ms instead of up to a poll interval later.
+WAKE_EVENT_KINDS = frozenset({"error_seen", "traceback_completed", "root_cause_found"})
+FAST_POLL_S = 0.05
+FAST_POLLS_AFTER_OUTPUT = 6
+FAST_POLLS_AFTER_ERROR = 60
 
 
 class MonitorLock:
@@ -82,6 +89,8 @@ class HostWatcher:
         self.host = host
         self.followed: dict[str, _Followed] = {}
         self.reachable: bool | None = None
+        self.wake = asyncio.Event()
+        self.fast_polls = 0
 
     def _set_reachable(self, reachable: bool, error: str | None = None) -> None:
         if self.reachable == reachable:
@@ -113,9 +122,24 @@ class HostWatcher:
                     await asyncio.sleep(backoff)
                     backoff = min(backoff * 2, BACKOFF_MAX_S)
                     continue
-                await asyncio.sleep(self.monitor.poll_interval)
+                await self._pause()
         finally:
             self._stop_followers()
+
+    def wake_up(self, polls: int) -> None:
+        self.fast_polls = max(self.fast_polls, polls)
+        self.wake.set()
+
+    async def _pause(self) -> None:
+        if self.fast_polls > 0:
+            self.fast_polls -= 1
+            await asyncio.sleep(FAST_POLL_S)
+            return
+        try:
+            await asyncio.wait_for(self.wake.wait(), self.monitor.poll_interval)
+        except asyncio.TimeoutError:
+            pass
+        self.wake.clear()
 
     def _active_runs(self) -> list[Run]:
         with self.ctx.db() as s:
@@ -229,8 +253,14 @@ class Monitor:
         self.tickers = [*tickers, *(t for t in (getattr(x, "tick", None) for x in listeners) if callable(t))]
         self.poll_interval = poll_interval or ctx.settings.config.monitor.poll_interval_s
         self.watchers: dict[str, asyncio.Task[None]] = {}
+        self.host_watchers: dict[str, HostWatcher] = {}
 
     def notify(self, notice: Notice) -> None:
+        if isinstance(notice, RunProgressed):
+            error = any(e.get("kind") in WAKE_EVENT_KINDS for e in notice.events)
+            for watcher in self.host_watchers.values():
+                if notice.run_id in watcher.followed:
+                    watcher.wake_up(FAST_POLLS_AFTER_ERROR if error else FAST_POLLS_AFTER_OUTPUT)
         for listener in self.listeners:
             listener(notice)
 
@@ -248,7 +278,8 @@ class Monitor:
                     if task is not None and task.done() and not task.cancelled() and task.exception():
                         log.error("watching host %s failed: %r", host, task.exception())
                     if task is None or task.done():
-                        self.watchers[host] = asyncio.create_task(HostWatcher(self, host).run(), name=f"host-{host}")
+                        watcher = self.host_watchers[host] = HostWatcher(self, host)
+                        self.watchers[host] = asyncio.create_task(watcher.run(), name=f"host-{host}")
                 if not hosts and not forever:
                     return
                 for tick in self.tickers:
