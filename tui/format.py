@@ -29,6 +29,11 @@ def span(seconds: float | None) -> str:
     return f"{s // 86400}d{s % 86400 // 3600:02d}h"
 
 
+def short_span(seconds: float) -> str:
+    """Like span, without the seconds once they no longer matter (10 minutes to an hour): `11m`."""
+    return f"{int(seconds) // 60}m" if 600 <= seconds < 3600 else span(seconds)
+
+
 def age(created: datetime, now: datetime) -> str:
     return span((now - created).total_seconds())
 
@@ -65,7 +70,7 @@ def progress_cell(row: RunRow, width: int = 8) -> str:
     done, total, _rate, eta, _unit = progress
     text = f"{bar(done, total, width)} {done}/{total}"
     if eta is not None and not row.terminal and done < total:
-        text += f" {span(eta)}"
+        text += f" {short_span(eta)}"
     return text
 
 

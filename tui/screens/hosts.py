@@ -55,7 +55,7 @@ class HostsScreen(Screen[None]):
     def on_mount(self) -> None:
         self.sub_title = "hosts"
         table = self.query_one(DataTable)
-        for label, width in (("host", 12), ("reachability", 16), ("GPUs (free per GPU)", 30), ("disk free", 10)):
+        for label, width in (("host", 10), ("reachability", 14), ("GPUs (free per GPU)", 36), ("disk free", 10)):
             table.add_column(label, key=label, width=width)
         table.focus()
         self.load()

@@ -9,7 +9,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Header, Input, Label, Select, Static
 
@@ -43,17 +43,22 @@ class LaunchScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         with VerticalScroll(id="launch-form"):
-            yield Label("host")
-            yield Select[str]([], prompt="pick a host", id="launch-host", allow_blank=True)
+            with Horizontal(classes="field"):
+                yield Label("host")
+                yield Select[str]([], prompt="pick a host", id="launch-host", allow_blank=True)
             yield Static("", id="launch-facts")
-            yield Label("command (as you would type it) — or a job spec file below")
-            yield Input(placeholder="python train.py --epochs 3", id="launch-command")
-            yield Label("job spec file (TOML)")
-            yield Input(placeholder="deploy/examples/command.toml", id="launch-spec")
-            yield Label("name")
-            yield Input(placeholder="defaults to the command", id="launch-name")
-            yield Label("env vars (KEY=VALUE, space separated)")
-            yield Input(placeholder="CUDA_VISIBLE_DEVICES=0 HF_HOME=/data/hf", id="launch-env")
+            with Horizontal(classes="field"):
+                yield Label("command")
+                yield Input(placeholder="python train.py --epochs 3 (or a spec file below)", id="launch-command")
+            with Horizontal(classes="field"):
+                yield Label("spec file")
+                yield Input(placeholder="job spec TOML, e.g. deploy/examples/command.toml", id="launch-spec")
+            with Horizontal(classes="field"):
+                yield Label("name")
+                yield Input(placeholder="defaults to the command", id="launch-name")
+            with Horizontal(classes="field"):
+                yield Label("env")
+                yield Input(placeholder="KEY=VALUE KEY2=VALUE2", id="launch-env")
             yield Static("", id="launch-preview")
             yield Static("", id="launch-error")
             yield Button("Launch (ctrl+s)", variant="primary", id="launch-button")

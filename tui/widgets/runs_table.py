@@ -13,6 +13,10 @@ from tui.format import age, progress_cell, status_text
 
 COLUMNS = (("id", 8), ("name", 18), ("host", 8), ("status", 9), ("phase", 8), ("progress", 20),
            ("age", 6), ("root cause", 24))
+# Under 110 columns the id goes (it is in the detail) and the rest narrows, so 80×24 shows every column.
+NARROW_COLUMNS = (("name", 14), ("host", 6), ("status", 9), ("phase", 7), ("progress", 14), ("age", 5),
+                  ("root cause", 10))
+NARROW_BELOW = 110
 
 
 class RunsTable(DataTable[object]):
@@ -20,16 +24,19 @@ class RunsTable(DataTable[object]):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+        self.narrow = False
         self._shown: tuple[tuple[object, ...], ...] = ()
 
     def on_mount(self) -> None:
-        for label, width in COLUMNS:
+        self.narrow = self.app.size.width < NARROW_BELOW
+        for label, width in NARROW_COLUMNS if self.narrow else COLUMNS:
             self.add_column(label, key=label, width=width)
 
-    @staticmethod
-    def cells(run: RunRow, now: datetime) -> tuple[object, ...]:
-        return (run.id, run.name, run.host, status_text(run.status), run.phase, progress_cell(run),
-                age(run.created_at, now), Text(run.cause, style="red") if run.cause else "")
+    def cells(self, run: RunRow, now: datetime) -> tuple[object, ...]:
+        cells = (run.id, run.name, run.host, status_text(run.status), run.phase,
+                 progress_cell(run, width=4 if self.narrow else 8), age(run.created_at, now),
+                 Text(run.cause, style="red") if run.cause else "")
+        return cells[1:] if self.narrow else cells
 
     @property
     def selected_run_id(self) -> str | None:
