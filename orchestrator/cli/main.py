@@ -24,6 +24,7 @@ TOPICS = (
     "orchestrator.cli.alerts",
     "orchestrator.cli.history",
     "orchestrator.cli.daemon",
+    "orchestrator.cli.tui",
 )
 
 app = typer.Typer(
