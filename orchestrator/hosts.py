@@ -19,7 +19,7 @@ from orchestrator.bundle import worker_bundle
 from orchestrator.config import Settings
 from orchestrator.errors import EorchError, HostUnreachable, RemoteCommandFailed, UsageError
 from orchestrator.store.models import Host
-from orchestrator.transport import LocalTransport, RemoteProcess, SshTarget, SshTransport, Transport
+from orchestrator.transport import LocalTransport, RemoteProcess, Transport
 
 LOCAL_HOST = "local"
 HOST_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -38,6 +38,8 @@ def validate_host_name(name: str) -> str:
 def make_transport(host: Host, settings: Settings) -> Transport:
     if host.name == LOCAL_HOST:
         return LocalTransport()
+    from orchestrator.ssh import SshTarget, SshTransport
+
     target = SshTarget(
         destination=host.destination,
         port=host.port,

@@ -13,7 +13,6 @@ from orchestrator.errors import HostKeyRefused, UsageError
 from orchestrator.hosts import LOCAL_HOST, HostSession, validate_host_name
 from orchestrator.store.models import Host
 from orchestrator.store.queries import get_host, list_hosts, utcnow
-from orchestrator.transport import SshTransport, known_hosts_entry_host
 from orchestrator.views import host_record
 
 host_app = typer.Typer(help="Hosts eorch can run jobs on (the built-in `local` is always there).",
@@ -21,6 +20,8 @@ host_app = typer.Typer(help="Hosts eorch can run jobs on (the built-in `local` i
 
 
 async def _pin_and_open(ctx: Context, session: HostSession, accept_new: bool) -> list[str]:
+    from orchestrator.ssh import SshTransport, known_hosts_entry_host
+
     notes: list[str] = []
     try:
         await session.open()
@@ -111,13 +112,19 @@ def rm(name: str) -> None:
 @host_app.command("check")
 def check(
     name: str,
+    env: Annotated[str | None, typer.Option("--env", help="also fingerprint this interpreter on the host")] = None,
     json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
-    """Connect and report OS, Python, free disk in the root dir, and GPUs."""
+    """Connect and report OS, Python, free disk in the root dir, and GPUs (and an interpreter's versions)."""
 
     async def go(ctx: Context) -> dict[str, Any]:
         session = await ctx.session(name)
-        return await session.call("check", root=session.root)
+        facts = await session.call("check", root=session.root)
+        if env:
+            from orchestrator.patches import fingerprint
+
+            facts["env"] = await fingerprint(ctx, name, env)
+        return facts
 
     facts = run_async(go)
     ctx = context()
@@ -134,6 +141,11 @@ def check(
     for gpu in facts["gpus"]:
         free = gpu["memory_total_mib"] - gpu["memory_used_mib"]
         console.print(f"GPU {gpu['index']}: {gpu['name']} · {free} MiB free of {gpu['memory_total_mib']} MiB")
+    if env:
+        from orchestrator.cli.patch import env_lines
+
+        for line in env_lines({"env_fingerprint": facts["env"]}):
+            console.print(line, highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -5,15 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.exc import SQLAlchemyError
+import re
+from typing import TYPE_CHECKING
+
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from orchestrator.errors import StoreError
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent.parent / "migrations"
 
@@ -34,6 +36,8 @@ def make_engine(db_path: Path) -> Engine:
 
 
 def alembic_config(engine: Engine | None = None) -> Config:
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
     if engine is not None:
@@ -42,17 +46,36 @@ def alembic_config(engine: Engine | None = None) -> Config:
     return cfg
 
 
+_REVISION_RE = re.compile(r"^(down_revision|revision)\s*=\s*['\"]?([\w]+|None)['\"]?", re.M)
+
+
 def head_revision() -> str | None:
-    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+    """The head of migrations/versions, read from the files without importing Alembic (CLI start-up)."""
+    revisions, parents = set(), set()
+    for path in (MIGRATIONS_DIR / "versions").glob("*.py"):
+        found = dict((k, v) for k, v in _REVISION_RE.findall(path.read_text()))
+        if "revision" in found:
+            revisions.add(found["revision"])
+            parents.add(found.get("down_revision"))
+    heads = revisions - parents
+    return heads.pop() if len(heads) == 1 else None
+
+
+def current_revision(engine: Engine) -> str | None:
+    try:
+        with engine.connect() as conn:
+            return conn.execute(text("select version_num from alembic_version")).scalar()
+    except OperationalError:  # no alembic_version table yet: an empty database
+        return None
 
 
 def migrate(engine: Engine) -> None:
-    """Upgrade the database to head (a no-op when already there)."""
+    """Upgrade the database to head (a no-op, without importing Alembic, when already there)."""
     try:
-        with engine.connect() as conn:
-            current = MigrationContext.configure(conn).get_current_revision()
-        if current == head_revision():
+        if current_revision(engine) == head_revision() is not None:
             return
+        from alembic import command
+
         with engine.begin() as conn:
             cfg = alembic_config(engine)
             cfg.attributes["connection"] = conn

@@ -61,3 +61,10 @@ def test_migrate_is_idempotent(tmp_path: Path) -> None:
     """Opening the store twice leaves it at head without error."""
     open_store(tmp_path / "h.db")
     open_store(tmp_path / "h.db")
+
+
+def test_fast_head_matches_alembic() -> None:
+    """The start-up shortcut that reads revision ids from the files agrees with Alembic's own head."""
+    from orchestrator.store.db import head_revision
+
+    assert head_revision() == ScriptDirectory.from_config(alembic_config()).get_current_head()

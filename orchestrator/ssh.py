@@ -1,0 +1,226 @@
+"""The SSH transport: one persistent asyncssh connection per host, host key always verified.
+
+asyncssh and OS errors are translated into ``HostUnreachable`` / ``HostKeyRefused`` here and nowhere else.
+Imported only when a non-local host is used (asyncssh is slow to import).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import asyncssh
+
+from orchestrator import commands
+from orchestrator.errors import HostKeyRefused, HostUnreachable
+from orchestrator.transport import Completed, RemoteProcess
+
+@dataclass(frozen=True)
+class SshTarget:
+    """Where and how to connect; ``destination`` is anything ``ssh`` accepts (``[user@]host`` or an alias)."""
+
+    destination: str
+    port: int | None = None
+    ssh_config: tuple[str, ...] = ()  # extra ssh_config files; ~/.ssh/config is always read when present
+    pinned_known_hosts: str | None = None  # eorch's own known_hosts (keys pinned with --accept-new-host-key)
+
+
+def split_destination(destination: str) -> tuple[str | None, str]:
+    user, _, host = destination.rpartition("@")
+    return (user or None), host
+
+
+def _config_files(target: SshTarget) -> list[str]:
+    files = [str(Path(f).expanduser()) for f in target.ssh_config]
+    default = Path("~/.ssh/config").expanduser()
+    if not files and default.exists():
+        files.append(str(default))
+    return files
+
+
+def resolve_options(target: SshTarget) -> asyncssh.SSHClientConnectionOptions:
+    """Connection options from the user's ssh config for this destination (HostName, Port, User, ...)."""
+    user, host = split_destination(target.destination)
+    kwargs: dict[str, object] = {"config": _config_files(target) or None}
+    if user:
+        kwargs["username"] = user
+    if target.port:
+        kwargs["port"] = target.port
+    return asyncssh.SSHClientConnectionOptions(host=host, **kwargs)  # type: ignore[arg-type]
+
+
+def known_hosts_files(options: asyncssh.SSHClientConnectionOptions, target: SshTarget) -> list[str]:
+    """The user's known_hosts files (from ssh config or the default) plus eorch's pinned keys."""
+    configured = options.known_hosts if isinstance(options.known_hosts, list) else None
+    files = [str(Path(f).expanduser()) for f in (configured or ["~/.ssh/known_hosts"])]
+    if target.pinned_known_hosts:
+        files.append(target.pinned_known_hosts)
+    return [f for f in files if os.path.isfile(f)]
+
+
+def load_known_hosts(files: list[str]) -> asyncssh.SSHKnownHosts:
+    """One known_hosts object from several files; empty when none exist, which refuses every key."""
+    text = "".join(Path(f).read_text() + "\n" for f in files)
+    return asyncssh.import_known_hosts(text)
+
+
+def known_hosts_entry_host(host: str, port: int) -> str:
+    return host if port == 22 else f"[{host}]:{port}"
+
+
+class _Client(asyncssh.SSHClient):
+    def __init__(self, lost: asyncio.Event) -> None:
+        self._lost = lost
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._lost.set()
+
+
+class _SshProcess:
+    def __init__(self, proc: asyncssh.SSHClientProcess[bytes]) -> None:
+        self._proc = proc
+
+    async def read(self, n: int) -> bytes:
+        try:
+            return await self._proc.stdout.read(n)
+        except (asyncssh.Error, OSError, asyncssh.misc.ChannelOpenError):
+            return b""
+
+    async def readline(self) -> bytes:
+        try:
+            return await self._proc.stdout.readline()
+        except (asyncssh.Error, OSError):
+            return b""
+
+    async def write(self, data: bytes) -> None:
+        self._proc.stdin.write(data)
+        await self._proc.stdin.drain()
+
+    async def stop(self) -> None:
+        self._proc.close()
+        try:
+            await asyncio.wait_for(self._proc.wait_closed(), 5)
+        except (asyncio.TimeoutError, asyncssh.Error, OSError):
+            pass
+
+
+class SshTransport:
+    """One persistent asyncssh connection to a host, host key always verified."""
+
+    def __init__(self, name: str, target: SshTarget, *, connect_timeout: float = 15) -> None:
+        self.name = name
+        self.target = target
+        self.connect_timeout = connect_timeout
+        self._conn: asyncssh.SSHClientConnection | None = None
+        self._lost = asyncio.Event()
+        self._lock = asyncio.Lock()
+
+    def is_connected(self) -> bool:
+        return self._conn is not None and not self._lost.is_set()
+
+    async def wait_lost(self) -> None:
+        await self._lost.wait()
+
+    async def connect(self) -> None:
+        async with self._lock:
+            if self.is_connected():
+                return
+            self._lost = asyncio.Event()
+            lost = self._lost
+            try:
+                options = resolve_options(self.target)
+                known = load_known_hosts(known_hosts_files(options, self.target))
+                self._conn, _ = await asyncio.wait_for(
+                    asyncssh.create_connection(
+                        lambda: _Client(lost),
+                        options=options,
+                        known_hosts=known,
+                        keepalive_interval=10,
+                        keepalive_count_max=3,
+                    ),
+                    self.connect_timeout,
+                )
+            except asyncssh.HostKeyNotVerifiable as err:
+                raise HostKeyRefused(self.name, self._key_refusal(options)) from err
+            except asyncssh.PermissionDenied as err:
+                raise HostUnreachable(self.name, f"authentication failed ({err.reason}); check your key/agent") from err
+            except (asyncssh.Error, OSError, asyncio.TimeoutError, ValueError) as err:
+                raise HostUnreachable(self.name, _describe(err)) from err
+
+    def _key_refusal(self, options: asyncssh.SSHClientConnectionOptions) -> str:
+        host, port = options.host, options.port or 22
+        entry = known_hosts_entry_host(host, port)
+        files = known_hosts_files(options, self.target)
+        known = load_known_hosts(files).match(host, "", port if port != 22 else None)[0]
+        if known:
+            return (
+                f"the host key of {entry} does not match the one in known_hosts — it CHANGED. "
+                f"Do not connect until you know why; if the change is legitimate, remove the old entry "
+                f"(ssh-keygen -R '{entry}') and verify the new fingerprint out of band."
+            )
+        return (
+            f"the host key of {entry} is not in known_hosts. Verify its fingerprint out of band "
+            f"(on the host: ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub), then either run "
+            f"`ssh -p {port} {self.target.destination}` once and accept it, or re-run with --accept-new-host-key."
+        )
+
+    async def fetch_host_key(self) -> tuple[str, int, asyncssh.SSHKey]:
+        """The server's host key, unauthenticated (for explicit pinning only)."""
+        options = resolve_options(self.target)
+        try:
+            key = await asyncio.wait_for(
+                asyncssh.get_server_host_key(options.host, options.port or 22), self.connect_timeout
+            )
+        except (asyncssh.Error, OSError, asyncio.TimeoutError) as err:
+            raise HostUnreachable(self.name, _describe(err)) from err
+        if key is None:
+            raise HostUnreachable(self.name, "the server offered no host key")
+        return options.host, options.port or 22, key
+
+    def _require(self) -> asyncssh.SSHClientConnection:
+        if not self.is_connected() or self._conn is None:
+            raise HostUnreachable(self.name, "not connected")
+        return self._conn
+
+    async def run(self, argv: Sequence[str], *, input: bytes | None = None, timeout: float | None = 60) -> Completed:
+        conn = self._require()
+        try:
+            result = await asyncio.wait_for(
+                conn.run(commands.shell(argv), input=input, encoding=None, check=False), timeout
+            )
+        except (asyncssh.Error, OSError) as err:
+            self._lost.set()
+            raise HostUnreachable(self.name, _describe(err)) from err
+        out = result.stdout if isinstance(result.stdout, bytes) else b""
+        err_out = result.stderr if isinstance(result.stderr, bytes) else b""
+        return Completed(tuple(argv), result.exit_status, out, err_out)
+
+    async def start(self, argv: Sequence[str]) -> RemoteProcess:
+        conn = self._require()
+        try:
+            proc = await conn.create_process(commands.shell(argv), encoding=None, stderr=asyncssh.DEVNULL)
+        except (asyncssh.Error, OSError) as err:
+            raise HostUnreachable(self.name, _describe(err)) from err
+        return _SshProcess(proc)
+
+    async def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            try:
+                await asyncio.wait_for(self._conn.wait_closed(), 5)
+            except (asyncio.TimeoutError, asyncssh.Error, OSError):
+                pass
+        self._conn = None
+        self._lost.set()
+
+
+def _describe(err: BaseException) -> str:
+    if isinstance(err, asyncio.TimeoutError):
+        return "timed out connecting"
+    if isinstance(err, OSError):
+        return err.strerror or str(err)
+    reason = getattr(err, "reason", None)
+    return str(reason or err) or type(err).__name__
