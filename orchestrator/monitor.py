@@ -148,7 +148,7 @@ class HostWatcher:
 
     def _follow(self, session: HostSession, run: Run) -> _Followed:
         log = LogFollower(self.ctx, session, run, self.monitor.notify)
-        steps = StepEventFollower(self.ctx, session, run, self.monitor.notify) if run.kind != "command" else None
+        steps = StepEventFollower(self.ctx, session, run, self.monitor.notify) if run.kind == "eagle3-extract" else None
         followed = _Followed(log, steps)
         followed.tasks.append(asyncio.create_task(log.run(), name=f"log-{run.id}"))
         if steps is not None:

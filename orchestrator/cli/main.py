@@ -25,6 +25,7 @@ TOPICS = (
     "orchestrator.cli.history",
     "orchestrator.cli.daemon",
     "orchestrator.cli.tui",
+    "orchestrator.cli.tools",
 )
 
 app = typer.Typer(

