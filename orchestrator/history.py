@@ -11,7 +11,7 @@ import re
 import statistics
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Select, delete, func, or_, select, text
@@ -39,7 +39,7 @@ def parse_since(value: str, now: datetime | None = None) -> datetime:
     except ValueError as err:
         raise UsageError(f"cannot read {value!r} as a time: use 7d, 12h, 30m, 2w or an ISO date") from err
     if parsed.tzinfo is not None:
-        parsed = parsed.astimezone(timezone.utc).replace(tzinfo=None)
+        parsed = parsed.astimezone(UTC).replace(tzinfo=None)
     return parsed
 
 
@@ -52,6 +52,9 @@ class RunFilter:
     signature: str | None = None
     exception: str | None = None  # exact, or the last dotted part: OutOfMemoryError
     model: str | None = None  # exact path, or a glob
+    vllm: str | None = None  # vllm version the run ran (env fingerprint)
+    speculators: str | None = None
+    patch_set: str | None = None  # name of the patch set the run was launched with
 
     def apply(self, stmt: Select[Any]) -> Select[Any]:
         if self.status:
@@ -71,6 +74,12 @@ class RunFilter:
                 stmt = stmt.where(Run.model.op("GLOB")(self.model))
             else:
                 stmt = stmt.where(Run.model == self.model)
+        if self.vllm:
+            stmt = stmt.where(Run.vllm_version == self.vllm)
+        if self.speculators:
+            stmt = stmt.where(Run.speculators_version == self.speculators)
+        if self.patch_set:
+            stmt = stmt.where(Run.patch_set["name"].as_string() == self.patch_set)
         return stmt
 
 
@@ -93,10 +102,10 @@ def history_record(run: Run) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------- fingerprint
 
 _MASKS = [
-    (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I), "<uuid>"),
-    (re.compile(r"0x[0-9a-f]+", re.I), "<hex>"),
+    (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE), "<uuid>"),
+    (re.compile(r"0x[0-9a-f]+", re.IGNORECASE), "<hex>"),
     (re.compile(r"(?:[A-Za-z]:)?(?:[~.]?/[\w.@+-]+)+/?"), "<path>"),
-    (re.compile(r"\b[0-9a-f]{12,}\b", re.I), "<id>"),
+    (re.compile(r"\b[0-9a-f]{12,}\b", re.IGNORECASE), "<id>"),
     (re.compile(r"\d+(?:\.\d+)?"), "<n>"),
     (re.compile(r"\s+"), " "),
 ]
@@ -138,7 +147,7 @@ def record_fingerprint(session: Session, run: Run) -> str | None:
 
 # ------------------------------------------------------------------------------------------------ similar
 
-_SECRET_KEY = re.compile(r"TOKEN|SECRET|PASSW|KEY|CREDENTIAL|AUTH", re.I)
+_SECRET_KEY = re.compile(r"TOKEN|SECRET|PASSW|KEY|CREDENTIAL|AUTH", re.IGNORECASE)
 
 
 def _env_value(key: str, value: Any) -> Any:

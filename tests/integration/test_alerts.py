@@ -11,7 +11,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-
 from conftest import eorch
 from test_spine import add_testbox, launch, wait_for
 
@@ -30,7 +29,7 @@ class Receiver:
         received = self.received = []  # type: list[dict]
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 received.append(json.loads(body))
                 self.send_response(200)
@@ -192,5 +191,5 @@ class TestDaemon:
             assert run["id"] in receiver.received[-1]["message"]
         finally:
             daemon.send_signal(signal.SIGTERM)
-            out, err = daemon.communicate(timeout=20)
+            _, err = daemon.communicate(timeout=20)
         assert daemon.returncode == 0, err

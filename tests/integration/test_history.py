@@ -8,9 +8,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from conftest import eorch
 from sqlalchemy import select
 
-from conftest import eorch
 from orchestrator.history import fingerprint_of, normalise_message, parse_since
 from orchestrator.store.db import open_store
 from orchestrator.store.models import Alert, Event, Host, Run

@@ -1,0 +1,260 @@
+"""Alert channels: the `[alerts]` config, URL redaction, apprise and notify-send channels, and the dispatcher.
+
+Each channel gets its own worker thread, so a slow or dead channel (retried with exponential backoff)
+delays no other channel and never blocks the monitor. Channel URLs carry secrets (tokens, passwords):
+only ``redact_url`` forms are ever printed, logged or recorded.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from ipaddress import ip_address
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from sqlalchemy import select, update
+
+from orchestrator import alertrules
+from orchestrator.alertrules import AlertKind, AlertToRaise
+from orchestrator.context import Context
+from orchestrator.errors import ConfigError
+from orchestrator.store import queries
+from orchestrator.store.models import Alert
+
+log = logging.getLogger("eorch.alerts")
+
+ENV_URLS = "EORCH_ALERT_URLS"
+FLUSH_AT_EXIT_S = 15.0
+
+# ------------------------------------------------------------------------------------------------ config
+
+
+class ChannelEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    url: str
+    kinds: list[str] | None = Field(None, description="only these alert kinds (default: all)")
+
+    @field_validator("kinds")
+    @classmethod
+    def _known_kinds(cls, kinds: list[str] | None) -> list[str] | None:
+        unknown = sorted(set(kinds or ()) - set(alertrules.ALL_KINDS))
+        if unknown:
+            raise ValueError(f"unknown alert kinds {unknown}; known: {', '.join(alertrules.ALL_KINDS)}")
+        return kinds
+
+
+class AlertsConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    urls: list[str | ChannelEntry] = Field(default_factory=list)
+    desktop: bool = True
+    retries: int = Field(4, ge=1, le=20)
+    backoff_s: float = Field(0.5, gt=0)
+    backoff_max_s: float = Field(30.0, gt=0)
+
+    def entries(self, env: Mapping[str, str]) -> list[ChannelEntry]:
+        entries = [u if isinstance(u, ChannelEntry) else ChannelEntry(url=u) for u in self.urls]
+        entries += [ChannelEntry(url=u) for u in env.get(ENV_URLS, "").split()]
+        return entries
+
+
+def load_alerts_config(ctx: Context) -> AlertsConfig:
+    try:
+        return AlertsConfig.model_validate(ctx.settings.config.alerts)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        # The message never echoes the input: it may be a URL with a token in it.
+        raise ConfigError(f"{ctx.settings.config_path}: alerts.{where}: {first['msg']}") from None
+
+
+def redact_url(url: str) -> str:
+    """Only the scheme and a real host name survive: `slack://T0k3n/…` → `slack://…`, `json://h:1/x?a=b` → `json://h`."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+    except ValueError:
+        return "<unreadable url>"
+    scheme = parts.scheme or "?"
+    return f"{scheme}://{host}" if _looks_like_hostname(host) else f"{scheme}://…"
+
+
+def _looks_like_hostname(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        ip_address(host)
+        return True
+    except ValueError:
+        pass
+    # Services that put tokens where the host goes (slack, discord, tgram, ntfy topics) have no dots there.
+    return "." in host and all(part and len(part) < 64 for part in host.split("."))
+
+
+# ---------------------------------------------------------------------------------------------- channels
+
+
+class ChannelFailed(Exception):
+    """One delivery attempt failed; the message is safe to log (no URL, no secret)."""
+
+
+class Channel(Protocol):
+    name: str
+    kinds: Sequence[str] | None
+
+    def send(self, alert: AlertToRaise) -> None: ...
+
+
+_NOTIFY_TYPES = {
+    AlertKind.FAILED: "failure", AlertKind.LOST: "failure", AlertKind.SUCCEEDED: "success",
+    AlertKind.STALLED: "warning", AlertKind.HOST_UNREACHABLE: "warning",
+}
+
+
+class AppriseChannel:
+    def __init__(self, entry: ChannelEntry) -> None:
+        import apprise
+
+        self.name = redact_url(entry.url)
+        self.kinds = entry.kinds
+        self._apprise = apprise.Apprise()
+        if not self._apprise.add(entry.url):
+            raise ConfigError(f"alert URL {self.name} is not a URL apprise understands")
+
+    def send(self, alert: AlertToRaise) -> None:
+        import apprise
+
+        notify_type = apprise.NotifyType(_NOTIFY_TYPES.get(alert.kind, "info"))
+        if not self._apprise.notify(body=alert.body, title=alert.title, notify_type=notify_type):
+            raise ChannelFailed("the service did not accept the notification")
+
+
+class DesktopChannel:
+    name = "notify-send"
+    kinds: Sequence[str] | None = None
+
+    def __init__(self, program: str) -> None:
+        self.program = program
+
+    def send(self, alert: AlertToRaise) -> None:
+        urgency = "critical" if alert.kind in (AlertKind.FAILED, AlertKind.LOST) else "normal"
+        try:
+            proc = subprocess.run([self.program, "-a", "eorch", "-u", urgency, alert.title, alert.body],
+                                  capture_output=True, timeout=10, check=False)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            raise ChannelFailed(f"notify-send: {err.__class__.__name__}") from err
+        if proc.returncode != 0:
+            raise ChannelFailed(f"notify-send exited {proc.returncode}")
+
+
+def configured_channels(ctx: Context, env: Mapping[str, str] | None = None) -> list[Channel]:
+    config = load_alerts_config(ctx)
+    channels: list[Channel] = [AppriseChannel(e) for e in config.entries(os.environ if env is None else env)]
+    program = shutil.which("notify-send")
+    if config.desktop and program:
+        channels.append(DesktopChannel(program))
+    return channels
+
+
+# -------------------------------------------------------------------------------------------- dispatcher
+
+
+@dataclass(frozen=True)
+class Delivery:
+    channel: str
+    ok: bool
+    attempts: int
+    error: str | None
+    at: datetime
+
+    def to_json(self) -> dict[str, Any]:
+        return {"channel": self.channel, "ok": self.ok, "attempts": self.attempts, "error": self.error,
+                "at": self.at.isoformat(timespec="milliseconds") + "Z"}
+
+
+class _ChannelWorker(threading.Thread):
+    """Delivers one channel's alerts in order, retrying each with exponential backoff."""
+
+    def __init__(self, channel: Channel, config: AlertsConfig, record: Callable[[int | None, Delivery], None]) -> None:
+        super().__init__(name=f"alerts-{channel.name}", daemon=True)
+        self.channel = channel
+        self.config = config
+        self.record = record
+        self.queue: queue.Queue[tuple[int | None, AlertToRaise]] = queue.Queue()
+
+    def run(self) -> None:
+        while True:
+            alert_id, alert = self.queue.get()
+            try:
+                self.record(alert_id, self.deliver(alert))
+            finally:
+                self.queue.task_done()
+
+    def deliver(self, alert: AlertToRaise) -> Delivery:
+        delay = self.config.backoff_s
+        error = "not attempted"
+        for attempt in range(1, self.config.retries + 1):
+            try:
+                self.channel.send(alert)
+                return Delivery(self.channel.name, True, attempt, None, queries.utcnow())
+            except ChannelFailed as err:
+                error = str(err)
+            except Exception as err:  # a channel library bug must not kill the worker
+                error = f"{err.__class__.__name__}"
+            log.warning("alert %s to %s: attempt %d/%d failed: %s", alert.kind.value, self.channel.name,
+                        attempt, self.config.retries, error)
+            if attempt < self.config.retries:
+                time.sleep(delay)
+                delay = min(delay * 2, self.config.backoff_max_s)
+        log.error("alert %s to %s: giving up after %d attempts", alert.kind.value, self.channel.name,
+                  self.config.retries)
+        return Delivery(self.channel.name, False, self.config.retries, error, queries.utcnow())
+
+
+class Dispatcher:
+    """One worker thread per channel; deliveries are recorded on the alert row as they finish."""
+
+    def __init__(self, ctx: Context | None, channels: Sequence[Channel], config: AlertsConfig) -> None:
+        self.ctx = ctx
+        self._lock = threading.Lock()
+        self.results: list[Delivery] = []
+        self.workers = [_ChannelWorker(c, config, self._record) for c in channels]
+        for worker in self.workers:
+            worker.start()
+
+    def dispatch(self, alert_id: int | None, alert: AlertToRaise) -> None:
+        for worker in self.workers:
+            if alertrules.kind_allowed(alert.kind, worker.channel.kinds):
+                worker.queue.put((alert_id, alert))
+
+    def flush(self, timeout: float = FLUSH_AT_EXIT_S) -> bool:
+        """Wait until every queued alert was delivered or given up on; False on timeout."""
+        deadline = time.monotonic() + timeout
+        for worker in self.workers:
+            while worker.queue.unfinished_tasks:
+                if time.monotonic() > deadline:
+                    return False
+                time.sleep(0.02)
+        return True
+
+    def _record(self, alert_id: int | None, delivery: Delivery) -> None:
+        with self._lock:
+            self.results.append(delivery)
+            if self.ctx is None or alert_id is None:
+                return
+            try:
+                with self.ctx.db() as s:
+                    current = s.scalar(select(Alert.deliveries).where(Alert.id == alert_id)) or []
+                    s.execute(update(Alert).where(Alert.id == alert_id)
+                              .values(deliveries=[*current, delivery.to_json()]))
+            except Exception:  # recording is best effort; the delivery itself happened
+                log.exception("could not record the delivery of alert %s", alert_id)
