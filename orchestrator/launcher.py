@@ -8,6 +8,7 @@ from typing import Any
 
 from orchestrator.context import Context
 from orchestrator.errors import UsageError
+from orchestrator.patches import prepare_launch, run_pythons
 from orchestrator.runstate import RunStatus
 from orchestrator.store.models import Run
 from orchestrator.store.queries import add_event, get_host, new_run_id, utcnow
@@ -37,6 +38,9 @@ async def launch(
     spec: dict[str, Any] | None = None,
     files: Mapping[str, str] | None = None,
     model: str | None = None,
+    python: str | None = None,
+    patch: str | None = None,
+    apply_patches: bool = False,
 ) -> Run:
     """Start argv detached on host; returns the recorded run (status running)."""
     if not argv:
@@ -49,6 +53,8 @@ async def launch(
     fill = {"{worker}": session.worker_dir, "{run_dir}": run_dir, "{python}": session.python}
     argv = [_fill(a, fill) for a in argv] if kind != "command" else list(argv)
     env = {k: _fill(v, fill) for k, v in (env or {}).items()} if kind != "command" else dict(env or {})
+    # What code the run will run (orchestrator.patches): patch set verified or applied, env fingerprinted.
+    recorded = await prepare_launch(ctx, host, run_pythons(argv, spec, python, session.python), patch, apply_patches)
     info = await session.call(
         "launch", run_dir=run_dir, run_id=run_id, argv=list(argv), env=dict(env), cwd=cwd, files=dict(files or {})
     )
@@ -74,6 +80,7 @@ async def launch(
         boot_id=info.get("boot_id"),
         log_offset=0,
         events_offset=0,
+        **recorded,
     )
     with ctx.db() as s:
         s.add(run)

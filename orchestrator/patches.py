@@ -9,6 +9,7 @@ whose patched files no longer hash as recorded are flagged.
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from collections import Counter
 from dataclasses import dataclass
@@ -125,7 +126,7 @@ def load_patch_set(ref: str) -> PatchSet:
 def record_action(s: Session, host: str, python: str, patch_set: PatchSet, action: str, ok: bool,
                   details: dict[str, Any]) -> None:
     s.add(PatchAction(created_at=utcnow(), host=host, python=python, patch_set=patch_set.name, action=action,
-                      ok=ok, details={"files": patch_set.files, **details}))
+                      ok=ok, details={**details, "manifest_files": patch_set.files}))
 
 
 async def patch_action(ctx: Context, host: str, python: str, patch_set: PatchSet, action: str,
@@ -177,9 +178,27 @@ async def fingerprint(ctx: Context, host: str, python: str, files: list[str] | N
     return await session.call_once("fingerprint", python=python, root=session.root, files=files or [])
 
 
-async def prepare_launch(ctx: Context, host: str, python: str, patch_ref: str | None,
+def run_pythons(argv: list[str], spec: dict[str, Any] | None, explicit: str | None, default: str) -> list[str]:
+    """The interpreter(s) a run uses: --python, else a recipe's engine interpreters, else a python argv[0]."""
+    if explicit:
+        return [explicit]
+    recipe = (spec or {}).get("eagle3") or {}
+    found = [recipe[k] for k in ("vllm_python", "speculators_python") if recipe.get(k)]
+    if found:
+        return list(dict.fromkeys(found))
+    if argv and re.match(r"^python[0-9.]*$", argv[0].rsplit("/", 1)[-1]):
+        return [argv[0]]
+    return [default]
+
+
+async def prepare_launch(ctx: Context, host: str, pythons: list[str], patch_ref: str | None,
                          apply: bool) -> dict[str, Any]:
-    """Before a launch: verify (or apply) the patch set, then fingerprint; the values to store on the run."""
+    """Before a launch: verify (or apply) the patch set, then fingerprint; the Run columns to store.
+
+    The patch set is checked against the first interpreter and a problem stops the launch. Without a patch
+    set, an interpreter that cannot be probed is recorded as an error and the launch goes on.
+    """
+    python = pythons[0]
     patch_info: dict[str, Any] | None = None
     files: list[str] = []
     if patch_ref:
@@ -195,9 +214,22 @@ async def prepare_launch(ctx: Context, host: str, python: str, patch_ref: str | 
         patch_info = {"name": patch_set.name, "python": python, "executable": report["executable"],
                       "version": report["version"], "files": current_hashes(report),
                       "verified_at": utcnow().isoformat(timespec="seconds") + "Z"}
-    fp = await fingerprint(ctx, host, python, files)
-    return {"env_fingerprint": fp, "vllm_version": fp["versions"].get("vllm"),
-            "speculators_version": fp["versions"].get("speculators"), "patch_set": patch_info}
+    prints: list[dict[str, Any]] = []
+    for py in pythons:
+        try:
+            prints.append(await fingerprint(ctx, host, py, files if py == python else []))
+        except RemoteOpFailed as err:
+            if patch_ref:
+                raise PatchError(str(err)) from err
+            prints.append({"python_requested": py, "error": str(err), "versions": {}})
+    primary = {**prints[0], "python_requested": python}
+    if len(prints) > 1:
+        primary["other_interpreters"] = {py: fp for py, fp in zip(pythons[1:], prints[1:])}
+    return {"env_fingerprint": primary,
+            "vllm_version": next((fp["versions"].get("vllm") for fp in prints if fp["versions"].get("vllm")), None),
+            "speculators_version": next((fp["versions"].get("speculators") for fp in prints
+                                         if fp["versions"].get("speculators")), None),
+            "patch_set": patch_info}
 
 
 def matrix(s: Session) -> list[dict[str, Any]]:

@@ -38,6 +38,10 @@ def run_record(run: Run) -> dict[str, Any]:
         "cwd": run.cwd,
         "remote_dir": run.remote_dir,
         "cancel_requested": run.cancel_requested,
+        "vllm_version": run.vllm_version,
+        "speculators_version": run.speculators_version,
+        "patch_set": run.patch_set,
+        "env_fingerprint": run.env_fingerprint,
     }
     if run.kind != "command" or run.outputs:
         record["outputs"] = run.outputs

@@ -76,6 +76,8 @@ def parse_diff(text: str, source: str = "diff") -> list[FileDiff]:
             new_lines: list[str] = []
             while i < len(lines) and (len(old_lines) < old_count or len(new_lines) < new_count):
                 body = lines[i]
+                if body.startswith(("@@", "diff ")):
+                    break  # the next hunk or file began early: the count check below names the problem
                 tag, content = body[:1], body[1:]
                 if body in ("\n", "\r\n"):  # an empty context line whose space was stripped by an editor
                     tag, content = " ", body

@@ -34,6 +34,9 @@ def launch(
     env: Annotated[list[str], typer.Option("--env", "-e", help="KEY=VALUE for the job (repeatable)")] = [],  # noqa: B006
     cwd: Annotated[str | None, typer.Option(help="working directory on the host")] = None,
     spec: Annotated[Path | None, typer.Option(help="a job spec TOML file instead of a command")] = None,
+    python: Annotated[str | None, typer.Option(help="the interpreter the job uses (fingerprinted, patched)")] = None,
+    patch: Annotated[str | None, typer.Option(help="patch set that must be applied for --python first")] = None,
+    apply_patches: Annotated[bool, typer.Option("--apply-patches", help="apply --patch if not applied")] = False,
     json_: Annotated[bool, typer.Option("--json", help="print the run record as JSON")] = False,
 ) -> None:
     """Start a command (after `--`) or a job spec detached on a host; returns at once with the run id."""
@@ -44,10 +47,12 @@ def launch(
         from orchestrator.speclaunch import spec_launch_args
 
         kwargs = spec_launch_args(spec, extra_env=parse_env(env), name=name, cwd=cwd)
+        kwargs.update(python=python, patch=patch, apply_patches=apply_patches)
         run = run_async(lambda ctx: launch_run(ctx, host, **kwargs))
     else:
         parsed_env = parse_env(env)
-        run = run_async(lambda ctx: launch_run(ctx, host, argv, name=name, env=parsed_env, cwd=cwd))
+        run = run_async(lambda ctx: launch_run(ctx, host, argv, name=name, env=parsed_env, cwd=cwd, python=python,
+                                               patch=patch, apply_patches=apply_patches))
     if json_:
         print_json(run_record(run))
     else:
@@ -63,6 +68,9 @@ def runs(
     signature: Annotated[str | None, typer.Option(help="only runs whose root cause has this signature id")] = None,
     exception: Annotated[str | None, typer.Option(help="only runs whose root cause is this exception")] = None,
     model: Annotated[str | None, typer.Option(help="only runs of this model path (or glob)")] = None,
+    vllm: Annotated[str | None, typer.Option(help="only runs that ran this vllm version")] = None,
+    speculators: Annotated[str | None, typer.Option(help="only runs that ran this speculators version")] = None,
+    patch_set: Annotated[str | None, typer.Option(help="only runs launched with this patch set")] = None,
     limit: Annotated[int, typer.Option(help="at most this many")] = 50,
     json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
@@ -70,7 +78,8 @@ def runs(
     from orchestrator.history import RunFilter, filtered_runs, history_record, parse_since
 
     flt = RunFilter(status=status, host=host, since=parse_since(since) if since else None, name=name,
-                    signature=signature, exception=exception, model=model)
+                    signature=signature, exception=exception, model=model, vllm=vllm, speculators=speculators,
+                    patch_set=patch_set)
     ctx = context()
     with ctx.db() as s:
         records = [history_record(r) for r in filtered_runs(s, flt, limit=limit)]
@@ -110,6 +119,10 @@ def show(
         console.print(f"progress: {p['done']}/{p['total']}" + (f" at {p['rate']:.2f}/s" if p["rate"] else ""))
     console.print(f"started {record['started_at']} · ended {record['ended_at'] or '—'} · "
                   f"log bytes read {record['log_offset']}")
+    from orchestrator.cli.patch import env_lines
+
+    for line in env_lines(record):
+        console.print(line, highlight=False)
     if record.get("outputs"):
         o = record["outputs"]
         console.print(f"outputs: {o.get('samples')} samples in {o.get('dir')} · verified {o.get('verified')}")
