@@ -14,7 +14,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import eorch
 from enginecopy import engine_venv
 
@@ -63,8 +62,8 @@ class TestHostCheckEnv:
         assert env["torch"]["torch"] == "2.13.0+cpu" and env["torch"]["cuda"] is None
         assert (env["gpus"], env["gpu_count"], env["driver"]) == (["NVIDIA H200"], 1, "580.159.04")
         assert env["hostname"] == platform.node() and env["boot_id"] == boot_id()
-        out = subprocess.run([engine_python, "-c", "import platform, sys; print(platform.python_version());"
-                              "print(sys.executable)"], capture_output=True, text=True, check=True).stdout.split()
+        code = "import platform, sys; print(platform.python_version()); print(sys.executable)"
+        out = subprocess.run([engine_python, "-c", code], capture_output=True, text=True, check=True).stdout.split()
         assert [env["python"], env["executable"]] == out
 
         text = eorch("host", "check", "local", "--env", engine_python, env=gpu_path).stdout
