@@ -17,6 +17,7 @@ from orchestrator.context import Context
 from orchestrator.hosts import HostSession
 from orchestrator.logparse import LogParser
 from orchestrator.notices import Notice, RunProgressed
+from orchestrator.runstate import merge_phase
 from orchestrator.store.models import Run
 from orchestrator.store.queries import add_events, utcnow
 
@@ -132,7 +133,7 @@ class LogFollower:
             run.parser_state = self.parser.snapshot()
             run.last_output_at = utcnow()
             for key, value in run_fields_from(self.parser).items():
-                setattr(run, key, value)
+                setattr(run, key, merge_phase(run.phase, value) if key == "phase" else value)
             for d in dicts:
                 if d["kind"] == "shards_progressed":
                     run.shards_rate, run.shards_eta_s = d.get("rate_per_s"), d.get("eta_s")
@@ -191,5 +192,4 @@ def apply_step_event(run: Run, record: dict[str, Any]) -> None:
     elif kind == "outputs":
         run.outputs = {k: record.get(k) for k in ("dir", "samples", "verified", "bytes", "stray_locks")}
     elif kind == "step" and record.get("step") == "extract" and record.get("state") == "started":
-        if run.phase not in ("failed", "stopped"):
-            run.phase = "running"
+        run.phase = merge_phase(run.phase, "running")

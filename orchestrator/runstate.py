@@ -75,3 +75,18 @@ def status_from_liveness(live: Liveness, *, cancel_requested: bool, log_failed: 
     if live.started or live.boot_changed:
         return RunStatus.LOST
     return RunStatus.LAUNCHING
+
+
+def merge_phase(current: str, proposed: str) -> str:
+    """The run's phase after a proposal from the log or from a step event: it only moves forward.
+
+    Two sources (the log parser's verdict and eorch's own step events) both propose phases; neither may
+    pull the other back (a parser still saying "serving" must not undo a step event's "running").
+    """
+    from orchestrator.logparse.phases import Phase
+
+    try:
+        old, new = Phase(current), Phase(proposed)
+    except ValueError:
+        return proposed
+    return new.value if new.rank > old.rank else old.value

@@ -45,3 +45,13 @@ class TestLiveness:
     def test_alive_is_running(self) -> None:
         """An alive process is running even with a failure in the log so far."""
         assert status_from_liveness(Liveness(True, True, None), cancel_requested=False, log_failed=True) == RunStatus.RUNNING
+
+
+class TestMergePhase:
+    def test_phase_never_moves_back(self) -> None:
+        """A later 'serving' from the log does not undo 'running' from a step event."""
+        from orchestrator.runstate import merge_phase
+
+        assert merge_phase("running", "serving") == "running"
+        assert merge_phase("loading", "loaded") == "loaded"
+        assert merge_phase("running", "failed") == "failed"
