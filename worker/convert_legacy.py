@@ -70,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(json.dumps({"ok": False, "error": f"no data_*.pt in {src}"}) + "\n")
         return 1
     old_ids = legacy_ids(src, a.legacy_layer_ids)
+    previous = out / "manifest.json"
+    if old_ids is None and previous.is_file():  # a re-run keeps what the first run was told
+        old_ids = json.loads(previous.read_text()).get("legacy_output_ids")
     new_ids = [i + 1 for i in old_ids] if old_ids else None
     print(f"converting {len(files)} files; layer ids {old_ids} (output-of-layer) -> {new_ids} (input-of-layer)")
     out.mkdir(parents=True, exist_ok=True)
