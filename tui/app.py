@@ -11,11 +11,11 @@ import asyncio
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from textual import on, work
 from textual.app import App, SystemCommand
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
 
@@ -42,7 +42,7 @@ class RunsRefreshed(Message, bubble=False):
 class EorchApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "eorch"
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
         Binding("a", "alerts", "Alerts"),
         Binding("ctrl+p", "command_palette", "Palette", show=False),

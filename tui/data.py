@@ -58,7 +58,7 @@ class RunRow:
         needle = text.strip().lower()
         if not needle:
             return True
-        hay = " ".join((self.id, self.name, self.host, self.status, self.phase, self.cause)).lower()
+        hay = f"{self.id} {self.name} {self.host} {self.status} {self.phase} {self.cause}".lower()
         return all(word in hay for word in needle.split())
 
 

@@ -8,10 +8,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from seed import NOW, seed  # noqa: E402
+from seed import NOW, seed
 
-from orchestrator.context import Context  # noqa: E402
-from tui.app import EorchApp  # noqa: E402
+from orchestrator.context import Context
+from tui.app import EorchApp
 
 REFRESH_S = 0.1  # ≥ 50 ms: Pilot waits for idle after every key press
 

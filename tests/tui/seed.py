@@ -42,8 +42,8 @@ FAILED_LOG = (
 
 
 def _run(**kw: Any) -> Run:
-    defaults: dict[str, Any] = dict(kind="command", env={}, cwd=None, cancel_requested=False, log_offset=0,
-                                    events_offset=0, phase="starting")
+    defaults: dict[str, Any] = {"kind": "command", "env": {}, "cwd": None, "cancel_requested": False,
+                                "log_offset": 0, "events_offset": 0, "phase": "starting"}
     return Run(**{**defaults, **kw})
 
 

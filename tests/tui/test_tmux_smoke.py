@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
+from seed import seed
 
 from orchestrator.context import Context
-from seed import seed
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -54,10 +54,10 @@ def test_eorch_tui_in_tmux(tui_home: Path, tmp_path: Path) -> None:
         tmux(socket, "send-keys", "-t", "tui", "q")
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            if subprocess.run(["tmux", "-L", socket, "has-session", "-t", "tui"], capture_output=True).returncode:
+            if subprocess.run(["tmux", "-L", socket, "has-session", "-t", "tui"], capture_output=True, check=False).returncode:
                 break
             time.sleep(0.2)
         else:
             raise AssertionError("q did not quit")
     finally:
-        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
@@ -29,7 +30,7 @@ def reach_text(host: HostRow, checking: bool) -> Text:
 
 
 class HostsScreen(Screen[None]):
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("r", "check_all", "Check all"),
         Binding("n", "launch_here", "Launch here"),

@@ -4,11 +4,12 @@ see what will run; launch. Errors show inline, under the form."""
 from __future__ import annotations
 
 import asyncio
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Header, Input, Label, Select, Static
@@ -22,7 +23,7 @@ from tui.widgets.host_facts import facts_text
 
 
 class LaunchScreen(Screen[None]):
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("ctrl+s", "launch", "Launch"),
         Binding("ctrl+r", "check_host", "Check host"),

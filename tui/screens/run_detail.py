@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
@@ -19,7 +21,7 @@ from tui.widgets.run_panels import RootCausePanel, ShardProgress, header_text, t
 
 
 class RunDetailScreen(Screen[None]):
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("c", "cancel_run", "Cancel run"),
         Binding("y", "copy_id", "Copy id"),

@@ -9,12 +9,13 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
 from textual.actions import SkipAction
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import Input, RichLog, Static
 
@@ -54,9 +55,7 @@ def styled(line: str) -> Text:
     stripped = line.lstrip()
     if "Traceback (most recent call last)" in line or _EXCEPTION_LINE.match(stripped):
         text.stylize("bold red")
-    elif stripped.startswith('File "'):
-        text.stylize("red")
-    elif " ERROR " in line or line.startswith("ERROR"):
+    elif stripped.startswith('File "') or " ERROR " in line or line.startswith("ERROR"):
         text.stylize("red")
     elif " WARNING " in line or line.startswith("WARNING"):
         text.stylize("yellow")
@@ -75,7 +74,7 @@ async def _start_unless_cancelled(transport: Transport, argv: list[str]) -> Remo
 
 
 class LogPane(Vertical):
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("p", "toggle_follow", "Pause/follow"),
         Binding("slash", "search", "Search"),
         Binding("n", "next_match", "Next"),
