@@ -36,7 +36,10 @@ async def until(pilot, predicate, what: str, seconds: float = 30) -> None:
 class TestLive:
     async def test_follows_a_failing_job_over_ssh(self, eorch_home: Path, tmp_path: Path, cli) -> None:
         """The TUI takes the monitor lock, tails the log over SSH, and turns the failure into an alert."""
-        run_id = launch_on_testbox(cli, tmp_path, 8, 0.5, "raise SystemExit(3)")
+        gate = tmp_path / "gate"
+        tail = (f"import os\nwhile not os.path.exists({str(gate)!r}): time.sleep(0.05)\n"
+                "print('after the gate', flush=True)\nraise SystemExit(3)")
+        run_id = launch_on_testbox(cli, tmp_path, 4, 0.05, tail)
         messages: list[Message] = []
         app = EorchApp(Context.load(), refresh_s=0.1, open_run=run_id)
         bells: list[int] = []
@@ -46,8 +49,10 @@ class TestLive:
             assert isinstance(screen, RunDetailScreen)
             await until(pilot, lambda: app.monitor_state == "following", "monitor")
             pane = screen.query_one(LogPane)
-            await until(pilot, lambda: pane.lines[-1:] == ["step 7"], "log lines over ssh")
-            assert pane.lines == [f"step {i}" for i in range(8)]
+            await until(pilot, lambda: pane.lines[-1:] == ["step 3"], "log lines over ssh")
+            assert pane.lines == [f"step {i}" for i in range(4)]
+            gate.touch()  # the job goes on only now, while the TUI is following
+            await until(pilot, lambda: pane.lines[-1:] == ["after the gate"], "the line after the gate")
             await until(pilot, lambda: screen.detail is not None and screen.detail.row.status == "failed",
                         "failed status")
             await until(pilot, lambda: any(isinstance(m, AlertRaised) and m.run_id == run_id for m in messages),
