@@ -48,8 +48,9 @@ def main() -> int:
                                    *case.pop("model_args", [])], capture_output=True, text=True, check=True)
             tiny = json.loads(made.stdout.strip().splitlines()[-1])
             run = run_recipe(eagle3_spec(py, tiny, work / "hs", **case), work / "run")
-            text = run.log.replace(str(work), "<work>").replace(str(py.parent.parent), "<venv>")
-            (dest / f"{name}.log").write_text(text)
+            raw = (run.run_dir / "log").read_bytes()  # bytes: keep vLLM's \r\n continuation lines exact
+            raw = raw.replace(str(work).encode(), b"<work>").replace(str(py.parent.parent).encode(), b"<venv>")
+            (dest / f"{name}.log").write_bytes(raw)
             print(f"{name}: rc={run.rc} result={run.result()}")
         from orchestrator.logparse.analyze import analyze_path
 

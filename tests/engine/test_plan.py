@@ -11,7 +11,7 @@ from worker.events import EventWriter, read_events
 from worker.recipes import eagle3_plan as plan
 from worker.recipes.vllm_watch import is_fatal, root_cause
 
-FIXTURES = Path("/work/shared/fixtures/vllm-logs")
+FIXTURES = Path(__file__).resolve().parents[1] / "data" / "logs"
 
 
 def _model(tmp_path: Path, cfg: dict[str, object]) -> str:
