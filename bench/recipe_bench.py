@@ -30,9 +30,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from worker.events import read_events  # noqa: E402
-from worker.recipes import eagle3_plan as plan  # noqa: E402
-from worker.recipes.proc import Child  # noqa: E402
+from worker.events import read_events
+from worker.recipes import eagle3_plan as plan
+from worker.recipes.proc import Child
 
 OWNED = {"--speculative-config", "--kv-transfer-config"}
 

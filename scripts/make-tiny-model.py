@@ -82,8 +82,7 @@ def build_datasets(out: Path, n: int, lo: int, hi: int, vocab_used: int, seed: i
     ds.set_format(type="torch")
     ds.save_to_disk(str(out / "prepared"))
     with open(out / "chat.jsonl", "w", encoding="utf-8") as f:
-        for row in chats:
-            f.write(json.dumps(row) + "\n")
+        f.writelines(json.dumps(row) + "\n" for row in chats)
 
 
 def main(argv: list[str] | None = None) -> int:

