@@ -1,0 +1,56 @@
+"""Helpers shared by the integration and end-to-end tests (the real CLI, the history file, /proc)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+from conftest import eorch
+
+
+def add_testbox(tmp_path: Path, name: str = "gpu") -> Path:
+    root = tmp_path / "remote-root"
+    eorch("host", "add", name, "testbox", "--root", str(root))
+    return root
+
+
+def launch(*argv: str, host: str = "gpu", extra: tuple[str, ...] = ()) -> dict:
+    out = eorch("launch", "--host", host, "--json", *extra, "--", *argv)
+    return json.loads(out.stdout)
+
+
+def show(run_id: str) -> dict:
+    return json.loads(eorch("show", run_id, "--json").stdout)
+
+
+def db_rows(home: Path, sql: str, *args: object) -> list[tuple]:
+    with sqlite3.connect(home / "eorch.db") as conn:
+        return conn.execute(sql, args).fetchall()
+
+
+def wait_for(predicate, timeout: float = 20, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def pids_with_run_id(run_id: str) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            env = Path(f"/proc/{name}/environ").read_bytes().split(b"\0")
+            state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if f"EORCH_RUN_ID={run_id}".encode() in env and state not in ("Z", "X"):
+            found.append(int(name))
+    return found
