@@ -58,6 +58,8 @@ class _LocalProcess:
         await self._proc.stdin.drain()
 
     async def stop(self) -> None:
+        if self._proc.stdin is not None and not self._proc.stdin.is_closing():
+            self._proc.stdin.close()
         if self._proc.returncode is None:
             try:
                 self._proc.terminate()
