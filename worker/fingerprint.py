@@ -166,13 +166,19 @@ def fingerprint(python: str, root: str = "~/.eorch", files: list[str] | None = N
         expected = next((fs[rel] for fs in applied.values() if rel in fs), None)
         patched[rel] = {"path": info.get("path"), "sha256": info.get("sha256"), "expected": expected,
                         **({"error": info["error"]} if "error" in info else {})}
+    torch = torch_facts(python, torch_timeout_s) if versions["torch"] else None
     return {
         "python": first["python"],
         "executable": first["executable"],
         "prefix": first["prefix"],
+        # The headline versions flat (what the TUI and tables show), all of them under "versions".
+        "vllm": versions["vllm"],
+        "speculators": versions["speculators"],
+        "torch": versions["torch"],
+        "cuda": (torch or {}).get("cuda"),
         "versions": versions,
         "vllm_dist": vllm_dist,
-        "torch": torch_facts(python, torch_timeout_s) if versions["torch"] else None,
+        "torch_probe": torch,
         "patch_sets": sorted(applied),
         "patched_files": patched,
         **gpus(),

