@@ -92,7 +92,8 @@ def build(name: str, req: Path, root: Path, python: str, check: str, torch_first
     pip = [str(py), "-m", "pip", "--disable-pip-version-check", "--no-input"]
     if torch_first:
         _run([*pip, "install", torch_first])
-    _run([*pip, "install", "-r", str(req)])
+    # torch_first again in the same resolve, so nothing in the requirements can swap the CPU build out.
+    _run([*pip, "install", *([torch_first] if torch_first else []), "-r", str(req)])
     installed = _run([*pip, "list", "--format=json"])
     torch_ver = next((p["version"] for p in json.loads(installed) if p["name"] == "torch"), "")
     if "+cpu" in torch_ver:
