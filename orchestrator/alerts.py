@@ -178,8 +178,9 @@ class AlertEngine:
 
 def ring_bell(alert: AlertToRaise, out: Any = None) -> None:
     """BEL plus an OSC 9 desktop notification, for terminals that show them; only on a terminal."""
-    out = out or sys.stderr
-    if not out.isatty():
+    # The real stderr: rich's Live display redirects sys.stderr and would print the escape as text.
+    out = out or sys.__stderr__
+    if out is None or not out.isatty():
         return
     title = alert.title.replace("\x1b", "").replace("\x07", "")
     out.write(f"\a\x1b]9;{title}\x07")
