@@ -8,7 +8,6 @@ are decoded; while a traceback is open every line is read, since traceback lines
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
 from typing import Any
 
 from orchestrator.logparse.analysis import Analysis, Evidence, SignatureCount
@@ -259,65 +258,71 @@ class LogParser:
     def _scan_region(self, buf: bytes, start: int, end: int, events: list[LogEvent]) -> None:
         """Handle the complete lines in ``buf[start:end]`` (``end`` is just past a terminator).
 
-        ``self._line_no`` counts the lines before ``counted``; terminators are counted lazily, only up to
-        lines that need a number, so skipped stretches cost one ``bytes.count`` each.
+        Two sorted hit lists are merged on the fly: ``general`` (needles) and ``frames`` (tqdm marks).  A line
+        holding only frames takes the cheap progress path.  ``self._line_no`` counts the lines before
+        ``counted``; terminators are counted lazily, only up to lines that need a number.
         """
         state = (self._phase, self._ev.clean_line is not None)
         relevant = self._funnel.relevant(*state)
-        hits: list[int] | None = None
-        progress: set[int] = set()
-        hi = 0
+        general: list[int] | None = None
+        frames: list[int] = []
+        gi = fi = 0
         cursor = counted = start
+        rfind, find = buf.rfind, buf.find
         while cursor < end:
             if self._tbs.any_open():
                 self._line_no += count_terminators(buf, counted, cursor)
                 cursor = counted = self._slow(buf, start, cursor, end, events)
                 continue
-            if hits is None:
-                hits = self._funnel.scan(buf, cursor, end, relevant)
-                prog = self._funnel.scan_progress(buf, cursor, end)
-                if prog:
-                    progress = set(prog)
-                    hits.extend(prog)
-                    hits.sort()
-            hi = bisect_left(hits, cursor, hi)
-            if hi >= len(hits):
+            if general is None:
+                general = self._funnel.scan(buf, cursor, end, relevant)
+                frames = self._funnel.scan_progress(buf, cursor, end)
+                gi = fi = 0
+            while gi < len(general) and general[gi] < cursor:
+                gi += 1
+            while fi < len(frames) and frames[fi] < cursor:
+                fi += 1
+            g = general[gi] if gi < len(general) else end
+            f = frames[fi] if fi < len(frames) else end
+            p = g if g <= f else f
+            if p >= end:
                 break
-            p = hits[hi]
-            s = max(buf.rfind(b"\n", cursor, p), buf.rfind(b"\r", cursor, p)) + 1
+            s = max(rfind(b"\n", cursor, p), rfind(b"\r", cursor, p)) + 1
             if s <= 0:
                 s = cursor
-            e, nxt = line_end(buf, p, end)
-            cap = min(e, s + LINE_CAP)
-            raw = buf[s:cap]
+            lf = find(b"\n", p, end)
+            cr = find(b"\r", p, lf if lf >= 0 else end)
+            if cr >= 0:
+                e = cr
+                nxt = cr + 2 if cr + 1 < end and buf[cr + 1] == 0x0A else cr + 1
+            else:
+                e = nxt = lf
+                nxt += 1
+            cap = e if e - s <= LINE_CAP else s + LINE_CAP
             cursor = nxt
-            if progress and p in progress:
-                j = hi + 1
-                while j < len(hits) and hits[j] < cap and hits[j] in progress:
-                    j += 1
-                if j >= len(hits) or hits[j] >= cap:  # only progress on this line
-                    reading = read_progress(raw)
-                    if reading is None:
-                        continue
-                    if not self._progress_news(reading):
-                        self._progress = reading
-                        continue
-                    self._line_no += count_terminators(buf, counted, s) + 1
-                    counted = nxt
-                    self._on_progress(reading, self._line_no, events)
-                    self._settle(self._line_no, "", events)
+            if g >= cap:  # only tqdm marks on this line (within the cap): the progress path
+                reading = read_progress(buf[s:cap])
+                if reading is None:
                     continue
+                if not self._progress_news(reading):
+                    self._progress = reading
+                    continue
+                self._line_no += count_terminators(buf, counted, s) + 1
+                counted = nxt
+                self._on_progress(reading, self._line_no, events)
+                self._settle(self._line_no, "", events)
+                continue
             self._line_no += count_terminators(buf, counted, s) + 1
             counted = nxt
             prev_raw, prev_cr = self._prev_line(buf, start, s)
-            checked = p < cap and p not in progress and (
-                self._phase, self._ev.clean_line is not None) == state
-            self._examine(raw, self._line_no, ending_at(buf, e, end), prev_raw, prev_cr, checked, events)
+            checked = (self._phase, self._ev.clean_line is not None) == state
+            self._examine(buf[s:cap], self._line_no, ending_at(buf, e, end), prev_raw, prev_cr, checked,
+                          events)
             if (self._phase, self._ev.clean_line is not None) != state:
                 # Fewer needles are relevant now: rescan the rest of the region with the smaller set.
                 state = (self._phase, self._ev.clean_line is not None)
                 relevant = self._funnel.relevant(*state)
-                hits, progress, hi = None, set(), 0
+                general = None
         self._line_no += count_terminators(buf, counted, end)
         self._prev_raw, self._prev_cr = self._prev_line(buf, start, end)
 
@@ -445,13 +450,14 @@ class LogParser:
             if reading is not None:
                 self._on_progress(reading, line_no, events)
 
-    def _progress_key(self, progress: ProgressReading) -> list[int]:
-        pct = progress.done * 100 // progress.total if progress.total else progress.done
-        return [progress.total, pct, int(progress.done >= progress.total)]
+    @staticmethod
+    def _progress_key(progress: ProgressReading) -> list[int]:
+        done, total = progress.done, progress.total
+        return [total, done * 100 // total if total else done, 1 if done >= total else 0]
 
     def _progress_moves_phase(self) -> bool:
-        return self._phase.rank < Phase.RUNNING.rank and (
-            self._phase.rank >= Phase.LOADED.rank or self._phase is Phase.STARTING)
+        phase = self._phase
+        return phase is Phase.STARTING or phase is Phase.LOADED or phase is Phase.SERVING
 
     def _progress_news(self, progress: ProgressReading) -> bool:
         """Would this reading emit an event or move the phase?"""

@@ -87,7 +87,6 @@ _TQDM_RE = re.compile(
     rb"|,\s*[\d.]+s/(?P<unit2>[A-Za-z_]+))?"
 )
 _PROCESSED_RE = re.compile(rb"Processed (?P<done>\d+)\s*/\s*(?P<total>\d+)(?: (?P<unit>[A-Za-z_]+))?")
-_NOT_USER = (b"Capturing CUDA graph", b"shards", b"Fetching", b"Downloading")
 
 
 @dataclass(frozen=True)
@@ -143,7 +142,7 @@ def read_progress(raw: bytes) -> ProgressReading | None:
     """A user progress reading in a raw line, or None (shard and CUDA-graph bars are not user progress)."""
     m = _TQDM_RE.search(raw)
     if m is not None:
-        if any(w in raw for w in _NOT_USER):
+        if b"shards" in raw or b"CUDA graph" in raw or b"Fetching" in raw or b"Downloading" in raw:
             return None
         unit = m.group("unit") or m.group("unit2") or b"it"
         return ProgressReading(int(m.group("done")), int(m.group("total")), unit.decode("ascii", "replace"))
