@@ -86,20 +86,96 @@ class Funnel:
 
     @staticmethod
     def scan(buf: bytes, start: int, end: int, relevant: tuple[bytes, ...]) -> list[int]:
-        """Sorted positions in ``buf[start:end]`` where some relevant needle starts."""
+        """Sorted positions in ``buf[start:end]`` where some relevant needle starts.
+
+        Each needle is anchored on its rarest byte, as measured on a sample of the region.  Anchors rare
+        enough are walked with ``bytes.find`` of one byte (a ``memchr``, ~10x faster than a regex pass) and
+        checked with ``startswith``; the other needles get one compiled regex pass per leading byte.
+        """
         hits: list[int] = []
-        for rx in _compiled(relevant):
+        length = end - start
+        regex_needles: list[bytes] = list(relevant)
+        if length >= _MIN_PLANNED:
+            freq = _sample_freq(buf, start, end, _needle_bytes(relevant))
+            regex_needles = []
+            groups: dict[int, list[tuple[int, bytes]]] = {}
+            for needle in relevant:
+                k = min(range(len(needle)), key=lambda i: (freq[needle[i]], i))
+                groups.setdefault(needle[k], []).append((k, needle))
+            scale = length / _SAMPLE
+            for byte, members in groups.items():
+                if freq[byte] * scale * _STEP_BYTES < length:
+                    _walk(buf, start, end, byte, members, hits)
+                else:
+                    regex_needles += [n for _, n in members]
+        for rx in _compiled(tuple(regex_needles)):
             hits.extend([m.start() for m in rx.finditer(buf, start, end)])
         hits.sort()
         return hits
 
     @staticmethod
     def scan_progress(buf: bytes, start: int, end: int) -> list[int]:
-        """Positions of possible progress frames in ``buf[start:end]``."""
+        """Positions of possible progress frames (``<`` + digit or ``?``) in ``buf[start:end]``."""
+        length = end - start
+        if length >= _MIN_PLANNED:
+            freq = _sample_freq(buf, start, end, frozenset(b"<"))
+            if freq[0x3C] * (length / _SAMPLE) * _STEP_BYTES < length:
+                out: list[int] = []
+                find = buf.find
+                i = find(b"<", start, end)
+                while i >= 0:
+                    if i + 1 < end and buf[i + 1] in _FRAME_NEXT:
+                        out.append(i)
+                    i = find(b"<", i + 1, end)
+                return out
         return [m.start() for m in TQDM_MARK_RE.finditer(buf, start, end)]
 
     def __hash__(self) -> int:
         return id(self)
+
+
+#: Regions smaller than this are scanned with regexes only.
+_MIN_PLANNED = 256 * 1024
+#: Bytes sampled (in 4 windows) to measure byte frequencies.
+_SAMPLE = 128 * 1024
+#: One Python step of a memchr walk costs about as much as a regex pass over this many bytes.
+_STEP_BYTES = 1500
+_FRAME_NEXT = frozenset(b"0123456789?")
+
+
+def _walk(buf: bytes, start: int, end: int, byte: int, members: list[tuple[int, bytes]], hits: list[int]) -> None:
+    """Append where ``members`` (anchor offset, needle) occur, walking the anchor byte with memchr."""
+    find, startswith = buf.find, buf.startswith
+    anchor = bytes([byte])
+    i = find(anchor, start, end)
+    if len(members) == 1:
+        k, needle = members[0]
+        while i >= 0:
+            j = i - k
+            if j >= start and startswith(needle, j, end):
+                hits.append(j)
+            i = find(anchor, i + 1, end)
+        return
+    while i >= 0:
+        for k, needle in members:
+            j = i - k
+            if j >= start and startswith(needle, j, end):
+                hits.append(j)
+                break
+        i = find(anchor, i + 1, end)
+
+
+@lru_cache(maxsize=64)
+def _needle_bytes(relevant: tuple[bytes, ...]) -> frozenset[int]:
+    return frozenset(b for n in relevant for b in n)
+
+
+def _sample_freq(buf: bytes, start: int, end: int, wanted: frozenset[int]) -> dict[int, int]:
+    """Count of each wanted byte in 4 windows spread over the region (``_SAMPLE`` bytes in all)."""
+    step = (end - start) // 4
+    win = _SAMPLE // 4
+    sample = b"".join(buf[start + q * step:start + q * step + win] for q in range(4))
+    return {b: sample.count(bytes([b])) for b in wanted}
 
 
 def _later(a: Phase | None, b: Phase | None) -> Phase | None:

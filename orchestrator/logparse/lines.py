@@ -29,7 +29,7 @@ def count_terminators(buf: bytes, start: int, end: int) -> int:
     cr = buf.count(b"\r", start, end)
     if not cr:
         return n
-    if cr > 32:  # many: one more pass is cheaper than a Python loop
+    if cr * 2000 > end - start:  # many: one more pass is cheaper than a Python loop
         return n + cr - buf.count(b"\r\n", start, end)
     # few: look at the byte after each \r (buf.find of one byte is a memchr)
     pos = buf.find(b"\r", start, end)

@@ -40,6 +40,8 @@ from orchestrator.logparse.phases import (
     Phase,
     ProgressReading,
     ShardReading,
+    frame_at,
+    frame_unit,
     read_progress,
     read_shards,
 )
@@ -78,6 +80,7 @@ class LogParser:
         self._shards: ShardReading | None = None
         self._progress: ProgressReading | None = None
         self._progress_key_seen: list[int] | None = None
+        self._frame: tuple[int, int, bytes] | None = None  # a frame read on the fast path, not yet kept
         self._sigs: dict[str, list[int]] = {}
         self._root_key: list[Any] | None = None
         self._weights_s: float | None = None
@@ -301,15 +304,19 @@ class LogParser:
             cap = e if e - s <= LINE_CAP else s + LINE_CAP
             cursor = nxt
             if g >= cap:  # only tqdm marks on this line (within the cap): the progress path
-                reading = read_progress(buf[s:cap])
-                if reading is None:
+                pair = frame_at(buf, s, f) if f < cap else None
+                if pair is None:
                     continue
-                if not self._progress_news(reading):
-                    self._progress = reading
+                done, total = pair
+                seen = self._progress_key_seen
+                if (seen is not None and seen[0] == total and seen[2] == (1 if done >= total else 0)
+                        and seen[1] == (done * 100 // total if total else done)
+                        and not self._progress_moves_phase()):
+                    self._frame = (done, total, buf[f:e])  # the latest reading, built at the end
                     continue
                 self._line_no += count_terminators(buf, counted, s) + 1
                 counted = nxt
-                self._on_progress(reading, self._line_no, events)
+                self._on_progress(ProgressReading(done, total, frame_unit(buf, f, e)), self._line_no, events)
                 self._settle(self._line_no, "", events)
                 continue
             self._line_no += count_terminators(buf, counted, s) + 1
@@ -325,6 +332,10 @@ class LogParser:
                 general = None
         self._line_no += count_terminators(buf, counted, end)
         self._prev_raw, self._prev_cr = self._prev_line(buf, start, end)
+        if self._frame is not None:
+            done, total, tail = self._frame
+            self._progress = ProgressReading(done, total, frame_unit(tail, 0, len(tail)))
+            self._frame = None
 
     def _slow(self, buf: bytes, region: int, cursor: int, end: int, events: list[LogEvent]) -> int:
         """Read every line while a traceback is open; returns where the fast path may resume."""
@@ -459,11 +470,8 @@ class LogParser:
         phase = self._phase
         return phase is Phase.STARTING or phase is Phase.LOADED or phase is Phase.SERVING
 
-    def _progress_news(self, progress: ProgressReading) -> bool:
-        """Would this reading emit an event or move the phase?"""
-        return self._progress_moves_phase() or self._progress_key(progress) != self._progress_key_seen
-
     def _on_progress(self, progress: ProgressReading, line_no: int, events: list[LogEvent]) -> None:
+        self._frame = None
         key = self._progress_key(progress)
         if key != self._progress_key_seen:
             self._progress_key_seen = key

@@ -82,10 +82,6 @@ PROGRESS_RE = re.compile(rb"<[\d?]|Processed \d")
 #: What the funnel's progress pass looks for ("Processed N/M" lines come through the general funnel).
 TQDM_MARK_RE = re.compile(rb"<[\d?]")
 PROGRESS_NEEDLES: tuple[str, ...] = ("Processed ",)
-_TQDM_RE = re.compile(
-    rb"(?P<done>\d+)/(?P<total>\d+) \[[\d:]+<[\d:?]*(?:,\s*(?:\?|[\d.]+)\s*(?P<unit>[A-Za-z_]+)/s"
-    rb"|,\s*[\d.]+s/(?P<unit2>[A-Za-z_]+))?"
-)
 _PROCESSED_RE = re.compile(rb"Processed (?P<done>\d+)\s*/\s*(?P<total>\d+)(?: (?P<unit>[A-Za-z_]+))?")
 
 
@@ -138,14 +134,38 @@ def read_shards(message: str) -> ShardReading | None:
     return ShardReading(done, total, rate, eta)
 
 
+_FRAME_BACK = re.compile(rb"(\d+)/(\d+) \[[\d:]+$")
+_FRAME_UNIT = re.compile(rb"<[\d:?]*(?:,\s*(?:\?|[\d.]+)\s*(?P<unit>[A-Za-z_]+)/s|,\s*[\d.]+s/(?P<unit2>[A-Za-z_]+))?")
+_NOT_USER_RE = re.compile(rb"shards|CUDA graph|Fetching|Downloading")
+
+
+def frame_at(buf: bytes, start: int, mark: int) -> tuple[int, int] | None:
+    """(done, total) of the tqdm frame whose ``<`` is at ``mark`` in the line starting at ``start``.
+
+    None when no ``N/M [elapsed`` precedes the mark, or the bar is not user progress (checkpoint shards,
+    CUDA-graph capture, downloads).
+    """
+    m = _FRAME_BACK.search(buf, max(start, mark - 64), mark)
+    if m is None or _NOT_USER_RE.search(buf, start, mark) is not None:
+        return None
+    return int(m.group(1)), int(m.group(2))
+
+
+def frame_unit(buf: bytes, mark: int, end: int) -> str:
+    """The unit of the frame whose ``<`` is at ``mark`` (``it`` unless the bar names one)."""
+    m = _FRAME_UNIT.match(buf, mark, end)
+    unit = (m.group("unit") or m.group("unit2")) if m is not None else None
+    return unit.decode("ascii", "replace") if unit else "it"
+
+
 def read_progress(raw: bytes) -> ProgressReading | None:
-    """A user progress reading in a raw line, or None (shard and CUDA-graph bars are not user progress)."""
-    m = _TQDM_RE.search(raw)
-    if m is not None:
-        if b"shards" in raw or b"CUDA graph" in raw or b"Fetching" in raw or b"Downloading" in raw:
-            return None
-        unit = m.group("unit") or m.group("unit2") or b"it"
-        return ProgressReading(int(m.group("done")), int(m.group("total")), unit.decode("ascii", "replace"))
+    """A user progress reading in a raw line: its first tqdm frame, else ``Processed N/M``."""
+    mark = TQDM_MARK_RE.search(raw)
+    if mark is not None:
+        pair = frame_at(raw, 0, mark.start())
+        if pair is not None:
+            return ProgressReading(pair[0], pair[1], frame_unit(raw, mark.start(), len(raw)))
+        return None
     m = _PROCESSED_RE.search(raw)
     if m is not None:
         unit = m.group("unit") or b"items"
