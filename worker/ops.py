@@ -47,9 +47,13 @@ def _read_rc(run_dir: str) -> int | None:
 
 def launch(
     run_dir: str, run_id: str, argv: list[str], env: dict[str, str], cwd: str | None,
-    files: dict[str, str] | None = None,
+    files: dict[str, str] | None = None, scheduler: str = "direct", sbatch_args: list[str] | None = None,
 ) -> dict[str, Any]:
-    """Start ``worker.wrap`` detached for a new run and return its identity once it is recorded."""
+    """Start ``worker.wrap`` detached for a new run and return its identity once it is recorded.
+
+    With ``scheduler="slurm"`` the wrapper is submitted with sbatch instead (worker.slurm) and the job id
+    comes back at once; the wrapper starts whenever Slurm runs the job.
+    """
     if not argv:
         raise OpError("no command given")
     if cwd and not os.path.isdir(os.path.expanduser(cwd)):
@@ -82,6 +86,10 @@ def launch(
             raise OpError(f"bad run file name {name!r}")
         with open(os.path.join(run_dir, name), "w") as f:
             f.write(content)
+    if scheduler == "slurm":
+        from worker import slurm
+
+        return slurm.submit(run_dir, run_id, list(sbatch_args or []))
     wrapper_env = dict(os.environ)
     wrapper_env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     subprocess.Popen(
@@ -113,6 +121,10 @@ def _file_facts(path: str) -> tuple[int | None, int | None]:
 
 def status(run_dir: str) -> dict[str, Any]:
     """Liveness of one run: exit code if written, whether its wrapper is alive, and log facts."""
+    from worker import slurm
+
+    if slurm.job_id_of(run_dir):
+        return slurm.status_many([run_dir])[run_dir]
     info = _read_json(os.path.join(run_dir, "wrapper.json")) or {}
     rc = _read_rc(run_dir)
     alive = False
@@ -139,11 +151,18 @@ def status(run_dir: str) -> dict[str, Any]:
 
 
 def status_many(run_dirs: list[str]) -> dict[str, Any]:
-    return {"runs": [status(d) for d in run_dirs], "boot_id": procs.boot_id()}
+    from worker import slurm
+
+    scheduled = slurm.status_many(run_dirs)  # Slurm runs: one squeue call for all of them
+    return {"runs": [scheduled.get(d) or status(d) for d in run_dirs], "boot_id": procs.boot_id()}
 
 
 def cancel(run_dir: str, run_id: str, grace_s: float = 10.0) -> dict[str, Any]:
     """TERM everything of the run, KILL what is left after the grace period, confirm none remains."""
+    from worker import slurm
+
+    if slurm.job_id_of(run_dir):
+        return slurm.cancel(run_dir, run_id, grace_s)
     info = _read_json(os.path.join(run_dir, "wrapper.json")) or {}
     wrapper_pid = int(info["pid"]) if info else None
     wrapper_alive = bool(wrapper_pid) and procs.is_same_process(wrapper_pid, info.get("start_time"))
@@ -204,6 +223,12 @@ def check(root: str) -> dict[str, Any]:
     }
 
 
+def slurm_check() -> dict[str, Any]:
+    from worker import slurm
+
+    return slurm.check()
+
+
 def resolve_root(root: str) -> dict[str, Any]:
     path = os.path.abspath(os.path.expanduser(root))
     os.makedirs(os.path.join(path, "runs"), exist_ok=True)
@@ -216,6 +241,7 @@ OPERATIONS = {
     "status_many": status_many,
     "cancel": cancel,
     "check": check,
+    "slurm_check": slurm_check,
     "resolve_root": resolve_root,
     "patch": patching.op,
     "fingerprint": fingerprint.op,
