@@ -33,6 +33,11 @@ class Host(Base):
     unreachable_since: Mapped[datetime | None] = mapped_column(DateTime)
     last_error: Mapped[str | None] = mapped_column(Text)
     facts: Mapped[dict | None] = mapped_column(JSON)  # type: ignore[type-arg]
+    # How runs start on this host: "direct" (the detached wrapper) or "slurm" (sbatch from a login node),
+    # default sbatch options, and environment for every worker operation (e.g. SLURM_CONF).
+    scheduler: Mapped[str] = mapped_column(String(16), default="direct", server_default="direct")
+    sbatch_args: Mapped[list | None] = mapped_column(JSON)  # type: ignore[type-arg]
+    env: Mapped[dict | None] = mapped_column(JSON)  # type: ignore[type-arg]
 
 
 class Run(Base):
@@ -60,6 +65,9 @@ class Run(Base):
     pgid: Mapped[int | None] = mapped_column(Integer)
     proc_start_time: Mapped[int | None] = mapped_column(BigInteger)
     boot_id: Mapped[str | None] = mapped_column(String(64))
+    # Slurm runs: the job id, and the last state/reason/node squeue reported ({"state", "reason", "node"}).
+    scheduler_job_id: Mapped[str | None] = mapped_column(String(64))
+    scheduler_state: Mapped[dict | None] = mapped_column(JSON)  # type: ignore[type-arg]
 
     # Following: the log bytes consumed up to the last line end, and the parser state at that point.
     log_offset: Mapped[int] = mapped_column(BigInteger, default=0)
