@@ -102,7 +102,7 @@ class Funnel:
             for needle in relevant:
                 k = min(range(len(needle)), key=lambda i: (freq[needle[i]], i))
                 groups.setdefault(needle[k], []).append((k, needle))
-            scale = length / _SAMPLE
+            scale = length / (4 * (min(_SAMPLE, length // 8) // 4))
             for byte, members in groups.items():
                 if freq[byte] * scale * _STEP_BYTES < length:
                     _walk(buf, start, end, byte, members, hits)
@@ -119,7 +119,7 @@ class Funnel:
         length = end - start
         if length >= _MIN_PLANNED:
             freq = _sample_freq(buf, start, end, frozenset(b"<"))
-            if freq[0x3C] * (length / _SAMPLE) * _STEP_BYTES < length:
+            if freq[0x3C] * (length / (4 * (min(_SAMPLE, length // 8) // 4))) * _STEP_BYTES < length:
                 out: list[int] = []
                 find = buf.find
                 i = find(b"<", start, end)
@@ -173,7 +173,7 @@ def _needle_bytes(relevant: tuple[bytes, ...]) -> frozenset[int]:
 def _sample_freq(buf: bytes, start: int, end: int, wanted: frozenset[int]) -> dict[int, int]:
     """Count of each wanted byte in 4 windows spread over the region (``_SAMPLE`` bytes in all)."""
     step = (end - start) // 4
-    win = _SAMPLE // 4
+    win = min(_SAMPLE, (end - start) // 8) // 4
     sample = b"".join(buf[start + q * step:start + q * step + win] for q in range(4))
     return {b: sample.count(bytes([b])) for b in wanted}
 

@@ -50,6 +50,9 @@ from orchestrator.logparse.signatures import Catalogue, Severity, Signature, loa
 from orchestrator.logparse.tracebacks import Traceback, TracebackAssembler, is_header
 
 SNAPSHOT_VERSION = 1
+#: The funnel scans a region in windows: small first (phases change early in a log), doubling after.
+_WINDOW = 512 * 1024
+_MAX_WINDOW = 16 * 1024 * 1024
 _PREV_CAP = 256
 _LF, _CR = 0x0A, 0x0D
 _ERROR_LINE = re.compile(r"^(?:\[\d\d:\d\d:\d\d\])?\s*ERROR\b:?\s*")
@@ -270,6 +273,7 @@ class LogParser:
         general: list[int] | None = None
         frames: list[int] = []
         gi = fi = 0
+        window, w_end = _WINDOW, start
         cursor = counted = start
         rfind, find = buf.rfind, buf.find
         while cursor < end:
@@ -277,19 +281,23 @@ class LogParser:
                 self._line_no += count_terminators(buf, counted, cursor)
                 cursor = counted = self._slow(buf, start, cursor, end, events)
                 continue
-            if general is None:
-                general = self._funnel.scan(buf, cursor, end, relevant)
-                frames = self._funnel.scan_progress(buf, cursor, end)
+            if general is None or cursor >= w_end:
+                # Scan a window (growing while nothing changes): a state change only rescans its rest.
+                w_end = _line_start_after(buf, min(end, cursor + window), end)
+                general = self._funnel.scan(buf, cursor, w_end, relevant)
+                frames = self._funnel.scan_progress(buf, cursor, w_end)
                 gi = fi = 0
+                window = min(window * 2, _MAX_WINDOW)
             while gi < len(general) and general[gi] < cursor:
                 gi += 1
             while fi < len(frames) and frames[fi] < cursor:
                 fi += 1
-            g = general[gi] if gi < len(general) else end
-            f = frames[fi] if fi < len(frames) else end
+            g = general[gi] if gi < len(general) else w_end
+            f = frames[fi] if fi < len(frames) else w_end
             p = g if g <= f else f
-            if p >= end:
-                break
+            if p >= w_end:
+                cursor = w_end
+                continue
             s = max(rfind(b"\n", cursor, p), rfind(b"\r", cursor, p)) + 1
             if s <= 0:
                 s = cursor
@@ -329,7 +337,7 @@ class LogParser:
                 # Fewer needles are relevant now: rescan the rest of the region with the smaller set.
                 state = (self._phase, self._ev.clean_line is not None)
                 relevant = self._funnel.relevant(*state)
-                general = None
+                general, window = None, _WINDOW
         self._line_no += count_terminators(buf, counted, end)
         self._prev_raw, self._prev_cr = self._prev_line(buf, start, end)
         if self._frame is not None:
@@ -547,6 +555,19 @@ class LogParser:
             self._root_key = key
             if rc is not None:
                 events.append(RootCauseFound(rc, rc.line_no))
+
+
+def _line_start_after(buf: bytes, pos: int, end: int) -> int:
+    """The first line start at or after ``pos`` (``end`` when none)."""
+    if pos >= end:
+        return end
+    if pos > 0 and buf[pos - 1] in (_LF, _CR) and not (buf[pos - 1] == _CR and buf[pos] == _LF):
+        return pos
+    lf = buf.find(b"\n", pos, end)
+    cr = buf.find(b"\r", pos, lf if lf >= 0 else end)
+    if cr >= 0:
+        return cr + 2 if cr + 1 < end and buf[cr + 1] == _LF else cr + 1
+    return lf + 1 if lf >= 0 else end
 
 
 def _shard_tuple(s: ShardReading) -> tuple[int, int, float | None, float | None]:
