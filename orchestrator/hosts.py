@@ -55,6 +55,7 @@ class HostSession:
     transport: Transport
     root_setting: str
     python: str = "python3"
+    env: dict[str, str] = field(default_factory=dict)  # the host's --env, for every worker operation
     root: str = ""
     worker_dir: str = ""
     _agent: RemoteProcess | None = None
@@ -63,7 +64,7 @@ class HostSession:
 
     @classmethod
     def for_host(cls, host: Host, settings: Settings) -> HostSession:
-        return cls(host.name, make_transport(host, settings), host.root, host.python)
+        return cls(host.name, make_transport(host, settings), host.root, host.python, dict(host.env or {}))
 
     def is_open(self) -> bool:
         return bool(self.worker_dir) and self.transport.is_connected()
@@ -78,7 +79,8 @@ class HostSession:
         if result.exit_status != 0:
             raise RemoteCommandFailed(result.argv, result.exit_status, result.stderr.decode(errors="replace"))
         self.root, self.worker_dir = root, dest
-        self._agent = await self.transport.start(commands.worker_agent(self.python, self.worker_dir))
+        agent = self._with_env(commands.worker_agent(self.python, self.worker_dir))
+        self._agent = await self.transport.start(agent)
 
     async def _call_bootstrap(self, op: str, **args: Any) -> dict[str, Any]:
         """A one-shot call that works before the worker is uploaded (resolve_root only needs stdlib)."""
@@ -116,7 +118,7 @@ class HostSession:
     async def call_once(self, op: str, **args: Any) -> dict[str, Any]:
         """One operation on its own channel (for slow ones like cancel, so the agent stays responsive)."""
         result = await self.transport.run(
-            commands.worker_call(self.python, self.worker_dir, op, args), timeout=None
+            self._with_env(commands.worker_call(self.python, self.worker_dir, op, args)), timeout=None
         )
         try:
             reply = json.loads(result.stdout.decode().strip().splitlines()[-1])
@@ -125,6 +127,12 @@ class HostSession:
         if not reply.get("ok"):
             raise RemoteOpFailed(f"{self.name}: {reply.get('error')}")
         return reply["result"]  # type: ignore[no-any-return]
+
+    def _with_env(self, argv: list[str]) -> list[str]:
+        """argv run under the host's environment (``env K=V ... argv``; still one argv, quoted by shlex)."""
+        if not self.env:
+            return argv
+        return ["env", *(f"{k}={v}" for k, v in sorted(self.env.items())), *argv]
 
     def run_dir(self, run_id: str) -> str:
         return f"{self.root}/runs/{run_id}"

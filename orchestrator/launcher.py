@@ -41,12 +41,21 @@ async def launch(
     python: str | None = None,
     patch: str | None = None,
     apply_patches: bool = False,
+    sbatch_args: Sequence[str] = (),
 ) -> Run:
-    """Start argv detached on host; returns the recorded run (status running)."""
+    """Start argv detached on host; returns the recorded run (status running).
+
+    On a Slurm host the wrapper is submitted with sbatch (the host's sbatch args, then ``sbatch_args``) and
+    the run is recorded as ``launching``: the monitor moves it to ``running`` when Slurm starts the job.
+    """
     if not argv:
         raise UsageError("no command given: put it after `--`, e.g. eorch launch --host H -- python train.py")
     with ctx.db() as s:
-        get_host(s, host)  # unknown host: clear error before any connection
+        host_row = get_host(s, host)  # unknown host: clear error before any connection
+        slurm = host_row.scheduler == "slurm"
+        all_sbatch_args = [*(host_row.sbatch_args or []), *sbatch_args]
+    if sbatch_args and not slurm:
+        raise UsageError(f"--sbatch-arg needs a Slurm host; {host!r} runs jobs directly")
     session = await ctx.session(host)
     run_id = new_run_id()
     run_dir = session.run_dir(run_id)
@@ -55,9 +64,12 @@ async def launch(
     env = {k: _fill(v, fill) for k, v in (env or {}).items()} if kind != "command" else dict(env or {})
     # What code the run will run (orchestrator.patches): patch set verified or applied, env fingerprinted.
     recorded = await prepare_launch(ctx, host, run_pythons(argv, spec, python, session.python), patch, apply_patches)
+    scheduling = {"scheduler": "slurm", "sbatch_args": all_sbatch_args} if slurm else {}
     info = await session.call(
-        "launch", run_dir=run_dir, run_id=run_id, argv=list(argv), env=dict(env), cwd=cwd, files=dict(files or {})
+        "launch", run_dir=run_dir, run_id=run_id, argv=list(argv), env=dict(env), cwd=cwd, files=dict(files or {}),
+        **scheduling,
     )
+    status = RunStatus.LAUNCHING if slurm else RunStatus.RUNNING
     now = utcnow()
     run = Run(
         id=run_id,
@@ -69,15 +81,16 @@ async def launch(
         cwd=cwd,
         spec=spec,
         model=model,
-        status=RunStatus.RUNNING.value,
+        status=status.value,
         phase="starting",
         cancel_requested=False,
         created_at=now,
-        started_at=now,
+        started_at=None if slurm else now,
         remote_dir=run_dir,
         pgid=info.get("pgid"),
         proc_start_time=info.get("start_time"),
         boot_id=info.get("boot_id"),
+        scheduler_job_id=info.get("job_id"),
         log_offset=0,
         events_offset=0,
         **recorded,
@@ -85,7 +98,11 @@ async def launch(
     with ctx.db() as s:
         s.add(run)
         s.flush()
-        add_event(s, run_id, "status", {"from": "pending", "to": "running", "pid": info.get("pid")})
+        if slurm:
+            add_event(s, run_id, "status", {"from": "pending", "to": "launching", "slurm_job_id": info["job_id"],
+                                            "sbatch_args": all_sbatch_args})
+        else:
+            add_event(s, run_id, "status", {"from": "pending", "to": "running", "pid": info.get("pid")})
     return run
 
 

@@ -172,6 +172,7 @@ class HostWatcher:
     async def judge(self, session: HostSession, run: Run, live: dict[str, Any]) -> None:
         followed = self.followed[run.id]
         self._check_truncation(session, run, live, followed)
+        self._record_scheduler(run, live)
         liveness = Liveness(bool(live["started"]), bool(live["alive"]), live["rc"], bool(live["boot_changed"]))
         if liveness.alive or not liveness.started and live["rc"] is None and not liveness.boot_changed:
             return
@@ -200,11 +201,33 @@ class HostWatcher:
                 row.phase = "failed"
             elif proposed == RunStatus.SUCCEEDED and row.phase not in ("failed",):
                 row.phase = "stopped"
+            scheduler = {"scheduler": live["scheduler"]} if live.get("scheduler") else {}
             changed = queries.propose_status(
-                s, row, proposed, exit_code=live["rc"], boot_changed=live["boot_changed"]
+                s, row, proposed, exit_code=live["rc"], boot_changed=live["boot_changed"], **scheduler
             )
         if changed:
             self.monitor.notify(RunStatusChanged(run.id, old, proposed.value))
+
+    def _record_scheduler(self, run: Run, live: dict[str, Any]) -> None:
+        """Slurm runs: keep the job's state and pending reason on the run; launching → running once it started."""
+        scheduler = live.get("scheduler")
+        if not scheduler:
+            return
+        seen = {k: scheduler.get(k) for k in ("state", "reason", "node")}
+        changed = False
+        with self.ctx.db() as s:
+            row = s.get(Run, run.id)
+            if row is None:
+                return
+            if row.scheduler_state != seen:
+                row.scheduler_state = seen
+                queries.add_event(s, run.id, "scheduler_state", {"job_id": scheduler.get("job_id"), **seen})
+            old = row.status
+            if live["started"] and old == RunStatus.LAUNCHING.value:
+                changed = queries.propose_status(s, row, RunStatus.RUNNING, slurm_job_id=scheduler.get("job_id"),
+                                                 node=scheduler.get("node"))
+        if changed:
+            self.monitor.notify(RunStatusChanged(run.id, old, RunStatus.RUNNING.value))
 
     def _check_truncation(self, session: HostSession, run: Run, live: dict[str, Any], followed: _Followed) -> None:
         size, inode = live.get("log_size"), live.get("log_inode")

@@ -42,6 +42,10 @@ def run_record(run: Run) -> dict[str, Any]:
         "speculators_version": run.speculators_version,
         "patch_set": run.patch_set,
         "env_fingerprint": run.env_fingerprint,
+        "scheduler": (
+            {"kind": "slurm", "job_id": run.scheduler_job_id, **(run.scheduler_state or {})}
+            if run.scheduler_job_id else None
+        ),
     }
     if run.kind != "command" or run.outputs:
         record["outputs"] = run.outputs
@@ -55,6 +59,9 @@ def host_record(host: Host) -> dict[str, Any]:
         "port": host.port,
         "root": host.root,
         "python": host.python,
+        "scheduler": host.scheduler or "direct",
+        "sbatch_args": list(host.sbatch_args or []),
+        "env": dict(host.env or {}),
         "reachable": host.reachable,
         "unreachable_since": _iso(host.unreachable_since),
         "last_error": host.last_error,

@@ -11,9 +11,12 @@ from orchestrator.cli.common import console, context, print_json, run_async
 from orchestrator.context import Context
 from orchestrator.errors import HostKeyRefused, UsageError
 from orchestrator.hosts import LOCAL_HOST, HostSession, validate_host_name
+from orchestrator.launcher import parse_env
 from orchestrator.store.models import Host
 from orchestrator.store.queries import get_host, list_hosts, utcnow
 from orchestrator.views import host_record
+
+SCHEDULERS = ("direct", "slurm")
 
 host_app = typer.Typer(help="Hosts eorch can run jobs on (the built-in `local` is always there).",
                        no_args_is_help=True)
@@ -49,21 +52,43 @@ def add(
     python: Annotated[str, typer.Option(help="python3 interpreter on the host for eorch's worker")] = "python3",
     accept_new_host_key: Annotated[bool, typer.Option(
         "--accept-new-host-key", help="trust and pin the key of a host not in known_hosts (never a changed key)")] = False,
+    scheduler: Annotated[str, typer.Option(
+        help="direct: run jobs on the host itself; slurm: the host is a login node, jobs go through sbatch")] = "direct",
+    sbatch_arg: Annotated[list[str], typer.Option(
+        "--sbatch-arg", help="sbatch option for every run on a slurm host, e.g. --sbatch-arg=--partition=gpu "
+        "(repeatable)")] = [],  # noqa: B006
+    env: Annotated[list[str], typer.Option(
+        "--env", "-e", help="KEY=VALUE set for eorch's worker on the host, e.g. SLURM_CONF=/etc/x/slurm.conf "
+        "(repeatable; jobs inherit it)")] = [],  # noqa: B006
 ) -> None:
-    """Add a host after connecting to it once (host key verified)."""
+    """Add a host after connecting to it once (host key verified); a slurm host must answer sinfo."""
     validate_host_name(name)
     if name == LOCAL_HOST:
         raise UsageError("`local` is built in; pick another name")
+    if scheduler not in SCHEDULERS:
+        raise UsageError(f"unknown scheduler {scheduler!r}: use one of {', '.join(SCHEDULERS)}")
+    if sbatch_arg and scheduler != "slurm":
+        raise UsageError("--sbatch-arg needs --scheduler slurm")
+    for arg in sbatch_arg:
+        if not arg.startswith("-"):
+            raise UsageError(f"bad --sbatch-arg {arg!r}: give an sbatch option, like --sbatch-arg=--partition=gpu")
+    host_env = parse_env(env)
     ctx = context()
     with ctx.db() as s:
         if s.get(Host, name) is not None:
             raise UsageError(f"host {name!r} already exists (remove it with `eorch host rm {name}`)")
-    host = Host(name=name, destination=destination, port=port, root=root, python=python, created_at=utcnow())
+    host = Host(name=name, destination=destination, port=port, root=root, python=python, created_at=utcnow(),
+                scheduler=scheduler, sbatch_args=list(sbatch_arg) or None, env=host_env or None)
     session = HostSession.for_host(host, ctx.settings)
 
     async def connect(_: Context) -> list[str]:
         try:
-            return await _pin_and_open(ctx, session, accept_new_host_key)
+            notes = await _pin_and_open(ctx, session, accept_new_host_key)
+            if scheduler == "slurm":
+                facts = await session.call("slurm_check")
+                parts = ", ".join(f"{p['partition']} ({p['state']})" for p in facts["partitions"])
+                notes.append(f"{facts['slurm_version']}; partitions: {parts or 'none'}")
+            return notes
         finally:
             await session.close()
 
@@ -73,7 +98,7 @@ def add(
         s.add(host)
     for note in notes:
         console.print(note)
-    console.print(f"added host [bold]{name}[/] ({destination})")
+    console.print(f"added host [bold]{name}[/] ({destination})" + (" · jobs go through Slurm" if scheduler == "slurm" else ""))
 
 
 @host_app.command("list")
@@ -85,10 +110,11 @@ def list_(json_: Annotated[bool, typer.Option("--json", help="print JSON")] = Fa
     if json_:
         print_json(hosts)
         return
-    table = Table("name", "destination", "root", "reachable")
+    table = Table("name", "destination", "root", "scheduler", "reachable")
     for h in hosts:
         reach = {True: "[green]yes[/]", False: f"[red]no[/] since {h['unreachable_since']}", None: "?"}[h["reachable"]]
-        table.add_row(h["name"], h["destination"] + (f":{h['port']}" if h["port"] else ""), h["root"], reach)
+        scheduler = " ".join([h["scheduler"], *h["sbatch_args"]])
+        table.add_row(h["name"], h["destination"] + (f":{h['port']}" if h["port"] else ""), h["root"], scheduler, reach)
     console.print(table)
 
 

@@ -37,6 +37,9 @@ def launch(
     python: Annotated[str | None, typer.Option(help="the interpreter the job uses (fingerprinted, patched)")] = None,
     patch: Annotated[str | None, typer.Option(help="patch set that must be applied for --python first")] = None,
     apply_patches: Annotated[bool, typer.Option("--apply-patches", help="apply --patch if not applied")] = False,
+    sbatch_arg: Annotated[list[str], typer.Option(
+        "--sbatch-arg", help="extra sbatch option for this run on a slurm host, e.g. --sbatch-arg=--gres=gpu:8 "
+        "(repeatable; after the host's)")] = [],  # noqa: B006
     json_: Annotated[bool, typer.Option("--json", help="print the run record as JSON")] = False,
 ) -> None:
     """Start a command (after `--`) or a job spec detached on a host; returns at once with the run id."""
@@ -47,16 +50,17 @@ def launch(
         from orchestrator.speclaunch import spec_launch_args
 
         kwargs = spec_launch_args(spec, extra_env=parse_env(env), name=name, cwd=cwd)
-        kwargs.update(python=python, patch=patch, apply_patches=apply_patches)
+        kwargs.update(python=python, patch=patch, apply_patches=apply_patches, sbatch_args=sbatch_arg)
         run = run_async(lambda ctx: launch_run(ctx, host, **kwargs))
     else:
         parsed_env = parse_env(env)
         run = run_async(lambda ctx: launch_run(ctx, host, argv, name=name, env=parsed_env, cwd=cwd, python=python,
-                                               patch=patch, apply_patches=apply_patches))
+                                               patch=patch, apply_patches=apply_patches, sbatch_args=sbatch_arg))
     if json_:
         print_json(run_record(run))
     else:
-        console.print(f"launched run [bold]{run.id}[/] ({run.name}) on {run.host}")
+        slurm = f" as Slurm job {run.scheduler_job_id} (launching until it starts)" if run.scheduler_job_id else ""
+        console.print(f"launched run [bold]{run.id}[/] ({run.name}) on {run.host}{slurm}")
         console.print(f"follow it: eorch watch {run.id}    logs: eorch logs {run.id} -f")
 
 
@@ -112,6 +116,12 @@ def show(
                   f"[{style}]{record['status']}[/] · phase {record['phase']}"
                   + (f" · exit {record['exit_code']}" if record["exit_code"] is not None else ""))
     console.print(f"command: {' '.join(record['command'])}", highlight=False)
+    if record["scheduler"]:
+        sched = record["scheduler"]
+        state = sched.get("state") or "submitted"
+        why = f" ({sched['reason']})" if sched.get("reason") else ""
+        node = f" on {sched['node']}" if sched.get("node") else ""
+        console.print(f"slurm job {sched['job_id']}: {state}{why}{node}", highlight=False)
     if record["shards"]:
         console.print(f"shards: {record['shards']['done']}/{record['shards']['total']}")
     if record["progress"]:
