@@ -23,6 +23,9 @@ from orchestrator.logparse.phases import Phase, ProgressReading, ShardReading
 
 #: Items kept per evidence tier (the earliest ones).
 KEEP = 8
+#: Traceback text kept for the first item of a tier, and for the others (symptoms keep it for the first only).
+FIRST_TEXT_CAP = 64 * 1024
+OTHER_TEXT_CAP = 8 * 1024
 
 
 @dataclass
@@ -37,21 +40,27 @@ class Evidence:
     clean_line: int | None = None
 
     @staticmethod
-    def _keep(items: list[dict[str, Any]], cause: RootCause) -> None:
+    def _keep(items: list[dict[str, Any]], cause: RootCause, text_cap: int) -> None:
+        """Keep the earliest items; later ones keep less traceback text so snapshots stay small."""
         if len(items) < KEEP:
-            items.append(cause.to_dict())
+            item = cause.to_dict()
+            tb = item.get("traceback")
+            cap = text_cap if items else FIRST_TEXT_CAP
+            if isinstance(tb, str) and len(tb) > cap:
+                item["traceback"] = tb[:cap] + "\n[... traceback truncated ...]"
+            items.append(item)
 
     def add_traceback_cause(self, cause: RootCause) -> None:
-        self._keep(self.tb_causes, cause)
+        self._keep(self.tb_causes, cause, OTHER_TEXT_CAP)
 
     def add_line_cause(self, cause: RootCause) -> None:
-        self._keep(self.line_causes, cause)
+        self._keep(self.line_causes, cause, OTHER_TEXT_CAP)
 
     def add_error_line(self, cause: RootCause) -> None:
-        self._keep(self.error_lines, cause)
+        self._keep(self.error_lines, cause, OTHER_TEXT_CAP)
 
     def add_symptom(self, cause: RootCause) -> None:
-        self._keep(self.symptoms, cause)
+        self._keep(self.symptoms, cause, 0)
 
     def add_echo(self, ref: str) -> None:
         if len(self.echo_refs) < KEEP and ref not in self.echo_refs:

@@ -45,7 +45,13 @@ from orchestrator.logparse.phases import (
     read_progress,
     read_shards,
 )
-from orchestrator.logparse.prefixes import ParsedLine, multiprocessing_header, parse_line, prefix_only
+from orchestrator.logparse.prefixes import (
+    ParsedLine,
+    multiprocessing_header,
+    parse_line,
+    prefix_only,
+    quick_key,
+)
 from orchestrator.logparse.signatures import Catalogue, Severity, Signature, load_catalogue
 from orchestrator.logparse.tracebacks import Traceback, TracebackAssembler, is_header
 
@@ -353,7 +359,15 @@ class LogParser:
             self._line_no += 1
             raw = buf[cursor:min(e, cursor + LINE_CAP)]
             ending = ending_at(buf, e, end)
-            self._examine(raw, self._line_no, ending, prev_raw, prev_cr, False, events)
+            key = None if prev_cr and prev_raw is not None and b"pid=" in prev_raw else quick_key(raw)
+            if key is not None and not self._tbs.is_open(key) and not self._general(raw):
+                # What _examine would do with a line of another writer holding no needle, without decoding.
+                for tb in self._tbs.close_stale(self._line_no):
+                    self._on_traceback(tb, events)
+                self._progress_rule(raw, self._line_no, events)
+                self._settle(self._line_no, "", events)
+            else:
+                self._examine(raw, self._line_no, ending, prev_raw, prev_cr, False, events)
             prev_raw = raw if e - cursor <= _PREV_CAP else None
             prev_cr = ending is Ending.CR
             cursor = nxt

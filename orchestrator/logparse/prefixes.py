@@ -65,6 +65,20 @@ def parse_line(text: str, inherited: tuple[str, int] | None = None) -> ParsedLin
     return ParsedLine(process, pid, None, None, rest[pos:])
 
 
+_QUICK_RE = re.compile(rb"(?:\((?P<proc>[A-Za-z0-9_.\-:]+) pid=(?P<pid>\d+)(?:, ip=[^)]*)?\) ?)+")
+
+
+def quick_key(raw: bytes) -> str | None:
+    """``ParsedLine.key`` of a raw line without decoding it, or None when only a full parse can tell
+    (ANSI codes or NULs in the line)."""
+    if b"\x1b" in raw or b"\x00" in raw:
+        return None
+    m = _QUICK_RE.match(raw)
+    if m is None:
+        return MAIN
+    return f"{m.group('proc').decode('ascii')}:{int(m.group('pid'))}"
+
+
 def prefix_only(text: str) -> tuple[str, int] | None:
     """(process, pid) when ``text`` is nothing but a process prefix."""
     m = _PREFIX_ONLY_RE.match(text)

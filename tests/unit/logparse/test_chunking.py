@@ -104,3 +104,12 @@ def test_snapshot_stays_small_with_a_huge_traceback() -> None:
     parser = LogParser()
     parser.feed(b"Traceback (most recent call last):\n" + body)
     assert len(json.dumps(parser.snapshot())) < 100 * 1024
+
+
+def test_snapshot_stays_small_after_many_crashes() -> None:
+    """Twenty copies of the 8-worker crash: evidence keeps the earliest items, capped."""
+    data = (LOG_DIR / "v016_tp8_block_hasher_crash.log").read_bytes() * 20
+    _, parser = parse_all(data)
+    assert len(json.dumps(parser.snapshot())) < 200 * 1024
+    rc = parser.analysis().root_cause
+    assert rc is not None and rc.process == "Worker_TP3"

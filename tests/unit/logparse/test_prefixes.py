@@ -47,3 +47,20 @@ def test_tqdm_frame_after_bare_prefix_belongs_to_that_worker() -> None:
         events, p = parse_all(data, cuts)
         shards = [e for e in events if e.kind == "shards_progressed"]
         assert shards and shards[0].to_dict()["done"] == 54
+
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from orchestrator.logparse.lines import decode  # noqa: E402
+from orchestrator.logparse.prefixes import quick_key  # noqa: E402
+
+_PARTS = [b"(Worker_TP3 pid=12) ", b"(RayWorkerProc pid=8, ip=10.0.0.2) ", b"(EngineCore pid=7)", b"(x pid=)",
+          b"INFO 11-29 10:02:27 [core.py:1512] ", b"\x1b[36m", b"\x00", b"\xff", b"(", b")", b" pid=3", b"text"]
+
+
+@given(st.lists(st.sampled_from(_PARTS), max_size=6).map(b"".join))
+def test_quick_key_agrees_with_the_full_parse(raw: bytes) -> None:
+    """The undecoded fast path names the same writer as the full parse, or declines."""
+    key = quick_key(raw)
+    assert key is None or key == parse_line(decode(raw)).key
