@@ -29,7 +29,7 @@ from orchestrator.logparse.tracebacks import HEADERS
 #: so the funnel makes one pass for the atom instead of one per rule needle.
 ATOMS: tuple[str, ...] = (
     "Error", "ERROR", "Exception", "Engine core", "Traceback", "WorkerProc", "Worker proc",
-    "Parent", "No available", "NCCL", "Done.", "Data generation",
+    "No available", "NCCL", "Done.", "Data generation",
 )
 #: Lines worth reading whatever the state: errors, tracebacks and error-level records.
 ERROR_NEEDLES: tuple[str, ...] = ("Error", "ERROR", "Traceback")
