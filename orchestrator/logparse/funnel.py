@@ -137,7 +137,7 @@ class Funnel:
 #: Regions smaller than this are scanned with regexes only.
 _MIN_PLANNED = 256 * 1024
 #: Bytes sampled (in 4 windows) to measure byte frequencies.
-_SAMPLE = 128 * 1024
+_SAMPLE = 64 * 1024
 #: One Python step of a memchr walk costs about as much as a regex pass over this many bytes.
 _STEP_BYTES = 1500
 _FRAME_NEXT = frozenset(b"0123456789?")

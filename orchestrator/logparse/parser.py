@@ -95,6 +95,7 @@ class LogParser:
         self._weights_s: float | None = None
         self._errors = 0
         self._dirty = False
+        self._window = _WINDOW  # scan window of the funnel (a speed setting, not state)
 
     # --- public API ----------------------------------------------------------------------------------------
 
@@ -279,7 +280,7 @@ class LogParser:
         general: list[int] | None = None
         frames: list[int] = []
         gi = fi = 0
-        window, w_end = _WINDOW, start
+        window, w_end = self._window, start
         cursor = counted = start
         rfind, find = buf.rfind, buf.find
         while cursor < end:
@@ -293,7 +294,7 @@ class LogParser:
                 general = self._funnel.scan(buf, cursor, w_end, relevant)
                 frames = self._funnel.scan_progress(buf, cursor, w_end)
                 gi = fi = 0
-                window = min(window * 2, _MAX_WINDOW)
+                window = self._window = min(window * 2, _MAX_WINDOW)
             while gi < len(general) and general[gi] < cursor:
                 gi += 1
             while fi < len(frames) and frames[fi] < cursor:
@@ -344,6 +345,7 @@ class LogParser:
                 state = (self._phase, self._ev.clean_line is not None)
                 relevant = self._funnel.relevant(*state)
                 general, window = None, _WINDOW
+                self._window = window
         self._line_no += count_terminators(buf, counted, end)
         self._prev_raw, self._prev_cr = self._prev_line(buf, start, end)
         if self._frame is not None:
