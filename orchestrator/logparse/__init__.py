@@ -16,6 +16,7 @@ resumes with ``LogParser.restore(snap)``, feeding from that offset.
 from __future__ import annotations
 
 from orchestrator.logparse.analysis import Analysis, SignatureCount
+from orchestrator.logparse.analyze import analyze_bytes, analyze_path
 from orchestrator.logparse.events import (
     ErrorSeen,
     LogEvent,
@@ -38,7 +39,6 @@ from orchestrator.logparse.signatures import (
     parse_catalogue,
     signature_hint,
 )
-from orchestrator.logparse.analyze import analyze_bytes, analyze_path
 
 __all__ = [
     "Analysis",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from functools import cache
 from importlib import resources
@@ -49,6 +49,7 @@ class Catalogue:
     """All signatures, in file order."""
 
     signatures: tuple[Signature, ...]
+    _gate: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         needles = sorted({n for s in self.signatures for n in s.needles}, key=len, reverse=True)
@@ -63,7 +64,7 @@ class Catalogue:
 
     def match(self, text: str) -> list[Signature]:
         """Every signature shown by ``text``, in catalogue order."""
-        gate: re.Pattern[str] = getattr(self, "_gate")
+        gate: re.Pattern[str] = self._gate
         if gate.search(text) is None:
             return []
         return [s for s in self.signatures if s.matches(text)]

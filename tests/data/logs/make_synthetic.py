@@ -299,7 +299,7 @@ def ansi_crlf_nul() -> bytes:
     out = line(f"{cyan}(Worker_TP0 pid={pid}){reset} INFO 02-21 21:25:12 [gpu_model_runner.py:4125] "
                f"Starting to load model {MODEL}...")
     out += f"{cyan}(Worker_TP0 pid={pid}){reset} \rLoading safetensors checkpoint shards:  50% Completed | 32/64 [09:04<09:04, 17.00s/it]\r\n".encode()
-    out += line(f"Weird bytes: \x00") + b"\xff\xfe broken \xc3( utf-8\r\n"
+    out += line("Weird bytes: \x00") + b"\xff\xfe broken \xc3( utf-8\r\n"
     tb = ["Traceback (most recent call last):",
           '  File "/root/eagle3-train/custom_worker.py", line 88, in _patched_forward',
           "    if hidden_states:",

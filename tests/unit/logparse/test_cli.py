@@ -15,7 +15,8 @@ RC_KEYS = ["exception", "message", "process", "traceback", "signature"]
 
 def eorch(*args: str) -> subprocess.CompletedProcess[str]:
     code = "from orchestrator.cli.main import run; run()"
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60,
+                          check=False)
 
 
 def test_json_is_one_object_per_file_in_order() -> None:

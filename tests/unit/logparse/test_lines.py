@@ -20,7 +20,7 @@ class TestTerminators:
         """Frames joined by \\r are lines of their own; the last reading wins."""
         frames = b"".join(
             b"\rLoading safetensors checkpoint shards: %3d%% Completed | %d/64 [00:01<00:02, 2.00it/s]" % (
-                k * 100 // 64, k) for k in range(0, 55))
+                k * 100 // 64, k) for k in range(55))
         _, p = parse_all(frames + b"\n")
         a = p.analysis()
         assert a.lines == 56  # the empty line before the first \r, 55 frames
@@ -45,7 +45,7 @@ class TestHugeLine:
         chunk = b"x" * (1 << 20)
         for _ in range(50):
             p.feed(chunk)
-        assert len(p._pending) <= LINE_CAP  # noqa: SLF001 - the cap is the point of this test
+        assert len(p._pending) <= LINE_CAP
         p.feed(b" ERROR: tail\nTraceback (most recent call last):\n  File \"a\", line 1\nValueError: boom\n")
         p.finish()
         a = p.analysis()
@@ -59,8 +59,8 @@ class TestHugeLine:
     def test_huge_line_in_one_chunk_is_capped_when_examined(self) -> None:
         """A needle past the cap of a giant line is not read (both as one chunk and split)."""
         data = b"a" * (LINE_CAP + 10) + b" ERROR: late\n"
-        whole_events, whole = parse_all(data)
-        events, split = parse_all(data, [5000] * 5)
+        _, whole = parse_all(data)
+        _, split = parse_all(data, [5000] * 5)
         assert whole.analysis() == split.analysis()
         assert not whole.analysis().failed
 

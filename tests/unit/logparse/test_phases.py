@@ -36,7 +36,7 @@ class TestShards:
         """ShardsProgressed events report rate and ETA; the phase becomes loading."""
         events, p = parse_all(W + b"Starting to load model /m...\n" + b"\rLoading safetensors checkpoint shards:"
                               b"  84% Completed | 54/64 [15:18<02:50, 17.00s/it]\n")
-        shard = [e.to_dict() for e in events if e.kind == "shards_progressed"][0]
+        shard = next(e.to_dict() for e in events if e.kind == "shards_progressed")
         assert shard["done"] == 54 and shard["eta_s"] == 170 and shard["line_no"] == 3
         assert p.analysis().phase is Phase.LOADING
 

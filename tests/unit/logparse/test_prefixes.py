@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from orchestrator.logparse.prefixes import MAIN, multiprocessing_header, parse_line, prefix_only
+from orchestrator.logparse.lines import decode
+from orchestrator.logparse.prefixes import MAIN, multiprocessing_header, parse_line, prefix_only, quick_key
 from tests.unit.logparse.conftest import parse_all
 
 
@@ -44,16 +47,11 @@ def test_tqdm_frame_after_bare_prefix_belongs_to_that_worker() -> None:
     data = (b"(Worker_TP0 pid=1) \rLoading safetensors checkpoint shards:  84% Completed | 54/64 "
             b"[15:18<02:50, 17.00s/it]\n(Worker_TP0 pid=1) \rTraceback (most recent call last):\n")
     for cuts in ([], [20], [19, 1]):
-        events, p = parse_all(data, cuts)
+        events, _ = parse_all(data, cuts)
         shards = [e for e in events if e.kind == "shards_progressed"]
         assert shards and shards[0].to_dict()["done"] == 54
 
 
-from hypothesis import given  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from orchestrator.logparse.lines import decode  # noqa: E402
-from orchestrator.logparse.prefixes import quick_key  # noqa: E402
 
 _PARTS = [b"(Worker_TP3 pid=12) ", b"(RayWorkerProc pid=8, ip=10.0.0.2) ", b"(EngineCore pid=7)", b"(x pid=)",
           b"INFO 11-29 10:02:27 [core.py:1512] ", b"\x1b[36m", b"\x00", b"\xff", b"(", b")", b" pid=3", b"text"]

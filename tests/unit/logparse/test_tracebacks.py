@@ -64,8 +64,8 @@ def test_worker_traceback_wins_over_engine_echo_and_engine_dead() -> None:
             + b"".join(_record("EngineCore_DP0 pid=1", ["EngineCore encountered a fatal error.",
                                                         "Traceback (most recent call last):",
                                                         '  File "e.py", line 1, in g',
-                                                        "RuntimeError: Worker failed with error 'boom', please "
-                                                        "check the stack trace above for the root cause"]))
+                                                        ("RuntimeError: Worker failed with error 'boom', please "
+                                                         "check the stack trace above for the root cause")]))
             + b"Traceback (most recent call last):\n  File \"m.py\", line 2\n"
               b"vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.\n")
     _, p = parse_all(data)
