@@ -76,3 +76,16 @@ class TestDecoding:
         line = parse_line(decode(b"\x1b[36m(Worker_TP3 pid=9)\x1b[0m \x1b[31mERROR\x1b[0m 02-21 21:43:12 "
                                  b"[multiproc_executor.py:863] boom"))
         assert (line.process, line.pid, line.level, line.message) == ("Worker_TP3", 9, "ERROR", "boom")
+
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from orchestrator.logparse.lines import count_terminators  # noqa: E402
+
+
+@given(st.lists(st.sampled_from([b"\n", b"\r", b"\r\n", b"a", b"bc" * 40]), max_size=400).map(b"".join))
+def test_count_terminators_matches_a_naive_split(data: bytes) -> None:
+    """The adaptive counter agrees with splitting on \\r\\n, \\r and \\n."""
+    naive = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").count(b"\n")
+    assert count_terminators(data, 0, len(data)) == naive
