@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import resource
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from orchestrator.logparse import LogParser
-from orchestrator.logparse.lines import LINE_CAP, decode
+from orchestrator.logparse.lines import LINE_CAP, count_terminators, decode
 from orchestrator.logparse.prefixes import parse_line
 from tests.unit.logparse.conftest import parse_all
 
@@ -77,11 +80,6 @@ class TestDecoding:
                                  b"[multiproc_executor.py:863] boom"))
         assert (line.process, line.pid, line.level, line.message) == ("Worker_TP3", 9, "ERROR", "boom")
 
-
-from hypothesis import given  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from orchestrator.logparse.lines import count_terminators  # noqa: E402
 
 
 @given(st.lists(st.sampled_from([b"\n", b"\r", b"\r\n", b"a", b"bc" * 40]), max_size=400).map(b"".join))
