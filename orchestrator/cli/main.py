@@ -55,7 +55,7 @@ def run() -> None:
     """Console-script entry point."""
     err_console = Console(stderr=True)
     try:
-        rc = app(standalone_mode=False)
+        rc = app(prog_name="eorch", standalone_mode=False)
         if isinstance(rc, int) and rc:
             sys.exit(rc)
     except EorchError as err:
