@@ -42,6 +42,8 @@ ACTIVE_STATES = frozenset({
 ENDED_BY_SLURM = frozenset({
     "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "REVOKED",
 })
+# An array would run the wrapper several times into one run directory; --wrap would replace job.sh.
+UNSUPPORTED_SBATCH = frozenset({"--array", "--wrap"})
 COMMAND_TIMEOUT_S = 60.0
 KILL_CONFIRM_S = 120.0
 
@@ -79,6 +81,8 @@ def submit(run_dir: str, run_id: str, sbatch_args: list[str]) -> dict[str, Any]:
     for arg in sbatch_args:
         if not arg.startswith("-"):
             raise OpError(f"bad sbatch argument {arg!r}: give options only, like --partition=gpu")
+        if arg.split("=", 1)[0] in UNSUPPORTED_SBATCH or arg.startswith("-a"):
+            raise OpError(f"sbatch argument {arg!r} is not supported: one run is one job running eorch's wrapper")
     script = os.path.join(run_dir, "job.sh")
     with open(script, "w") as f:
         f.write(batch_script(run_dir))
