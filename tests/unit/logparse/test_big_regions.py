@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.logparse.conftest import LOG_DIR, parse_all
+from .conftest import LOG_DIR, parse_all
 
 
 def _big_log() -> bytes:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from orchestrator.logparse import LogParser
 from orchestrator.logparse.events import LogEvent
-from tests.unit.logparse.conftest import LOG_DIR, parse_all
+from .conftest import LOG_DIR, parse_all
 
 FIXTURES = {p.name: p.read_bytes() for p in sorted(LOG_DIR.glob("*.log"))}
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.unit.logparse.conftest import LOG_DIR
+from .conftest import LOG_DIR
 
 KEYS = ["file", "phase", "shards", "failed", "root_cause", "signatures", "lines", "bytes"]
 RC_KEYS = ["exception", "message", "process", "traceback", "signature"]

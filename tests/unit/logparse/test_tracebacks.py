@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from orchestrator.logparse.events import TracebackCompleted
-from tests.unit.logparse.conftest import parse_all
+from .conftest import parse_all
 
 
 def _record(proc: str, lines: list[str]) -> list[bytes]:

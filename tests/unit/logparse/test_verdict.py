@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from orchestrator.logparse import Phase
-from tests.unit.logparse.conftest import parse_all
+from .conftest import parse_all
 
 PARENT = b"(Worker_TP3 pid=9) INFO 02-21 21:43:13 [multiproc_executor.py:732] Parent process exited, terminating worker\n"
 SHUT = b"(Worker_TP3 pid=9) INFO 02-21 21:43:13 [multiproc_executor.py:785] WorkerProc shutting down.\n"
