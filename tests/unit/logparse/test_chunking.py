@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from orchestrator.logparse import LogParser
 from orchestrator.logparse.events import LogEvent
+
 from .conftest import LOG_DIR, parse_all
 
 FIXTURES = {p.name: p.read_bytes() for p in sorted(LOG_DIR.glob("*.log"))}

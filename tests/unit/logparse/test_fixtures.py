@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from orchestrator.logparse import analyze_path
+
 from .conftest import LOG_DIR, parse_all
 
 PAIRS = sorted(p for p in LOG_DIR.glob("*.log") if p.with_suffix(".expected.json").exists())

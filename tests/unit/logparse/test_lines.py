@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from orchestrator.logparse import LogParser
 from orchestrator.logparse.lines import LINE_CAP, count_terminators, decode
 from orchestrator.logparse.prefixes import parse_line
+
 from .conftest import parse_all
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from orchestrator.logparse import Phase
 from orchestrator.logparse.phases import read_progress, read_shards
+
 from .conftest import parse_all
 
 W = b"(Worker_TP0 pid=1) INFO 02-21 21:43:01 [x.py:1] "

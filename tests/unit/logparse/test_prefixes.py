@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from orchestrator.logparse.lines import decode
 from orchestrator.logparse.prefixes import MAIN, multiprocessing_header, parse_line, prefix_only, quick_key
+
 from .conftest import parse_all
 
 

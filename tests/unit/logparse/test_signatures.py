@@ -7,6 +7,7 @@ import pytest
 from orchestrator.logparse import Severity, load_catalogue, parse_catalogue, signature_hint
 from orchestrator.logparse.funnel import build_funnel
 from orchestrator.logparse.signatures import CatalogueError
+
 from .conftest import parse_all
 
 REQUIRED = {"cuda_oom", "kv_cache_memory", "nccl_error", "worker_exception", "worker_died", "engine_dead",

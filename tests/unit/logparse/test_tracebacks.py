@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from orchestrator.logparse.events import TracebackCompleted
+
 from .conftest import parse_all
 
 

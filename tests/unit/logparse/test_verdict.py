@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from orchestrator.logparse import Phase
+
 from .conftest import parse_all
 
 PARENT = b"(Worker_TP3 pid=9) INFO 02-21 21:43:13 [multiproc_executor.py:732] Parent process exited, terminating worker\n"
