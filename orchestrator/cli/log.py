@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from orchestrator.cli.common import console, print_json
 from orchestrator.errors import NotFound, UsageError
-from orchestrator.logparse import Analysis, analyze_path, signature_hint
+from orchestrator.logparse import Analysis, Severity, analyze_path, load_catalogue, signature_hint
 
 
 def _check_readable(files: list[Path]) -> None:
@@ -42,7 +42,7 @@ def _summary(name: str, a: Analysis) -> None:
         pct = f" ({100 * s.done // s.total}%)" if s.total else ""
         extra = ""
         if s.rate_per_s:
-            extra += f", {s.rate_per_s:.3g} shards/s"
+            extra += f", {1 / s.rate_per_s:.1f} s/shard" if s.rate_per_s < 1 else f", {s.rate_per_s:.3g} shards/s"
         if s.eta_s is not None and s.done < s.total:
             extra += f", ETA {s.eta_s:.0f} s"
         console.print(f"  shards      {s.done}/{s.total}{pct}{extra}")
@@ -64,6 +64,11 @@ def _summary(name: str, a: Analysis) -> None:
     if a.signatures:
         sigs = ", ".join(f"{escape(s.id)} x{s.count} (line {s.first_line})" for s in a.signatures)
         console.print(f"  signatures  {sigs}", highlight=False)
+    catalogue = load_catalogue()
+    for count in a.signatures:
+        sig = catalogue.by_id(count.id)
+        if sig is not None and sig.severity is Severity.WARNING:
+            console.print(f"  warning     {escape(sig.id)}: {escape(sig.hint)}", highlight=False)
     if rc is not None and rc.traceback:
         console.print("  traceback:")
         for line in rc.traceback.splitlines():
