@@ -206,8 +206,9 @@ def _compiled(relevant: tuple[bytes, ...]) -> tuple[re.Pattern[bytes], ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=8)
 def build_funnel(catalogue: Catalogue) -> Funnel:
-    """Every needle the parser's rules are guarded by (progress aside)."""
+    """Every needle the parser's rules are guarded by (progress aside); one funnel per catalogue."""
     needles: list[Needle] = [Needle(t.encode()) for t in ERROR_NEEDLES]
     needles += [Needle(h.split(" ")[0].encode()) for h in HEADERS if not h.startswith("Traceback")]
     needles += [Needle(t.encode()) for t in PROGRESS_NEEDLES]
