@@ -53,7 +53,8 @@ class Eagle3Recipe:
         self.out = Path(plan.expand(cfg["output"]))
         self.data = plan.expand(cfg["data"])
         self.server: Child | None = None
-        self.client: Child | None = None
+        self.clients: list[Child] = []
+        self._warm: dict[str, Child] = {}
         self.timings: dict[str, float] = {}
         self.info: dict[str, Any] = {}
         self.verify_result: dict[str, Any] | None = None
@@ -134,6 +135,7 @@ class Eagle3Recipe:
                             dict(os.environ), self.marker, render=self._needs_prepare())
         say("starting vLLM: " + " ".join(p.argv))
         self.server = Child("vllm", p.argv, p.env, self.run_dir / "vllm.log", on_line=self._server_line)
+        self._start_warm("extract", ["speculators.cli.generate_offline_data", "datasets", "openai"])
         url = f"http://127.0.0.1:{self.cfg['port']}/health"
         deadline = time.monotonic() + float(self.cfg.get("health_timeout_s", 1800))
         while True:
@@ -181,11 +183,26 @@ class Eagle3Recipe:
         self._end("prepare", t0, output=self.data)
 
     def _client(self, name: str, argv: list[str]) -> Child:
-        env = plan.client_env(self.cfg, dict(os.environ), self.marker)
+        """Runs ``python -m MODULE ARGS`` (argv[1:3] == ["-m", MODULE]), in a pre-started process if any."""
         say(f"running {name}: " + " ".join(argv))
-        self.client = Child(name, argv, env, self.run_dir / f"{name}.log", prefix=f"[{name}] ".encode(),
-                            on_line=self._client_line)
-        return self.client
+        warm = self._warm.pop(name, None)
+        if warm is not None and warm.poll() is None and argv[1] == "-m":
+            warm.send(json.dumps({"module": argv[2], "argv": argv[3:]}))
+            return warm
+        env = plan.client_env(self.cfg, dict(os.environ), self.marker)
+        child = Child(name, argv, env, self.run_dir / f"{name}.log", prefix=f"[{name}] ".encode(),
+                      on_line=self._client_line)
+        self.clients.append(child)
+        return child
+
+    def _start_warm(self, name: str, modules: list[str]) -> None:
+        """Starts the client interpreter now so its imports overlap the current step (see warm.py)."""
+        env = plan.client_env(self.cfg, dict(os.environ), self.marker)
+        argv = [plan.expand(self.cfg["speculators_python"]), "-m", "worker.recipes.warm", *modules]
+        child = Child(name, argv, env, self.run_dir / f"{name}.log", prefix=f"[{name}] ".encode(),
+                      on_line=self._client_line, stdin_pipe=True)
+        self.clients.append(child)
+        self._warm[name] = child
 
     def _client_line(self, raw: bytes) -> None:
         m = _SKIPPED.search(raw.decode("utf-8", "replace"))
@@ -235,6 +252,7 @@ class Eagle3Recipe:
 
         progress()
         child = self._client("extract", plan.extract_argv(self.cfg, self.model, self.data, str(self.out)))
+        self._start_warm("verify", ["safetensors.torch", "datasets"])
         rc = self._wait_client(child, "extract", progress)
         progress()
         done = _count_hs(self.out)
@@ -251,7 +269,14 @@ class Eagle3Recipe:
 
     def verify(self) -> None:
         t0 = self._begin("verify", output=str(self.out))
-        res = self._helper("verify", self.data, str(self.out), "--layers", str(len(self.layer_ids)), *self._max())
+        args = ["verify", self.data, str(self.out), "--layers", str(len(self.layer_ids)), *self._max()]
+        child = self._client("verify", [plan.expand(self.cfg["speculators_python"]), "-m",
+                                        "worker.recipes.hs_verify", *args])
+        rc = child.wait(timeout=3600)
+        try:
+            res = dict(json.loads(next(x for x in reversed(child.tail) if x.startswith("{"))))
+        except (StopIteration, json.JSONDecodeError):
+            raise StepFailed("verify", f"hs_verify exited {rc} without a result; see verify.log") from None
         res["stray_locks"] = self._stray_locks()
         self.verify_result = res
         ok = bool(res["verified"]) and not res["stray_locks"]
@@ -281,8 +306,10 @@ class Eagle3Recipe:
         t0 = self._begin("stop")
         tracked = set(pids_with_marker(self.marker))
         grace = float(self.cfg.get("stop_grace_s", 30))
-        stopped = [c.stop(min(grace, 5.0) if self._server_dead and c is self.server else grace)
-                   for c in (self.client, self.server) if c is not None]
+        children = [c for c in self.clients if c.poll() is None]
+        if self.server is not None:
+            children.append(self.server)
+        stopped = [c.stop(min(grace, 5.0) if self._server_dead and c is self.server else grace) for c in children]
         killed = kill_marked(self.marker, grace_s=2.0)
         remaining = pids_with_marker(self.marker)
         gpu = gpu_pids()

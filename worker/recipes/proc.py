@@ -42,6 +42,7 @@ class Child:
         prefix: bytes = b"",
         on_line: Callable[[bytes], None] | None = None,
         cwd: str | None = None,
+        stdin_pipe: bool = False,
     ) -> None:
         self.name = name
         self.argv = list(argv)
@@ -53,7 +54,7 @@ class Child:
         self._log: IO[bytes] = open(log_path, "ab")  # noqa: SIM115 - closed by the tee thread
         self.proc = subprocess.Popen(
             self.argv,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             env=env,
@@ -78,6 +79,12 @@ class Child:
                     self._on_line(raw)
         finally:
             self._log.close()
+
+    def send(self, line: str) -> None:
+        """Writes one line to the child's stdin (``stdin_pipe=True``) and closes it."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.close()
 
     def poll(self) -> int | None:
         return self.proc.poll()
