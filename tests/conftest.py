@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +11,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
+from helpers import eorch  # noqa: E402
 from sshd import Sshd, make_sshd  # noqa: E402
 
 
@@ -37,19 +37,6 @@ def eorch_home(tmp_path: Path, sshd: Sshd, monkeypatch: pytest.MonkeyPatch) -> P
     )
     monkeypatch.setenv("EORCH_HOME", str(home))
     return home
-
-
-def eorch(*args: str, check: bool = True, timeout: float = 120, input: str | None = None,
-          env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the real `eorch` CLI as a user would."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "orchestrator.cli.main", *args],
-        capture_output=True, text=True, timeout=timeout, input=input,
-        env={**os.environ, **(env or {}), "COLUMNS": "200"},
-    )
-    if check and proc.returncode != 0:
-        raise AssertionError(f"eorch {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
-    return proc
 
 
 @pytest.fixture

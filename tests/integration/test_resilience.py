@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import eorch
+from helpers import eorch
 from test_spine import add_testbox, db_rows, launch, show, wait_for
 
 N_LINES = 120

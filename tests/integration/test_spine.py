@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import eorch
+from helpers import eorch
 from helpers import add_testbox, db_rows, launch, pids_with_run_id, show, wait_for  # noqa: F401
 
 
