@@ -15,9 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from conftest import eorch
-from helpers import db_rows, launch, show, wait_for
+from helpers import db_rows, eorch, launch, show, wait_for
 from slurm import SlurmCluster, make_cluster, missing_tools
 
 
