@@ -6,11 +6,12 @@ import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rich.console import Console
 
-from orchestrator.context import Context
+if TYPE_CHECKING:
+    from orchestrator.context import Context
 
 T = TypeVar("T")
 console = Console()
@@ -18,6 +19,8 @@ err_console = Console(stderr=True)
 
 
 def context() -> Context:
+    from orchestrator.context import Context
+
     return Context.load()
 
 

@@ -37,8 +37,14 @@ app = typer.Typer(
 )
 
 
-def _register_topics() -> None:
-    for name in TOPICS:
+# Commands whose topic needs nothing else: `eorch log analyze` skips importing the history and SSH stack.
+LIGHT_COMMANDS = {"log": "orchestrator.cli.log"}
+
+
+def _register_topics(argv: list[str]) -> None:
+    first = next((a for a in argv[1:] if not a.startswith("-")), None)
+    light = LIGHT_COMMANDS.get(first or "")
+    for name in (light,) if light else TOPICS:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as err:
@@ -48,11 +54,9 @@ def _register_topics() -> None:
         module.register(app)
 
 
-_register_topics()
-
-
 def run() -> None:
     """Console-script entry point."""
+    _register_topics(sys.argv)
     err_console = Console(stderr=True)
     try:
         rc = app(prog_name="eorch", standalone_mode=False)

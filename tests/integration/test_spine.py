@@ -78,6 +78,14 @@ class TestRuns:
         log = eorch("logs", run["id"]).stdout
         assert log.strip() == repr([nasty, "$HOME", "a b"])
 
+    def test_logs_prints_the_remote_log_and_its_tail(self, eorch_home: Path, tmp_path: Path) -> None:
+        """`eorch logs` prints the whole remote log; `--tail N` its last N lines."""
+        add_testbox(tmp_path)
+        run = launch(sys.executable, "-c", "for i in range(5): print('line', i)")
+        eorch("watch", run["id"], "--until-done")
+        assert eorch("logs", run["id"]).stdout.splitlines() == [f"line {i}" for i in range(5)]
+        assert eorch("logs", run["id"], "--tail", "2").stdout.splitlines() == ["line 3", "line 4"]
+
     def test_env_and_cwd_reach_the_job(self, eorch_home: Path, tmp_path: Path) -> None:
         """--env and --cwd apply; EORCH_RUN_ID marks the job's processes."""
         add_testbox(tmp_path)
