@@ -53,7 +53,8 @@ def add(
     accept_new_host_key: Annotated[bool, typer.Option(
         "--accept-new-host-key", help="trust and pin the key of a host not in known_hosts (never a changed key)")] = False,
     scheduler: Annotated[str, typer.Option(
-        help="direct: run jobs on the host itself; slurm: the host is a login node, jobs go through sbatch")] = "direct",
+        help="direct: run jobs on the host itself; slurm: the host is a login node, jobs go through sbatch",
+    )] = "direct",
     sbatch_arg: Annotated[list[str], typer.Option(
         "--sbatch-arg", help="sbatch option for every run on a slurm host, e.g. --sbatch-arg=--partition=gpu "
         "(repeatable)")] = [],  # noqa: B006
@@ -98,7 +99,8 @@ def add(
         s.add(host)
     for note in notes:
         console.print(note)
-    console.print(f"added host [bold]{name}[/] ({destination})" + (" · jobs go through Slurm" if scheduler == "slurm" else ""))
+    via = " · jobs go through Slurm" if scheduler == "slurm" else ""
+    console.print(f"added host [bold]{name}[/] ({destination}){via}")
 
 
 @host_app.command("list")
@@ -146,6 +148,8 @@ def check(
     async def go(ctx: Context) -> dict[str, Any]:
         session = await ctx.session(name)
         facts = await session.call("check", root=session.root)
+        if ctx.host_row(name).scheduler == "slurm":
+            facts["slurm"] = await session.call("slurm_check")
         if env:
             from orchestrator.patches import fingerprint
 
@@ -162,6 +166,10 @@ def check(
         return
     console.print(f"[bold]{name}[/]: {facts['hostname']} · {facts['os']} · Python {facts['python']}")
     console.print(f"root {facts['root']}: {facts['disk_free_bytes'] / 2**30:.1f} GiB free")
+    if facts.get("slurm"):
+        parts = ", ".join(f"{p['partition']} ({p['state']}, {p['nodes']} nodes)"
+                          for p in facts["slurm"]["partitions"])
+        console.print(f"Slurm login node: {facts['slurm']['slurm_version']}; partitions: {parts or 'none'}")
     if not facts["gpus"]:
         console.print("GPUs: none (no nvidia-smi or no devices)")
     for gpu in facts["gpus"]:

@@ -90,6 +90,9 @@ class TestSlurmRuns:
             assert pending["status"] == "launching"
             assert pending["scheduler"]["state"] == "PENDING"
             reason = pending["scheduler"]["reason"]
+            facts = json.loads(eorch("host", "check", "cluster", "--json").stdout)
+            debug = {"partition": "debug*", "avail": "up", "nodes": "1", "state": "allocated"}
+            assert debug in facts["slurm"]["partitions"]
             assert reason in ("Resources", "Priority")
             assert f"PENDING ({reason})" in eorch("show", run["id"]).stdout
             cluster.client("scancel", blocker)
