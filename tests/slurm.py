@@ -1,6 +1,7 @@
 """A real one-node Slurm cluster for the tests, started without systemd (see /work/shared/notes/slurm.md).
 
-munged (reused when one already answers), slurmctld and slurmd with their own ``slurm.conf`` in a scratch
+A munged of its own (own socket under /run, named in ``AuthInfo``, so that test sessions running at the same
+time never share or stop each other's), slurmctld and slurmd with their own ``slurm.conf`` in a scratch
 directory, on free ports, ``proctrack/linuxproc`` + ``task/none`` (no cgroups), no slurmdbd (eorch does not
 use sacct). Client commands need ``SLURM_CONF`` in their environment: ``cluster.env``.
 """
@@ -15,8 +16,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-MUNGE_SOCKET_DIR = Path("/run/munge")
-
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -29,10 +28,11 @@ def missing_tools() -> list[str]:
             if shutil.which(t) is None and not os.path.exists(f"/usr/sbin/{t}")]
 
 
-def munge_works() -> bool:
+def munge_works(socket_path: Path) -> bool:
     try:
-        cred = subprocess.run(["munge", "-n"], check=False, capture_output=True, timeout=5)
-        ok = subprocess.run(["unmunge"], check=False, input=cred.stdout, capture_output=True, timeout=5)
+        cred = subprocess.run(["munge", "-n", "-S", str(socket_path)], check=False, capture_output=True, timeout=5)
+        ok = subprocess.run(["unmunge", "-S", str(socket_path)], check=False, input=cred.stdout,
+                            capture_output=True, timeout=5)
     except (OSError, subprocess.TimeoutExpired):
         return False
     return cred.returncode == 0 and ok.returncode == 0
@@ -49,6 +49,12 @@ class SlurmCluster:
     dir: Path
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     munged_pid: int | None = None
+    # munged runs as the munge user, who cannot enter pytest's private temp dirs: its files live under /run.
+    munge_dir: Path = field(default_factory=lambda: Path(f"/run/eorch-test-munge-{os.getpid()}-{time.time_ns()}"))
+
+    @property
+    def munge_socket(self) -> Path:
+        return self.munge_dir / "munge.socket"
 
     @property
     def conf(self) -> Path:
@@ -68,7 +74,7 @@ class SlurmCluster:
         for sub in ("etc", "state", "spool", "log"):
             (d / sub).mkdir(parents=True, exist_ok=True)
         self.conf.write_text(
-            "ClusterName=eorchtest\nSlurmctldHost=localhost\n"
+            f"ClusterName=eorchtest\nSlurmctldHost=localhost\nAuthInfo=socket={self.munge_socket}\n"
             f"SlurmctldPort={free_port()}\nSlurmdPort={free_port()}\nSlurmUser=root\nAuthType=auth/munge\n"
             f"StateSaveLocation={d / 'state'}\nSlurmdSpoolDir={d / 'spool'}\n"
             f"SlurmctldPidFile={d / 'slurmctld.pid'}\nSlurmdPidFile={d / 'slurmd.pid'}\n"
@@ -83,21 +89,22 @@ class SlurmCluster:
         )
 
     def start_munged(self) -> None:
-        if munge_works():
-            return  # another munged on this machine serves us (and is not ours to stop)
-        MUNGE_SOCKET_DIR.mkdir(mode=0o755, exist_ok=True)
-        shutil.chown(MUNGE_SOCKET_DIR, "munge", "munge")
-        subprocess.run(["runuser", "-u", "munge", "--", "/usr/sbin/munged"], check=True, timeout=10)
-        self.munged_pid = int((MUNGE_SOCKET_DIR / "munged.pid").read_text().strip())
+        d = self.munge_dir
+        d.mkdir(mode=0o755)
+        shutil.chown(d, "munge", "munge")
+        subprocess.run(["runuser", "-u", "munge", "--", "/usr/sbin/munged", f"--socket={self.munge_socket}",
+                        f"--pid-file={d / 'munged.pid'}", f"--log-file={d / 'munged.log'}",
+                        f"--seed-file={d / 'munged.seed'}"], check=True, timeout=10)
+        self.munged_pid = int((d / "munged.pid").read_text().strip())
         deadline = time.monotonic() + 10
-        while not munge_works():
+        while not munge_works(self.munge_socket):
             if time.monotonic() > deadline:
                 raise RuntimeError("munged did not answer within 10 s")
             time.sleep(0.05)
 
     def start(self, timeout: float = 30) -> None:
-        self.write_conf()
         self.start_munged()
+        self.write_conf()
         for daemon in ("slurmctld", "slurmd"):
             with open(self.dir / "log" / f"{daemon}.out", "wb") as out:
                 self.procs[daemon] = subprocess.Popen(
@@ -132,6 +139,8 @@ class SlurmCluster:
             except ProcessLookupError:
                 pass
             self.munged_pid = None
+            time.sleep(0.2)  # munged removes its socket on the way out
+        shutil.rmtree(self.munge_dir, ignore_errors=True)
 
     def job_state(self, job_id: str) -> str:
         """The job's state as squeue sees it ('' once it has left the controller's memory)."""
