@@ -18,8 +18,6 @@ import sys
 import threading
 import time
 import traceback
-import urllib.error
-import urllib.request
 import uuid
 from pathlib import Path
 from types import FrameType
@@ -27,6 +25,7 @@ from typing import Any
 
 from worker.events import EventWriter, Step
 from worker.recipes import eagle3_plan as plan
+from worker.recipes.outputs import clean_staging, count_hs, healthy, hs_bytes, write_json_atomic
 from worker.recipes.proc import Child, gpu_pids, kill_marked, pids_with_marker, say
 from worker.recipes.vllm_watch import is_fatal, root_cause
 
@@ -144,7 +143,7 @@ class Eagle3Recipe:
                 time.sleep(1.0)  # let the traceback finish arriving
                 self._server_dead = True
                 raise StepFailed("serve", self._server_failure("vLLM server failed to start"))
-            if _healthy(url):
+            if healthy(url):
                 break
             if time.monotonic() > deadline:
                 raise StepFailed("serve", f"vLLM server not healthy after {self.cfg['health_timeout_s']}s")
@@ -235,14 +234,14 @@ class Eagle3Recipe:
             total = self._counted[1]
         else:
             total = int(self._helper("count", self.data, *self._max())["expected"])
-        before = _count_hs(self.out)
+        before = count_hs(self.out)
         t0 = self._begin("extract", total=total, existing=before, output=str(self.out))
         if before >= total > 0:
             say(f"all {total} samples already present; generate-offline-data will skip them")
         state = {"last": -1, "t": time.monotonic(), "emitted": 0.0}
 
         def progress() -> None:
-            done, now = _count_hs(self.out), time.monotonic()
+            done, now = count_hs(self.out), time.monotonic()
             if done != state["last"] or now - state["emitted"] > 10:
                 rate = (done - before) / (now - t0) if now > t0 and done > before else None
                 self.events.progress(done, total, round(rate, 3) if rate else None)
@@ -255,7 +254,7 @@ class Eagle3Recipe:
         self._start_warm("verify", ["safetensors.torch", "datasets"])
         rc = self._wait_client(child, "extract", progress)
         progress()
-        done = _count_hs(self.out)
+        done = count_hs(self.out)
         if rc != 0:
             raise StepFailed("extract", f"speculators generate-offline-data exited {rc}; see the run log")
         elapsed = time.monotonic() - t0
@@ -356,8 +355,8 @@ class Eagle3Recipe:
     def _finish(self, t_start: float, error: str | None) -> None:
         res = self.verify_result or {}
         verified = bool(res.get("verified")) and not res.get("stray_locks") and error is None
-        samples = int(res.get("samples", _count_hs(self.out)))
-        nbytes = int(res["bytes"]) if "bytes" in res else _hs_bytes(self.out)
+        samples = int(res.get("samples", count_hs(self.out)))
+        nbytes = int(res["bytes"]) if "bytes" in res else hs_bytes(self.out)
         self.events.outputs(str(self.out), samples, verified, nbytes, list(res.get("stray_locks", [])))
         if self.out.is_dir() and hasattr(self, "layer_ids"):
             manifest = {
@@ -369,40 +368,10 @@ class Eagle3Recipe:
                 "versions": self.info.get("versions"), "extract": self.info.get("extract"),
                 "timings_s": self.timings, "started_at": t_start, "finished_at": time.time(), "error": error,
             }
-            tmp = self.out / "manifest.json.tmp"
-            tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-            os.replace(tmp, self.out / "manifest.json")
-        if verified and self.staging.is_dir():
-            for lock in self.staging.glob("*.lock"):
-                lock.unlink(missing_ok=True)
-            for d in (self.staging, self.staging.parent):
-                try:
-                    d.rmdir()
-                except OSError:
-                    break
+            write_json_atomic(self.out / "manifest.json", manifest)
+        if verified:
+            clean_staging(self.staging)
         self.events.result(error is None and verified, error)
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as resp:
-            return bool(resp.status == 200)
-    except (urllib.error.URLError, OSError, ValueError):
-        return False
-
-
-def _hs_bytes(out: Path) -> int:
-    try:
-        return sum(p.stat().st_size for p in out.glob("hs_*.safetensors"))
-    except OSError:
-        return 0
-
-
-def _count_hs(out: Path) -> int:
-    try:
-        return sum(1 for n in os.listdir(out) if n.startswith("hs_") and n.endswith(".safetensors"))
-    except OSError:
-        return 0
 
 
 def main(argv: list[str] | None = None) -> int:
