@@ -29,6 +29,7 @@ from orchestrator.store.models import Run
 log = logging.getLogger("eorch.monitor")
 
 DRAIN_TIMEOUT_S = 30.0
+MAX_DRAIN_ATTEMPTS = 3
 BACKOFF_MAX_S = 30.0
 # New output often comes just before an exit (a crash prints its traceback, then dies): after output, check
 # liveness every FAST_POLL_S for a short while, longer after an error, so a crash is recorded (and alerted)
@@ -81,6 +82,13 @@ class _Followed:
         for task in self.tasks:
             task.cancel()
 
+    def failure(self) -> BaseException | None:
+        """The error a follower task died of, if one did."""
+        for task in self.tasks:
+            if task.done() and not task.cancelled() and task.exception() is not None:
+                return task.exception()
+        return None
+
 
 class HostWatcher:
     def __init__(self, monitor: Monitor, host: str) -> None:
@@ -88,6 +96,7 @@ class HostWatcher:
         self.ctx = monitor.ctx
         self.host = host
         self.followed: dict[str, _Followed] = {}
+        self.drain_attempts: dict[str, int] = {}
         self.reachable: bool | None = None
         self.wake = asyncio.Event()
         self.fast_polls = 0
@@ -161,12 +170,46 @@ class HostWatcher:
         runs = self._active_runs()
         if not runs:
             return False
+        for run_id, followed in list(self.followed.items()):
+            self._check_follower(run_id, followed)
         for run in runs:
             if run.id not in self.followed:
                 self._follow(session, run)
         report = await session.call("status_many", run_dirs=[r.remote_dir for r in runs])
         for run, live in zip(runs, report["runs"]):
             await self.judge(session, run, live)
+        return True
+
+    def _check_follower(self, run_id: str, followed: _Followed) -> None:
+        """A follower that died is restarted from the committed offset; a lost link ends this round."""
+        error = followed.failure()
+        if error is None:
+            return
+        followed.cancel()
+        del self.followed[run_id]
+        if isinstance(error, HostError):
+            raise error
+        log.error("following run %s failed, restarting from the committed offset: %r", run_id, error)
+
+    async def _drained(self, run: Run, followed: _Followed, live: dict[str, Any]) -> bool:
+        """Read the log (and step events) up to the size they had when the process ended."""
+        followed.log.stream.drain_to(live["log_size"] or 0)
+        if followed.steps is not None:
+            followed.steps.stream.drain_to(live["events_size"] or 0)
+        _, pending = await asyncio.wait(followed.tasks, timeout=DRAIN_TIMEOUT_S)
+        error = followed.failure()
+        if not pending and error is None:
+            return True
+        followed.cancel()
+        del self.followed[run.id]
+        attempts = self.drain_attempts[run.id] = self.drain_attempts.get(run.id, 0) + 1
+        if isinstance(error, HostError):
+            raise error
+        if attempts < MAX_DRAIN_ATTEMPTS:
+            return False
+        with self.ctx.db() as s:
+            queries.add_event(s, run.id, "log_not_drained",
+                              {"log_size": live["log_size"], "error": repr(error) if error else "timed out"})
         return True
 
     async def judge(self, session: HostSession, run: Run, live: dict[str, Any]) -> None:
@@ -177,17 +220,10 @@ class HostWatcher:
         if liveness.alive or not liveness.started and live["rc"] is None and not liveness.boot_changed:
             return
         # The process is gone: read the rest of the log before deciding how it ended.
-        followed.log.stream.drain_to(live["log_size"] or 0)
-        waits = [followed.log.finished.wait()]
-        if followed.steps is not None:
-            followed.steps.stream.drain_to(live["events_size"] or 0)
-            waits.append(followed.steps.finished.wait())
-        try:
-            await asyncio.wait_for(asyncio.gather(*waits), DRAIN_TIMEOUT_S)
-        except asyncio.TimeoutError:
-            pass
+        if not await self._drained(run, followed, live):
+            return  # not read to the end yet: the next round follows again from the committed offset
         followed.cancel()
-        del self.followed[run.id]
+        self.followed.pop(run.id, None)
         with self.ctx.db() as s:
             row = s.get(Run, run.id)
             if row is None:
@@ -340,8 +376,12 @@ async def cancel_run(ctx: Context, ref: str, grace_s: float | None = None) -> di
     try:
         monitor = Monitor(ctx, run_refs=[run.id], poll_interval=0.2)
         watcher = HostWatcher(monitor, run.host)
-        await watcher.poll(session)
-        watcher._stop_followers()
+        try:
+            for _ in range(MAX_DRAIN_ATTEMPTS):
+                if not await watcher.poll(session):  # nothing active left: recorded
+                    break
+        finally:
+            watcher._stop_followers()
     finally:
         lock.release()
     with ctx.db() as s:
