@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO))
 
-from sshd import make_sshd  # noqa: E402
+from sshd import make_sshd
 
 JOB = """
 import json, random, sys, time

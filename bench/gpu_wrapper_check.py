@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from worker import ops  # noqa: E402
+from worker import ops
 
 JOB = r"""
 import os, subprocess, sys, time, torch

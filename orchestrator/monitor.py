@@ -21,7 +21,13 @@ from orchestrator.context import Context
 from orchestrator.errors import HostError, MonitorBusy
 from orchestrator.follower import LogFollower, StepEventFollower
 from orchestrator.hosts import HostSession, RemoteOpFailed
-from orchestrator.notices import HostReachabilityChanged, LogTruncated, Notice, RunProgressed, RunStatusChanged
+from orchestrator.notices import (
+    HostReachabilityChanged,
+    LogTruncated,
+    Notice,
+    RunProgressed,
+    RunStatusChanged,
+)
 from orchestrator.runstate import Liveness, RunStatus, status_from_liveness
 from orchestrator.store import queries
 from orchestrator.store.models import Run
@@ -146,7 +152,7 @@ class HostWatcher:
             return
         try:
             await asyncio.wait_for(self.wake.wait(), self.monitor.poll_interval)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
         self.wake.clear()
 

@@ -18,6 +18,7 @@ from orchestrator import commands
 from orchestrator.errors import HostKeyRefused, HostUnreachable
 from orchestrator.transport import Completed, RemoteProcess
 
+
 @dataclass(frozen=True)
 class SshTarget:
     """Where and how to connect; ``destination`` is anything ``ssh`` accepts (``[user@]host`` or an alias)."""
@@ -103,7 +104,7 @@ class _SshProcess:
         self._proc.close()
         try:
             await asyncio.wait_for(self._proc.wait_closed(), 5)
-        except (asyncio.TimeoutError, asyncssh.Error, OSError):
+        except (TimeoutError, asyncssh.Error, OSError):
             pass
 
 
@@ -147,7 +148,7 @@ class SshTransport:
                 raise HostKeyRefused(self.name, self._key_refusal(options)) from err
             except asyncssh.PermissionDenied as err:
                 raise HostUnreachable(self.name, f"authentication failed ({err.reason}); check your key/agent") from err
-            except (asyncssh.Error, OSError, asyncio.TimeoutError, ValueError) as err:
+            except (TimeoutError, asyncssh.Error, OSError, ValueError) as err:
                 raise HostUnreachable(self.name, _describe(err)) from err
 
     def _key_refusal(self, options: asyncssh.SSHClientConnectionOptions) -> str:
@@ -174,7 +175,7 @@ class SshTransport:
             key = await asyncio.wait_for(
                 asyncssh.get_server_host_key(options.host, options.port or 22), self.connect_timeout
             )
-        except (asyncssh.Error, OSError, asyncio.TimeoutError) as err:
+        except (TimeoutError, asyncssh.Error, OSError) as err:
             raise HostUnreachable(self.name, _describe(err)) from err
         if key is None:
             raise HostUnreachable(self.name, "the server offered no host key")
@@ -211,7 +212,7 @@ class SshTransport:
             self._conn.close()
             try:
                 await asyncio.wait_for(self._conn.wait_closed(), 5)
-            except (asyncio.TimeoutError, asyncssh.Error, OSError):
+            except (TimeoutError, asyncssh.Error, OSError):
                 pass
         self._conn = None
         self._lost.set()

@@ -67,7 +67,7 @@ class _LocalProcess:
                 pass
             try:
                 await asyncio.wait_for(self._proc.wait(), 5)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 self._proc.kill()
 
 

@@ -11,8 +11,8 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
-from helpers import eorch  # noqa: E402
-from sshd import Sshd, make_sshd  # noqa: E402
+from helpers import eorch
+from sshd import Sshd, make_sshd
 
 
 @pytest.fixture(scope="session")

@@ -126,8 +126,9 @@ def rm(name: str) -> None:
     if name == LOCAL_HOST:
         raise UsageError("`local` is built in and cannot be removed")
     ctx = context()
-    from orchestrator.store.models import Run
     from sqlalchemy import select
+
+    from orchestrator.store.models import Run
 
     with ctx.db() as s:
         host = get_host(s, name)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -13,12 +12,11 @@ from rich.table import Table
 from orchestrator import commands
 from orchestrator.cli.common import console, context, print_json, run_async
 from orchestrator.context import Context
-from orchestrator.errors import HostError, NotFound, UsageError
+from orchestrator.errors import NotFound, UsageError
 from orchestrator.launcher import launch as launch_run
 from orchestrator.launcher import parse_env
 from orchestrator.monitor import cancel_run
 from orchestrator.store import queries
-from orchestrator.store.models import Run
 from orchestrator.views import run_record
 
 STATUS_STYLE = {

@@ -15,7 +15,13 @@ from orchestrator.cli.common import console, context
 from orchestrator.context import Context
 from orchestrator.errors import MonitorBusy
 from orchestrator.monitor import Monitor, MonitorLock
-from orchestrator.notices import HostReachabilityChanged, LogTruncated, Notice, RunProgressed, RunStatusChanged
+from orchestrator.notices import (
+    HostReachabilityChanged,
+    LogTruncated,
+    Notice,
+    RunProgressed,
+    RunStatusChanged,
+)
 from orchestrator.runstate import RunStatus
 from orchestrator.store import queries
 from orchestrator.store.models import Run

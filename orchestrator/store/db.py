@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 import re
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
@@ -46,7 +44,7 @@ def alembic_config(engine: Engine | None = None) -> Config:
     return cfg
 
 
-_REVISION_RE = re.compile(r"^(down_revision|revision)\s*=\s*['\"]?([\w]+|None)['\"]?", re.M)
+_REVISION_RE = re.compile(r"^(down_revision|revision)\s*=\s*['\"]?([\w]+|None)['\"]?", re.MULTILINE)
 
 
 def head_revision() -> str | None:

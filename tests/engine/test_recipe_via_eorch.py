@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 import tomli_w
-from helpers import eorch
-from helpers import add_testbox, pids_with_run_id, wait_for
+from helpers import add_testbox, eorch, pids_with_run_id, wait_for
 
 from tests.engine.conftest import REPO, eagle3_spec
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from helpers import eorch
 from test_spine import add_testbox, db_rows
 

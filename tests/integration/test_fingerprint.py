@@ -14,8 +14,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import eorch
 from enginecopy import engine_venv
+from helpers import eorch
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "nvidia-smi"
 FAKE_NVIDIA_SMI = f"""#!/bin/sh

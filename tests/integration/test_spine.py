@@ -11,9 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-from helpers import eorch
-from helpers import add_testbox, db_rows, launch, pids_with_run_id, show, wait_for  # noqa: F401
+from helpers import add_testbox, db_rows, eorch, launch, pids_with_run_id, show, wait_for
 
 
 class TestHosts:
