@@ -95,7 +95,16 @@ class LogFollower:
 
     @property
     def log_failed(self) -> bool:
-        return bool(self.parser.analysis().failed)
+        """Whether the log alone proves a failure: an exception, a known failure signature, or a traceback.
+
+        A bare ``ERROR`` record (a server rejecting one request) is shown as the root cause but does not turn
+        an exit code 0 into a failure; an empty ``ERROR: `` (signature ``empty_error``) does.
+        """
+        analysis = self.parser.analysis()
+        cause = analysis.root_cause
+        if not analysis.failed or cause is None:
+            return False
+        return bool(cause.exception or cause.signature or cause.traceback)
 
     def reset(self) -> None:
         """The log was truncated or replaced: start over on the new file."""

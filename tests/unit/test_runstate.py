@@ -55,3 +55,33 @@ class TestMergePhase:
         assert merge_phase("running", "serving") == "running"
         assert merge_phase("loading", "loaded") == "loaded"
         assert merge_phase("running", "failed") == "failed"
+
+
+class TestLogFailedForExitZero:
+    """What in a log turns an exit code 0 into a failure (orchestrator.follower.LogFollower.log_failed)."""
+
+    @staticmethod
+    def judged(text: bytes) -> bool:
+        from orchestrator.follower import LogFollower
+        from orchestrator.logparse import LogParser
+
+        follower = LogFollower.__new__(LogFollower)
+        follower.parser = LogParser()
+        follower.parser.feed(text)
+        follower.parser.finish()
+        return follower.log_failed
+
+    def test_empty_error_line_fails(self) -> None:
+        """The seeds' script that printed `ERROR: ` and returned is a failure."""
+        assert self.judged(b"Processing 10 samples\nERROR: \n")
+
+    def test_traceback_fails(self) -> None:
+        """An exception in the log is a failure whatever the exit code."""
+        assert self.judged(b'Traceback (most recent call last):\n  File "x.py", line 1, in <module>\nValueError: bad\n')
+
+    def test_a_served_request_error_does_not(self) -> None:
+        """A server that logged one rejected request and went on is not failed by exit code 0."""
+        assert not self.judged(
+            b"(APIServer pid=1) ERROR 11-29 10:01:00 [serving.py:1] Error in request: prompt too long\n"
+            b"(APIServer pid=1) INFO 11-29 10:02:00 [loggers.py:1] Avg prompt throughput: 1.0 tokens/s\n"
+        )
