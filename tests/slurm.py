@@ -1,4 +1,4 @@
-"""A real one-node Slurm cluster for the tests, started without systemd (see /work/shared/notes/slurm.md).
+"""A real one-node Slurm cluster for the tests, started without systemd (see the shared notes on Slurm).
 
 A munged of its own (own socket under /run, named in ``AuthInfo``, so that test sessions running at the same
 time never share or stop each other's), slurmctld and slurmd with their own ``slurm.conf`` in a scratch
