@@ -70,17 +70,32 @@ def run() -> None:
         sys.exit(130)
     except SystemExit:
         raise
-    except Exception as err:  # click usage errors arrive here in non-standalone mode
-        import click
-
-        if isinstance(err, click.exceptions.ClickException):
-            err.show()
-            sys.exit(err.exit_code)
-        if isinstance(err, click.exceptions.Abort):
+    except Exception as err:  # usage errors (missing argument, bad option) arrive here in non-standalone mode
+        if isinstance(err, _click_errors()):
+            err.show()  # type: ignore[attr-defined]
+            sys.exit(err.exit_code)  # type: ignore[attr-defined]
+        if isinstance(err, typer.Abort):
             err_console.print("aborted")
             sys.exit(1)
         raise
 
+
+def _click_errors() -> tuple[type[Exception], ...]:
+    """Click's usage-error classes: typer vendors its own copy of click; plain click may be there too."""
+    classes: list[type[Exception]] = []
+    try:
+        from typer._click.exceptions import ClickException as Vendored
+
+        classes.append(Vendored)
+    except ImportError:
+        pass
+    try:
+        import click
+
+        classes.append(click.exceptions.ClickException)
+    except ImportError:
+        pass
+    return tuple(classes)
 
 if __name__ == "__main__":
     run()
