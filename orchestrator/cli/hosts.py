@@ -177,7 +177,7 @@ def check(
         free = gpu["memory_total_mib"] - gpu["memory_used_mib"]
         console.print(f"GPU {gpu['index']}: {gpu['name']} · {free} MiB free of {gpu['memory_total_mib']} MiB")
     if env:
-        from orchestrator.cli.patch import env_lines
+        from orchestrator.views import env_lines
 
         for line in env_lines({"env_fingerprint": facts["env"]}):
             console.print(line, highlight=False)

@@ -111,35 +111,6 @@ def matrix_cmd(json_: JsonOpt = False) -> None:
     console.print(table)
 
 
-def env_lines(record: dict[str, Any]) -> list[str]:
-    """The environment of a run as a few lines for `eorch show`."""
-    fp = record.get("env_fingerprint")
-    ps = record.get("patch_set")
-    lines: list[str] = []
-    if fp:
-        v = fp.get("versions", {})
-        torch = fp.get("torch_probe") or {}
-        cuda = f" (CUDA {torch['cuda']})" if torch.get("cuda") else ""
-        vllm = f"vllm {v.get('vllm')}" + (f" ({fp['vllm_dist']})" if fp.get("vllm_dist") not in (None, "vllm") else "")
-        lines.append(f"env: Python {fp.get('python')} · torch {v.get('torch')}{cuda} · {vllm} · "
-                     f"speculators {v.get('speculators')} · transformers {v.get('transformers')} · "
-                     f"hs-connectors {v.get('hs-connectors')} · compressed-tensors {v.get('compressed-tensors')}")
-        gpus = fp.get("gpus") or []
-        lines.append(f"machine: {fp.get('hostname')} · boot {str(fp.get('boot_id'))[:8]} · "
-                     + (f"{len(gpus)}× {gpus[0]} · driver {fp.get('driver')}" if gpus else "no GPUs"))
-        patched = fp.get("patched_files") or {}
-        drifted = [p for p, f in patched.items() if f.get("expected") and f.get("sha256") != f["expected"]]
-        if patched:
-            lines.append(f"patched files: {len(patched)} (sets: {', '.join(fp.get('patch_sets') or []) or '—'})"
-                         + (f" · [bold red]not as patched: {', '.join(drifted)}[/]" if drifted else ""))
-    if ps:
-        lines.append(f"patch set: {ps['name']} ({len(ps.get('files', {}))} files, verified {ps.get('verified_at')})")
-        if ps.get("changed_since"):
-            lines.append(f"[bold red]patched files changed since this run[/] (seen {ps['changed_since']['at']}): "
-                         + ", ".join(ps["changed_since"]["files"]))
-    return lines
-
-
 def register(app: typer.Typer) -> None:
     app.add_typer(patch_app, name="patch")
     app.command("matrix")(matrix_cmd)

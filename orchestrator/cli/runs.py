@@ -127,7 +127,7 @@ def show(
         console.print(f"progress: {p['done']}/{p['total']}" + (f" at {p['rate']:.2f}/s" if p["rate"] else ""))
     console.print(f"started {record['started_at']} · ended {record['ended_at'] or '—'} · "
                   f"log bytes read {record['log_offset']}")
-    from orchestrator.cli.patch import env_lines
+    from orchestrator.views import env_lines
 
     for line in env_lines(record):
         console.print(line, highlight=False)

@@ -90,7 +90,7 @@ class TestRunDetail:
             await pilot.pause(0.1)
             assert text_of(screen, "#progress-text") == "12/35 · 2.00 shards/min · ETA 11m30s"
             assert text_of(screen, "#run-timeline") == "launch 2m00s → loading …"
-            assert "env python 3.11.9 · torch 2.8.0 · vllm 0.11.0" in text_of(screen, "#run-header")
+            assert "env: Python 3.11.9 · torch 2.8.0 · vllm 0.11.0" in text_of(screen, "#run-header")
             assert "no log yet" in text_of(screen.query_one(LogPane), "#log-status")
 
     async def test_cancel_asks_first_and_no_keeps_the_run(self, make_app, seeded) -> None:

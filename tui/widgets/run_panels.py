@@ -9,11 +9,9 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import ProgressBar, Static
 
+from orchestrator.views import env_lines
 from tui.data import RunDetail
 from tui.format import progress_of, rate_text, span, stamp, status_text
-
-FINGERPRINT_KEYS = ("python", "torch", "vllm", "speculators", "cuda", "gpus")
-
 
 def header_text(detail: RunDetail) -> Text:
     row = detail.row
@@ -25,10 +23,9 @@ def header_text(detail: RunDetail) -> Text:
         text.append(" · cancelling", style="yellow")
     text.append("\n$ " + shlex.join(detail.command), style="dim")
     text.append(f"\nstarted {stamp(row.started_at or row.created_at)} · ended {stamp(row.ended_at)}")
-    fingerprint = detail.env_fingerprint or {}
-    facts = [f"{k} {fingerprint[k]}" for k in FINGERPRINT_KEYS if fingerprint.get(k)]
-    if facts:
-        text.append("\nenv " + " · ".join(str(f) for f in facts), style="dim")
+    for line in env_lines({"env_fingerprint": detail.env_fingerprint}):
+        text.append("\n")
+        text.append_text(Text.from_markup(line, style="dim"))
     return text
 
 
