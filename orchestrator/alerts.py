@@ -38,6 +38,7 @@ from orchestrator.alertchannels import (
 )
 from orchestrator.alertrules import AlertKind, AlertToRaise, HostSnapshot, RunFacts, RunSnapshot
 from orchestrator.context import Context
+from orchestrator.logparse import signature_hint
 from orchestrator.notices import HostReachabilityChanged, Notice, RunProgressed, RunStatusChanged
 from orchestrator.store import queries
 from orchestrator.store.models import Alert, Event, Host, Run
@@ -56,14 +57,7 @@ TICK_INTERVAL_S = 5.0
 
 
 def _signature_hint(signature: str | None) -> str | None:
-    if not signature:
-        return None
-    try:
-        from orchestrator.logparse import signature_hint
-    except ImportError:
-        return None
-    hint = signature_hint(signature)
-    return str(hint) if hint else None
+    return signature_hint(signature) if signature else None
 
 
 class AlertEngine:

@@ -15,6 +15,7 @@ from sqlalchemy import or_, select
 
 from orchestrator.context import Context
 from orchestrator.errors import EorchError
+from orchestrator.logparse import signature_hint
 from orchestrator.runstate import RunStatus
 from orchestrator.store import queries
 from orchestrator.store.models import Alert, Host, Run
@@ -168,14 +169,7 @@ def timeline(row: RunRow, events: Sequence[tuple[datetime, str, dict[str, Any]]]
 
 
 def _hint(signature: str | None) -> str | None:
-    if not signature:
-        return None
-    try:
-        from orchestrator.logparse import signature_hint
-    except ImportError:
-        return None
-    hint = signature_hint(signature)
-    return str(hint) if hint else None
+    return signature_hint(signature) if signature else None
 
 
 def _similar(session: Any, run: Run) -> tuple[SimilarRun, ...]:

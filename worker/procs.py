@@ -17,7 +17,7 @@ def boot_id() -> str:
         return ""
 
 
-def _stat_fields(pid: int) -> list[str] | None:
+def stat_fields(pid: int) -> list[str] | None:
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             raw = f.read().decode("utf-8", "replace")
@@ -30,17 +30,17 @@ def _stat_fields(pid: int) -> list[str] | None:
 
 def start_time(pid: int) -> int | None:
     """Process start time in clock ticks since boot (field 22 of /proc/PID/stat)."""
-    fields = _stat_fields(pid)
+    fields = stat_fields(pid)
     return int(fields[19]) if fields and len(fields) > 19 else None
 
 
 def parent_pid(pid: int) -> int | None:
-    fields = _stat_fields(pid)
+    fields = stat_fields(pid)
     return int(fields[1]) if fields else None
 
 
 def is_zombie(pid: int) -> bool:
-    fields = _stat_fields(pid)
+    fields = stat_fields(pid)
     return bool(fields) and fields[0] in ("Z", "X")
 
 
@@ -56,6 +56,20 @@ def all_pids() -> Iterator[int]:
     for name in os.listdir("/proc"):
         if name.isdigit():
             yield int(name)
+
+
+def live_pids() -> list[int]:
+    """Every process that is not a zombie."""
+    return [pid for pid in all_pids() if not is_zombie(pid)]
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any live process is in process group ``pgid``."""
+    for pid in all_pids():
+        fields = stat_fields(pid)
+        if fields and len(fields) > 3 and fields[0] not in ("Z", "X") and int(fields[3]) == pgid:
+            return True
+    return False
 
 
 def pids_with_marker(key: str, value: str) -> list[int]:

@@ -7,7 +7,6 @@ environment so leftovers can be found even if something changed its group.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -17,6 +16,8 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO
+
+from worker import procs
 
 MARKER_KEY = "EORCH_RECIPE_MARKER"
 _OUT_LOCK = threading.Lock()
@@ -98,7 +99,7 @@ class Child:
         """TERM the group, wait up to ``grace_s``, then KILL it; returns what happened."""
         t0 = time.monotonic()
         killed = False
-        _signal_group(self.pgid, signal.SIGTERM)
+        procs.signal_group(self.pgid, signal.SIGTERM)
         deadline = t0 + grace_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None and not group_alive(self.pgid):
@@ -108,7 +109,7 @@ class Child:
             killed = True
         if killed or group_alive(self.pgid):
             killed = True
-            _signal_group(self.pgid, signal.SIGKILL)
+            procs.signal_group(self.pgid, signal.SIGKILL)
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -118,74 +119,24 @@ class Child:
                 "seconds": round(time.monotonic() - t0, 2)}
 
 
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _stat(pid: int) -> list[str] | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read().decode("utf-8", "replace")
-    except OSError:
-        return None
-    return raw[raw.rfind(")") + 2 :].split()
-
-
-def _live_pids() -> list[int]:
-    pids = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            fields = _stat(int(name))
-            if fields and fields[0] not in ("Z", "X"):
-                pids.append(int(name))
-    return pids
-
-
 def group_alive(pgid: int) -> bool:
-    for pid in _live_pids():
-        fields = _stat(pid)
-        if fields and len(fields) > 3 and int(fields[3]) == pgid:
-            return True
-    return False
+    return procs.group_alive(pgid)
 
 
 def pids_with_marker(value: str) -> list[int]:
     """Live processes (same user) whose environment carries ``EORCH_RECIPE_MARKER=value``."""
-    needle = f"{MARKER_KEY}={value}".encode()
-    found = []
-    for pid in _live_pids():
-        if pid == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                env = f.read().split(b"\0")
-        except OSError:
-            continue
-        if needle in env:
-            found.append(pid)
-    return found
+    return procs.pids_with_marker(MARKER_KEY, value)
 
 
 def kill_marked(value: str, grace_s: float = 5.0) -> list[int]:
     """TERM then KILL every process carrying the marker; returns the pids that had to be killed."""
     pids = pids_with_marker(value)
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except (ProcessLookupError, PermissionError):
-            pass
+    procs.signal_pids(pids, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
     while pids and time.monotonic() < deadline:
         time.sleep(0.2)
         pids = pids_with_marker(value)
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+    procs.signal_pids(pids, signal.SIGKILL)
     return pids
 
 
