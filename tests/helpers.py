@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+from worker import procs
+
 
 def eorch(*args: str, check: bool = True, timeout: float = 120, input: str | None = None,
           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -55,15 +57,5 @@ def wait_for(predicate, timeout: float = 20, what: str = "condition"):
 
 
 def pids_with_run_id(run_id: str) -> list[int]:
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            env = Path(f"/proc/{name}/environ").read_bytes().split(b"\0")
-            state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if f"EORCH_RUN_ID={run_id}".encode() in env and state not in ("Z", "X"):
-            found.append(int(name))
-    return found
+    """Live processes carrying the run's marker (what `eorch cancel` must leave empty)."""
+    return procs.pids_with_marker("EORCH_RUN_ID", run_id)

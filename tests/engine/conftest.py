@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from worker import procs
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -103,19 +105,8 @@ def run_recipe(spec: dict[str, Any], run_dir: Path, timeout: float = 600) -> Rec
 
 
 def marked_pids(marker: str) -> list[int]:
-    needle = f"EORCH_RECIPE_MARKER={marker}".encode()
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            env = Path(f"/proc/{name}/environ").read_bytes().split(b"\0")
-            state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if needle in env and state not in ("Z", "X"):
-            found.append(int(name))
-    return found
+    """Live processes of a recipe run (children carry EORCH_RECIPE_MARKER)."""
+    return procs.pids_with_marker("EORCH_RECIPE_MARKER", marker)
 
 
 def wait_for(pred: Any, timeout: float, every: float = 0.5) -> bool:
