@@ -208,7 +208,7 @@ class _ChannelWorker(threading.Thread):
                 return Delivery(self.channel.name, True, attempt, None, queries.utcnow())
             except ChannelFailed as err:
                 error = str(err)
-            except Exception as err:  # a channel library bug must not kill the worker
+            except Exception as err:  # noqa: BLE001 - a channel library bug must not kill the worker
                 error = f"{err.__class__.__name__}"
             log.warning("alert %s to %s: attempt %d/%d failed: %s", alert.kind.value, self.channel.name,
                         attempt, self.config.retries, error)

@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from orchestrator.context import Context
 from orchestrator.errors import HostError, MonitorBusy
@@ -70,7 +70,7 @@ class MonitorLock:
             os.close(self._fd)
             self._fd = None
 
-    def __enter__(self) -> MonitorLock:
+    def __enter__(self) -> Self:
         self.acquire()
         return self
 

@@ -58,8 +58,8 @@ class Sshd:
             "PermitRootLogin prohibit-password\nMaxSessions 100\nMaxStartups 100:30:200\n"
             "Subsystem sftp internal-sftp\n"
         )
-        self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=open(self.dir / "sshd.log", "wb"),
-                                     stderr=subprocess.STDOUT)
+        with open(self.dir / "sshd.log", "wb") as log:  # sshd keeps its own copy of the descriptor
+            self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

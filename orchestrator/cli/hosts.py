@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -22,6 +24,11 @@ host_app = typer.Typer(help="Hosts eorch can run jobs on (the built-in `local` i
                        no_args_is_help=True)
 
 
+def _append_line(path: Path, line: str) -> None:
+    with open(path, "a") as f:
+        f.write(line)
+
+
 async def _pin_and_open(ctx: Context, session: HostSession, accept_new: bool) -> list[str]:
     from orchestrator.ssh import SshTransport, known_hosts_entry_host
 
@@ -35,8 +42,7 @@ async def _pin_and_open(ctx: Context, session: HostSession, accept_new: bool) ->
             raise
         host, port, key = await transport.fetch_host_key()
         line = f"{known_hosts_entry_host(host, port)} {key.export_public_key('openssh').decode().strip()}\n"
-        with open(ctx.settings.pinned_known_hosts, "a") as f:
-            f.write(line)
+        await asyncio.to_thread(_append_line, ctx.settings.pinned_known_hosts, line)
         notes.append(f"pinned host key {key.get_fingerprint('sha256')} for {known_hosts_entry_host(host, port)}"
                      f" in {ctx.settings.pinned_known_hosts}")
     await session.open()

@@ -51,7 +51,7 @@ def head_revision() -> str | None:
     """The head of migrations/versions, read from the files without importing Alembic (CLI start-up)."""
     revisions, parents = set(), set()
     for path in (MIGRATIONS_DIR / "versions").glob("*.py"):
-        found = dict((k, v) for k, v in _REVISION_RE.findall(path.read_text()))
+        found = dict(_REVISION_RE.findall(path.read_text()))
         if "revision" in found:
             revisions.add(found["revision"])
             parents.add(found.get("down_revision"))

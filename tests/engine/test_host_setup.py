@@ -7,7 +7,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from helpers import db_rows, eorch
 
 pytestmark = pytest.mark.e2e

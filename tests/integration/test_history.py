@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -15,7 +15,7 @@ from orchestrator.history import fingerprint_of, normalise_message, parse_since
 from orchestrator.store.db import open_store
 from orchestrator.store.models import Alert, Event, Host, Run
 
-NOW = datetime.utcnow().replace(microsecond=0)
+NOW = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
 OOM_TB = (
     "Traceback (most recent call last):\n"
     '  File "/opt/venv/lib/python3.12/site-packages/vllm/worker.py", line 120, in load_model\n'

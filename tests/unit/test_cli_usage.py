@@ -17,6 +17,6 @@ import pytest
 def test_usage_error_is_short_and_exits_2(tmp_path, args: tuple[str, ...], needle: str) -> None:
     """The mistake is named, with the usage line; no Python traceback reaches the user."""
     proc = subprocess.run([sys.executable, "-m", "orchestrator.cli.main", *args], capture_output=True, text=True,
-                          env={**os.environ, "EORCH_HOME": str(tmp_path)}, timeout=60)
+                          env={**os.environ, "EORCH_HOME": str(tmp_path)}, timeout=60, check=False)
     assert proc.returncode == 2
     assert needle in proc.stderr and "Traceback" not in proc.stderr

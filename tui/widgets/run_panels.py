@@ -13,6 +13,7 @@ from orchestrator.views import env_lines
 from tui.data import RunDetail
 from tui.format import progress_of, rate_text, span, stamp, status_text
 
+
 def header_text(detail: RunDetail) -> Text:
     row = detail.row
     text = Text.assemble((row.id, "bold"), "  ", (row.name, "bold"), f"  on {row.host} · ",
