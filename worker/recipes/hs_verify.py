@@ -1,10 +1,10 @@
 """Dataset counting and output verification, run with the *speculators* env's python (needs datasets,
 safetensors, torch)::
 
-    python -m worker.recipes.hs_verify count DATA [--max-samples N]
-    python -m worker.recipes.hs_verify verify DATA OUT --layers L [--max-samples N]
+    python -m worker.recipes.hs_verify count DATA [--max-samples N] [--result FILE]
+    python -m worker.recipes.hs_verify verify DATA OUT --layers L [--max-samples N] [--result FILE]
 
-Prints one JSON object on stdout.  Heavy imports happen inside the functions so the ``worker`` package stays
+Prints one JSON object on stdout (and writes it to FILE).  Heavy imports happen inside the functions so the ``worker`` package stays
 importable by a stdlib-only python.
 """
 
@@ -35,6 +35,21 @@ def present_indices(out: Path) -> list[int]:
     return sorted(int(m.group(1)) for p in out.iterdir() if (m := _HS.match(p.name))) if out.is_dir() else []
 
 
+def _input_ids(ds: Any, batch: int = 1024) -> Any:
+    """``rows(i)`` → row i's input_ids as a list, read a batch of plain rows at a time (row by row through
+    the dataset's torch format costs a millisecond each); ascending ``i`` touches each batch once."""
+    plain = ds.with_format(None)
+    cache: dict[str, Any] = {"start": -1, "ids": []}
+
+    def rows(i: int) -> list[int]:
+        start = i - i % batch
+        if cache["start"] != start:
+            cache["start"], cache["ids"] = start, plain[start:start + batch]["input_ids"]
+        return list(cache["ids"][i - start])
+
+    return rows
+
+
 def verify(data: str, out: Path, layers: int, max_samples: int | None) -> dict[str, Any]:
     from safetensors import safe_open
 
@@ -47,6 +62,7 @@ def verify(data: str, out: Path, layers: int, max_samples: int | None) -> dict[s
     hidden_size: int | None = None
     dtype: str | None = None
     tokens = 0
+    rows = _input_ids(ds)
     for i in sorted(present):
         path = out / f"hs_{i}.safetensors"
         nbytes += path.stat().st_size
@@ -65,8 +81,7 @@ def verify(data: str, out: Path, layers: int, max_samples: int | None) -> dict[s
         if i >= len(ds):
             bad.append({"index": i, "error": f"no dataset row {i}"})
             continue
-        want = ds[i]["input_ids"]
-        want_ids = want.tolist() if hasattr(want, "tolist") else list(want)
+        want_ids = rows(i)
         if len(shape) != 3 or shape[0] != len(want_ids) or shape[1] != layers:
             bad.append({"index": i, "error": f"hidden_states shape {shape}; want [{len(want_ids)}, {layers}, H]"})
         elif hidden_size is not None and shape[2] != hidden_size:
@@ -94,9 +109,16 @@ def main(argv: list[str] | None = None) -> int:
     v.add_argument("out", type=Path)
     v.add_argument("--layers", type=int, required=True)
     v.add_argument("--max-samples", type=int)
+    for sp in (c, v):
+        sp.add_argument("--result", type=Path, help="also write the JSON result to this file")
     a = p.parse_args(argv)
     result = count(a.data, a.max_samples) if a.cmd == "count" else verify(a.data, a.out, a.layers, a.max_samples)
-    sys.stdout.write(json.dumps(result) + "\n")
+    text = json.dumps(result)
+    sys.stdout.write(text + "\n")
+    if a.result is not None:
+        tmp = a.result.with_name(a.result.name + ".tmp")
+        tmp.write_text(text + "\n", encoding="utf-8")
+        tmp.replace(a.result)
     return 0
 
 

@@ -44,6 +44,7 @@ class Child:
         on_line: Callable[[bytes], None] | None = None,
         cwd: str | None = None,
         stdin_pipe: bool = False,
+        pass_fds: tuple[int, ...] = (),
     ) -> None:
         self.name = name
         self.argv = list(argv)
@@ -61,6 +62,7 @@ class Child:
             env=env,
             cwd=cwd,
             start_new_session=True,
+            pass_fds=pass_fds,
         )
         self.pgid = self.proc.pid
         self._tee = threading.Thread(target=self._pump, name=f"tee-{name}", daemon=True)
@@ -80,12 +82,6 @@ class Child:
                     self._on_line(raw)
         finally:
             self._log.close()
-
-    def send(self, line: str) -> None:
-        """Writes one line to the child's stdin (``stdin_pipe=True``) and closes it."""
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(line.encode() + b"\n")
-        self.proc.stdin.close()
 
     def poll(self) -> int | None:
         return self.proc.poll()
