@@ -49,7 +49,23 @@ class TestCleanRun:
         # the server's own log is kept and teed unchanged into the run log
         assert "Loading safetensors checkpoint shards" in (run.run_dir / "vllm.log").read_text()
         assert "Loading safetensors checkpoint shards: 100% Completed | 42/42" in run.log
+        # every prompt fit one step: written before its response left the worker (no chunked-prefill path)
+        assert "prefilled in chunks" not in (run.run_dir / "vllm.log").read_text()
 
+        # resume: drop some outputs; a second run on the same output redoes only those.  Its server prefills
+        # in 32-token chunks, so those files come from the connector's other (request_finished) path.
+        for i in (3, 7, 11):
+            (out / f"hs_{i}.safetensors").unlink()
+        args = ["--enforce-eager", "--dtype", "bfloat16", "--max-num-batched-tokens", "32"]
+        again = run_recipe(eagle3_spec(engine_python, tiny, out, vllm_args=args), tmp_path / "run-resume")
+        assert again.rc == 0, again.log[-3000:]
+        extract_done = next(e for e in again.events if e["kind"] == "step" and e["step"] == "extract"
+                            and e["state"] == "done")["detail"]
+        assert extract_done["existing_before"] == tiny["samples"] - 3 and extract_done["new"] == 3
+        assert "Processing 3 samples" in again.log
+        assert "prefilled in chunks" in (again.run_dir / "vllm.log").read_text()
+
+        # both write paths match a transformers forward pass of the same model
         cmp = subprocess.run([str(engine_python), str(REPO / "tests/engine/hf_compare.py"), tiny["model"],
                               tiny["prepared"], str(out), "--layers", "2,4,5,8"],
                              capture_output=True, text=True, timeout=300, check=True)
@@ -58,16 +74,6 @@ class TestCleanRun:
             assert cos >= 0.999, f"layer {layer}: min cosine {cos}"
         for layer, cos in result["mean_cos_next_layer"].items():
             assert cos < 0.999, f"layer {layer} also matches the next layer ({cos}): the check cannot see shifts"
-
-        # resume: drop some outputs; a second run on the same output redoes only those
-        for i in (3, 7, 11):
-            (out / f"hs_{i}.safetensors").unlink()
-        again = run_recipe(eagle3_spec(engine_python, tiny, out), tmp_path / "run-resume")
-        assert again.rc == 0, again.log[-3000:]
-        extract_done = next(e for e in again.events if e["kind"] == "step" and e["step"] == "extract"
-                            and e["state"] == "done")["detail"]
-        assert extract_done["existing_before"] == tiny["samples"] - 3 and extract_done["new"] == 3
-        assert "Processing 3 samples" in again.log
 
 
 class TestStartFailure:
