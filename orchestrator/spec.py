@@ -85,6 +85,7 @@ class Eagle3Section(_Strict):
     seq_length: int | None = Field(default=None, ge=16)
     health_timeout_s: float = Field(default=1800.0, gt=0)
     stop_grace_s: float = Field(default=30.0, ge=0)
+    gpu_release_timeout_s: float = Field(default=30.0, ge=0)
     request_timeout_s: float = Field(default=600.0, gt=0)
     # uvicorn's line per request: noise in the server log of a million-sample extraction; phases come from steps
     server_access_log: bool = False

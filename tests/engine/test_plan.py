@@ -129,6 +129,24 @@ class TestHostChecks:
         monkeypatch.setenv("PATH", str(tmp_path / "none"))
         assert gpu_pids() is None
 
+    def test_gpu_release_waits_for_the_driver(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """On an H200 a SIGKILLed process stays listed by nvidia-smi for ~0.1 s; the stop step waits that out
+        (bench/results/gpu_recipe_stop_h200.json), and still reports a process that never lets go."""
+        from worker.recipes.proc import wait_gpu_release
+
+        count = tmp_path / "calls"
+        fake = tmp_path / "nvidia-smi"
+        fake.write_text(f"#!/bin/sh\necho x >> {count}\n"
+                        f"[ $(wc -l < {count}) -le 3 ] && echo '605, 10758'\necho '4242, 512'\n")
+        fake.chmod(0o755)
+        monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+        held, waited = wait_gpu_release({605, 7}, timeout_s=10)
+        assert held == [] and 0.2 <= waited < 5 and len(count.read_text().split()) == 4
+        held, waited = wait_gpu_release({4242}, timeout_s=0.5)
+        assert held == [4242] and waited >= 0.5
+        monkeypatch.setenv("PATH", str(tmp_path / "none"))
+        assert wait_gpu_release({605}, timeout_s=10)[0] is None
+
     def test_stray_locks(self, tmp_path: Path) -> None:
         from worker.recipes.eagle3 import Eagle3Recipe
 

@@ -26,7 +26,7 @@ from typing import Any
 from worker.events import EventWriter, Step
 from worker.recipes import eagle3_plan as plan
 from worker.recipes.outputs import clean_staging, count_hs, healthy, hs_bytes, write_json_atomic
-from worker.recipes.proc import Child, gpu_pids, kill_marked, pids_with_marker, say
+from worker.recipes.proc import Child, kill_marked, pids_with_marker, say, wait_gpu_release
 from worker.recipes.vllm_watch import is_fatal, root_cause
 from worker.recipes.warm import WarmPython
 
@@ -310,10 +310,9 @@ class Eagle3Recipe:
         stopped = [c.stop(min(grace, 5.0) if self._server_dead and c is self.server else grace) for c in children]
         killed = kill_marked(self.marker, grace_s=2.0)
         remaining = pids_with_marker(self.marker)
-        gpu = gpu_pids()
-        gpu_held = sorted(tracked & set(gpu)) if gpu is not None else None
+        gpu_held, waited = wait_gpu_release(tracked, float(self.cfg.get("gpu_release_timeout_s", 30)))
         detail = {"stopped": stopped, "leftover_killed": killed, "remaining": remaining,
-                  "gpu_released": None if gpu_held is None else not gpu_held}
+                  "gpu_released": None if gpu_held is None else not gpu_held, "gpu_release_wait_s": waited}
         if remaining or gpu_held:
             self.events.step("stop", "failed", **detail)
             say(f"step stop: FAILED, processes remain {remaining} / GPU held by {gpu_held}")

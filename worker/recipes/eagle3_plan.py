@@ -22,6 +22,7 @@ DEFAULTS: dict[str, Any] = {
     "trust_remote_code": False, "vllm_args": [], "env": {}, "vllm_python": "python3",
     "speculators_python": "python3", "serve_entrypoint": "api_server", "max_samples": None, "seq_length": None,
     "health_timeout_s": 1800.0, "stop_grace_s": 30.0, "request_timeout_s": 600.0, "server_access_log": False,
+    "gpu_release_timeout_s": 30.0,
 }
 
 

@@ -153,3 +153,19 @@ def gpu_pids() -> dict[int, int] | None:
         if len(parts) == 2 and parts[0].isdigit():
             usage[int(parts[0])] = int(parts[1]) if parts[1].isdigit() else 0
     return usage
+
+
+def wait_gpu_release(pids: set[int], timeout_s: float) -> tuple[list[int] | None, float]:
+    """Which of ``pids`` nvidia-smi still shows holding GPU memory, after waiting up to ``timeout_s`` for none
+    to: the driver lists a killed process for a moment after it is gone (seen on an H200: ~0.1 s).  Returns
+    (held pids or None without nvidia-smi, seconds waited)."""
+    t0 = time.monotonic()
+    while True:
+        gpu = gpu_pids()
+        waited = round(time.monotonic() - t0, 3)
+        if gpu is None:
+            return None, waited
+        held = sorted(pids & set(gpu))
+        if not held or waited >= timeout_s:
+            return held, waited
+        time.sleep(0.1)
