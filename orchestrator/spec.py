@@ -16,7 +16,9 @@ Default layer ids need the model's config.json, which lives on the host, so the 
 
 from __future__ import annotations
 
+import copy
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -74,7 +76,7 @@ class Eagle3Section(_Strict):
     hs_backend: HsBackend = "auto"
     staging_dir: str | None = None
     concurrency: int = Field(default=32, ge=1)
-    port: int = Field(default=8000, ge=1, le=65535)
+    port: int = Field(default=8000, ge=0, le=65535)  # 0: any free port on the host (runs sharing a host)
     trust_remote_code: bool = False
     vllm_args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
@@ -86,6 +88,9 @@ class Eagle3Section(_Strict):
     health_timeout_s: float = Field(default=1800.0, gt=0)
     stop_grace_s: float = Field(default=30.0, ge=0)
     gpu_release_timeout_s: float = Field(default=30.0, ge=0)
+    # the dataset split across runs (one per host): this run extracts rank's contiguous share of world_size
+    world_size: int = Field(default=1, ge=1)
+    rank: int = Field(default=0, ge=0)
     request_timeout_s: float = Field(default=600.0, gt=0)
     # uvicorn's line per request: noise in the server log of a million-sample extraction; phases come from steps
     server_access_log: bool = False
@@ -122,6 +127,8 @@ class Eagle3Section(_Strict):
     def _one_id_source(self) -> Eagle3Section:
         if self.layer_ids is not None and self.legacy_output_ids is not None:
             raise ValueError("give layer_ids or legacy_output_ids, not both")
+        if self.rank >= self.world_size:
+            raise ValueError(f"rank {self.rank} must be < world_size {self.world_size}")
         return self
 
 
@@ -183,8 +190,32 @@ def parse_spec(data: dict[str, Any], source: str = "spec") -> CommandJob | Eagle
         raise SpecError(f"spec {source}: {loc}: {_message(dict(first))}") from None
 
 
-def load_spec(path: str | Path) -> CommandJob | Eagle3Job:
-    """Reads and validates a TOML job spec; raises ``SpecError`` naming the file and key."""
+def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
+    """``--set KEY.PATH=VALUE`` items set into a parsed spec; VALUE is a TOML value (``8001``, ``true``,
+    ``["--x"]``, ``"text"``), anything else is taken as a string.  Validation afterwards names bad keys."""
+    out = copy.deepcopy(data)
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        parts = key.strip().split(".")
+        if not sep or not all(parts):
+            raise SpecError(f"--set {item!r}: expected KEY=VALUE, e.g. --set eagle3.port=8001")
+        try:
+            value = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw
+        node = out
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise SpecError(f"--set {key.strip()}: {part} is a value, not a table")
+            node = child
+        node[parts[-1]] = value
+    return out
+
+
+def load_spec(path: str | Path, overrides: Sequence[str] = ()) -> CommandJob | Eagle3Job:
+    """Reads and validates a TOML job spec (with ``--set`` overrides); raises ``SpecError`` naming the file and
+    key."""
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -194,7 +225,7 @@ def load_spec(path: str | Path) -> CommandJob | Eagle3Job:
         raise SpecError(f"spec {path}: cannot read: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"spec {path.name}: not valid TOML: {exc}") from None
-    return parse_spec(data, source=path.name)
+    return parse_spec(apply_overrides(data, overrides), source=path.name)
 
 
 def worker_payload(spec: CommandJob | Eagle3Job) -> dict[str, Any]:

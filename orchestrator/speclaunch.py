@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from orchestrator.errors import UsageError
 from orchestrator.spec import CommandJob, Eagle3Job, load_spec, worker_payload
 
 
 def spec_launch_args(
-    path: Path, *, extra_env: Mapping[str, str], name: str | None, cwd: str | None
+    path: Path, *, extra_env: Mapping[str, str], name: str | None, cwd: str | None, overrides: Sequence[str] = ()
 ) -> dict[str, Any]:
     """Keyword arguments for ``launcher.launch`` from a validated spec file (SpecError if invalid)."""
-    spec = load_spec(path)
+    spec = load_spec(path, overrides)
     if isinstance(spec, CommandJob):
         return {
             "argv": list(spec.command.argv),
@@ -37,3 +38,21 @@ def spec_launch_args(
         "files": {"spec.json": json.dumps(payload, indent=2)},
         "model": spec.eagle3.model,
     }
+
+
+def split_launch_args(
+    path: Path, hosts: Sequence[str], *, extra_env: Mapping[str, str], name: str | None, cwd: str | None,
+    overrides: Sequence[str] = (),
+) -> list[tuple[str, dict[str, Any]]]:
+    """One (host, launch kwargs) per host for an eagle3-extract spec split across them: host i extracts rank i
+    of ``len(hosts)`` (contiguous shares of the dataset).  Every spec is validated before anything starts."""
+    if len(set(hosts)) != len(hosts):
+        raise UsageError("a host is named twice: each --host runs one rank of the split")
+    base = load_spec(path, overrides)
+    if not isinstance(base, Eagle3Job):
+        raise UsageError("several --host split an eagle3-extract spec's dataset; a command runs on one host")
+    n = len(hosts)
+    stem = name or base.name or "eagle3-extract"
+    return [(host, spec_launch_args(path, extra_env=extra_env, name=f"{stem}-rank{i}-of-{n}", cwd=cwd,
+                                    overrides=[*overrides, f"eagle3.world_size={n}", f"eagle3.rank={i}"]))
+            for i, host in enumerate(hosts)]

@@ -17,6 +17,7 @@ from orchestrator.launcher import launch as launch_run
 from orchestrator.launcher import parse_env
 from orchestrator.monitor import cancel_run
 from orchestrator.store import queries
+from orchestrator.store.models import Run
 from orchestrator.views import run_record
 
 STATUS_STYLE = {
@@ -27,11 +28,16 @@ STATUS_STYLE = {
 
 def launch(
     ctx_: typer.Context,
-    host: Annotated[str, typer.Option("--host", "-H", help="host name (see `eorch host list`)")] = "local",
+    host: Annotated[list[str], typer.Option(
+        "--host", "-H", help="host name (see `eorch host list`); several split an eagle3-extract spec's dataset, "
+        "one rank per host")] = [],  # noqa: B006
     name: Annotated[str | None, typer.Option(help="a name for the run")] = None,
     env: Annotated[list[str], typer.Option("--env", "-e", help="KEY=VALUE for the job (repeatable)")] = [],  # noqa: B006
     cwd: Annotated[str | None, typer.Option(help="working directory on the host")] = None,
     spec: Annotated[Path | None, typer.Option(help="a job spec TOML file instead of a command")] = None,
+    set_: Annotated[list[str], typer.Option(
+        "--set", help="override a spec key: KEY.PATH=VALUE with a TOML value, e.g. --set eagle3.port=8001 "
+        "(repeatable)")] = [],  # noqa: B006
     python: Annotated[str | None, typer.Option(help="the interpreter the job uses (fingerprinted, patched)")] = None,
     patch: Annotated[str | None, typer.Option(help="patch set that must be applied for --python first")] = None,
     apply_patches: Annotated[bool, typer.Option("--apply-patches", help="apply --patch if not applied")] = False,
@@ -42,24 +48,70 @@ def launch(
 ) -> None:
     """Start a command (after `--`) or a job spec detached on a host; returns at once with the run id."""
     argv = list(ctx_.args)
+    hosts = host or ["local"]
+    if set_ and spec is None:
+        raise UsageError("--set overrides keys of a --spec file; give --spec")
+    if len(hosts) > 1:
+        if spec is None or argv:
+            raise UsageError("several --host split an eagle3-extract --spec across hosts; a command runs on one")
+        _launch_split(spec, hosts, set_, name=name, env=env, cwd=cwd, python=python, patch=patch,
+                      apply_patches=apply_patches, sbatch_args=sbatch_arg, json_=json_)
+        return
     if spec is not None:
         if argv:
             raise UsageError("give either --spec or a command after `--`, not both")
         from orchestrator.speclaunch import spec_launch_args
 
-        kwargs = spec_launch_args(spec, extra_env=parse_env(env), name=name, cwd=cwd)
+        kwargs = spec_launch_args(spec, extra_env=parse_env(env), name=name, cwd=cwd, overrides=set_)
         kwargs.update(python=python, patch=patch, apply_patches=apply_patches, sbatch_args=sbatch_arg)
-        run = run_async(lambda ctx: launch_run(ctx, host, **kwargs))
+        run = run_async(lambda ctx: launch_run(ctx, hosts[0], **kwargs))
     else:
         parsed_env = parse_env(env)
-        run = run_async(lambda ctx: launch_run(ctx, host, argv, name=name, env=parsed_env, cwd=cwd, python=python,
-                                               patch=patch, apply_patches=apply_patches, sbatch_args=sbatch_arg))
+        run = run_async(lambda ctx: launch_run(ctx, hosts[0], argv, name=name, env=parsed_env, cwd=cwd,
+                                               python=python, patch=patch, apply_patches=apply_patches,
+                                               sbatch_args=sbatch_arg))
     if json_:
         print_json(run_record(run))
     else:
-        slurm = f" as Slurm job {run.scheduler_job_id} (launching until it starts)" if run.scheduler_job_id else ""
-        console.print(f"launched run [bold]{run.id}[/] ({run.name}) on {run.host}{slurm}")
+        _say_launched(run)
         console.print(f"follow it: eorch watch {run.id}    logs: eorch logs {run.id} -f")
+
+
+def _say_launched(run: Run) -> None:
+    slurm = f" as Slurm job {run.scheduler_job_id} (launching until it starts)" if run.scheduler_job_id else ""
+    console.print(f"launched run [bold]{run.id}[/] ({run.name}) on {run.host}{slurm}")
+
+
+def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: str | None, env: list[str],
+                  cwd: str | None, json_: bool, **common: object) -> None:
+    """One run per host, rank i of len(hosts); all specs and hosts are checked before the first starts."""
+    from orchestrator.speclaunch import split_launch_args
+
+    plans = split_launch_args(spec, hosts, extra_env=parse_env(env), name=name, cwd=cwd, overrides=overrides)
+    ctx = context()
+    with ctx.db() as s:
+        for h in hosts:
+            queries.get_host(s, h)  # NotFound, before anything starts
+    started: list[Run] = []
+
+    async def go(c: Context) -> list[Run]:
+        for h, kwargs in plans:
+            try:
+                started.append(await launch_run(c, h, **kwargs, **common))  # type: ignore[arg-type]
+            except Exception:
+                if started:
+                    console.print(f"[yellow]launched before the failure: {' '.join(r.id for r in started)} "
+                                  f"(cancel them with eorch cancel ID)[/]")
+                raise
+        return started
+
+    runs_ = run_async(go)
+    if json_:
+        print_json([run_record(r) for r in runs_])
+        return
+    for r in runs_:
+        _say_launched(r)
+    console.print(f"follow them: eorch watch {' '.join(r.id for r in runs_)}")
 
 
 def runs(

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from worker.events import EventWriter, read_events
 from worker.recipes import eagle3_plan as plan
@@ -43,6 +46,27 @@ class TestLayerIds:
         with pytest.raises(plan.PlanError, match="config not found"):
             plan.resolve_layer_ids({**plan.DEFAULTS}, str(tmp_path))
         assert plan.resolve_layer_ids({**plan.DEFAULTS, "layer_ids": [1, 2]}, str(tmp_path))[0] == [1, 2]
+
+
+class TestSplit:
+    """A dataset split across runs: contiguous shares like speculators' ``get_indices_to_process``."""
+
+    @given(total=st.integers(0, 10_000), world=st.integers(1, 64))
+    def test_ranks_partition_the_samples(self, total: int, world: int) -> None:
+        spans = [plan.rank_range(total, world, r) for r in range(world)]
+        assert spans[0][0] == 0 and spans[-1][1] == total
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(spans))
+        sizes = [end - start for start, end in spans]
+        assert max(sizes) - min(sizes) <= 1 and sizes == sorted(sizes, reverse=True)
+
+    def test_known_split(self) -> None:  # 10 over 3: speculators gives rank 0 four samples, then three, three
+        assert [plan.rank_range(10, 3, r) for r in range(3)] == [(0, 4), (4, 7), (7, 10)]
+
+    def test_extract_argv_carries_the_rank(self) -> None:
+        cfg = {**plan.DEFAULTS, "world_size": 4, "rank": 3}
+        argv = plan.extract_argv(cfg, "/m", "/d", "/o")
+        assert argv[-4:] == ["--world-size", "4", "--rank", "3"]
+        assert "--world-size" not in plan.extract_argv({**plan.DEFAULTS}, "/m", "/d", "/o")
 
 
 class TestServePlan:

@@ -118,3 +118,45 @@ class TestThroughEorch:
         assert all(p.exists() for p in removed)
         rows = eorch("logs", second["id"]).stdout
         assert "Processing 3 samples" in rows
+
+
+class TestSplitAcrossHosts:
+    def test_two_hosts_each_extract_their_rank(
+        self, eorch_home: Path, tmp_path: Path, engine_python: Path, tiny: dict[str, Any]
+    ) -> None:
+        """`eorch launch --spec S --host local --host gpu`: rank 0 and rank 1 of 2, each verified on its own
+        half, together every sample once; `port = 0` lets the two servers share this machine."""
+        add_testbox(tmp_path)
+        out = tmp_path / "hs"
+        path = tmp_path / "split.toml"
+        path.write_text(tomli_w.dumps(eagle3_spec(engine_python, tiny, out)))
+        proc = eorch("launch", "--spec", str(path), "--host", "local", "--host", "gpu", "--set", "eagle3.port=0",
+                     "--name", "split", "--json")
+        runs = json.loads(proc.stdout)
+        assert [(r["host"], r["name"]) for r in runs] == [("local", "split-rank0-of-2"), ("gpu", "split-rank1-of-2")]
+        eorch("watch", *[r["id"] for r in runs], "--until-done", timeout=900)
+        half = tiny["samples"] // 2
+        for rank, run in enumerate(runs):
+            record = show(run["id"])
+            assert record["status"] == "succeeded", record
+            assert record["outputs"] == {**record["outputs"], "samples": half, "verified": True}
+            manifest = json.loads((out / f"manifest-rank{rank}-of-2.json").read_text())
+            assert manifest["span"] == [rank * half, (rank + 1) * half] and manifest["samples"] == half
+        assert sorted(int(p.stem[3:]) for p in out.glob("hs_*.safetensors")) == list(range(tiny["samples"]))
+        assert not (out / "manifest.json").exists()
+
+    def test_split_errors_start_nothing(self, eorch_home: Path, tmp_path: Path, engine_python: Path,
+                                        tiny: dict[str, Any]) -> None:
+        """A bad split is refused before any host is touched: nothing is recorded."""
+        add_testbox(tmp_path)
+        path = tmp_path / "split.toml"
+        path.write_text(tomli_w.dumps(eagle3_spec(engine_python, tiny, tmp_path / "hs")))
+        for args, needle in (
+            (["--host", "local", "--host", "nope"], "unknown host 'nope'"),
+            (["--host", "gpu", "--host", "gpu"], "a host is named twice"),
+            (["--host", "local", "--host", "gpu", "--set", "eagle3.bogus=1"], "eagle3.bogus: unknown key"),
+        ):
+            proc = eorch("launch", "--spec", str(path), *args, check=False)
+            assert proc.returncode != 0 and needle in proc.stderr, proc.stderr
+            assert "Traceback" not in proc.stderr
+        assert json.loads(eorch("runs", "--json").stdout) == []

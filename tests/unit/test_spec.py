@@ -63,6 +63,8 @@ class TestErrors:
             (_e3(layer_ids=[2], legacy_output_ids=[1]), "spec job.toml: eagle3: give layer_ids or legacy_output_ids"),
             (_e3(vllm_args=["--port=9"]), "spec job.toml: eagle3.vllm_args: --port is set by the recipe"),
             (_e3(serve_entrypoint="vllm"), "spec job.toml: eagle3.serve_entrypoint: must be one of"),
+            (_e3(world_size=2, rank=2), "spec job.toml: eagle3: rank 2 must be < world_size 2"),
+            (_e3(world_size=0), "spec job.toml: eagle3.world_size: must be ≥ 1"),
             ({"kind": "command", "command": {"argv": []}}, "spec job.toml: command.argv: must not be empty"),
             ({"kind": "command", "command": {"argv": ["  "]}}, "spec job.toml: command.argv: must not be empty"),
         ],
@@ -82,3 +84,35 @@ class TestErrors:
     def test_missing_file(self, tmp_path: Path) -> None:
         with pytest.raises(SpecError, match="file not found"):
             load_spec(tmp_path / "nope.toml")
+
+
+class TestOverrides:
+    """`eorch launch --spec S --set KEY.PATH=VALUE`: TOML values set into the spec, then validated."""
+
+    def _spec(self, tmp_path: Path) -> Path:
+        path = tmp_path / "job.toml"
+        path.write_text('kind = "eagle3-extract"\n[eagle3]\nmodel = "/m"\ndata = "/d"\noutput = "/o"\n')
+        return path
+
+    def test_values_are_toml_or_strings(self, tmp_path: Path) -> None:
+        spec = load_spec(self._spec(tmp_path), ["eagle3.port=0", "eagle3.trust_remote_code=true",
+                                                 'eagle3.vllm_args=["--enforce-eager"]', "eagle3.output=/x/y",
+                                                 "name=split", "eagle3.env.A=1 2"])
+        assert isinstance(spec, Eagle3Job)
+        e = spec.eagle3
+        assert (e.port, e.trust_remote_code, e.vllm_args, e.output, spec.name) == (0, True, ["--enforce-eager"],
+                                                                                  "/x/y", "split")
+        assert e.env == {"A": "1 2"}
+
+    @pytest.mark.parametrize(("item", "message"), [
+        ("eagle3.bogus=1", "spec job.toml: eagle3.bogus: unknown key"),
+        ("eagle3.port=-1", "spec job.toml: eagle3.port: must be ≥ 0"),
+        ("eagle3.rank=1", "spec job.toml: eagle3: rank 1 must be < world_size 1"),
+        ("eagle3.port", "--set 'eagle3.port': expected KEY=VALUE"),
+        ("eagle3..port=1", "--set 'eagle3..port=1': expected KEY=VALUE"),
+        ("eagle3.model.x=1", "--set eagle3.model.x: model is a value, not a table"),
+    ])
+    def test_bad_override_names_it(self, tmp_path: Path, item: str, message: str) -> None:
+        with pytest.raises(SpecError) as info:
+            load_spec(self._spec(tmp_path), [item])
+        assert str(info.value).startswith(message)

@@ -25,7 +25,7 @@ from typing import Any
 
 from worker.events import EventWriter, Step
 from worker.recipes import eagle3_plan as plan
-from worker.recipes.outputs import clean_staging, count_hs, healthy, hs_bytes, write_json_atomic
+from worker.recipes.outputs import clean_staging, count_hs, free_port, healthy, hs_bytes, write_json_atomic
 from worker.recipes.proc import Child, kill_marked, pids_with_marker, say, wait_gpu_release
 from worker.recipes.vllm_watch import is_fatal, root_cause
 from worker.recipes.warm import WarmPython
@@ -65,6 +65,7 @@ class Eagle3Recipe:
         self._stopping = False
         self._current = None
         self._counting: str | None = None
+        self.span: tuple[int, int] | None = None  # this rank's sample indices, once counted
         self._server_dead = False  # a failed server gets a short grace: it has nothing left to flush
 
     # -- steps ------------------------------------------------------------------------------------
@@ -89,6 +90,9 @@ class Eagle3Recipe:
         say(f"layer ids {ids}: {note['source']}")
         if self.cfg.get("legacy_output_ids") is not None:
             say("NOTE legacy_output_ids are output-of-layer ids; relabelled +1 to vLLM's input-of-layer ids")
+        if not int(self.cfg["port"]):
+            self.cfg["port"] = free_port()
+            say(f"port 0 in the spec: the server listens on free port {self.cfg['port']}")
         self.out.mkdir(parents=True, exist_ok=True)
         staging_root = Path(plan.expand(self.cfg["staging_dir"])) if self.cfg.get("staging_dir") else self.out
         if self.cfg.get("staging_dir") and not str(staging_root).startswith("/dev/shm"):
@@ -170,6 +174,9 @@ class Eagle3Recipe:
             self.events.step("prepare", "skipped", reason="already prepared by an earlier run", data=str(prepared))
             self.data = str(prepared)
             return
+        if int(self.cfg.get("world_size") or 1) > 1:  # every rank would prepare into the same (shared) place
+            raise StepFailed("prepare", f"data {self.data} is not a prepared dataset; a run split across ranks "
+                             "needs one: run `speculators prepare-data` (or this spec with world_size 1) first")
         t0 = self._begin("prepare", data=self.data)
         rc = self._run("prepare", plan.prepare_argv(self.cfg, self.model, self.data, str(prepared)))
         if rc != 0 or not plan.is_prepared(str(prepared)):
@@ -208,7 +215,8 @@ class Eagle3Recipe:
         assert self.py is not None
         self._counting = self.data
         self.py.order("worker.recipes.hs_verify",
-                      ["count", self.data, *self._max(), "--result", str(self.run_dir / "count.json")])
+                      ["count", self.data, *self._max(), *plan.shard_args(self.cfg),
+                       "--result", str(self.run_dir / "count.json")])
 
     def _count(self, step: Step) -> int:
         """Rows to extract: the count ordered while the server started, or one ordered now."""
@@ -220,6 +228,9 @@ class Eagle3Recipe:
         result = self._result_file("count.json")
         if rc != 0 or result is None:
             raise StepFailed(step, f"counting the rows of {self.data} failed (exit {rc}); see the run log")
+        self.span = (int(result["start"]), int(result["end"]))
+        if int(self.cfg.get("world_size") or 1) > 1:
+            say(f"rank {self.cfg['rank']} of {self.cfg['world_size']}: samples {self.span[0]}..{self.span[1] - 1}")
         return int(result["expected"])
 
     def _result_file(self, name: str) -> dict[str, Any] | None:
@@ -230,14 +241,14 @@ class Eagle3Recipe:
 
     def extract(self) -> None:
         total = self._count("extract")
-        before = count_hs(self.out)
+        before = count_hs(self.out, self.span)
         t0 = self._begin("extract", total=total, existing=before, output=str(self.out))
         if before >= total > 0:
             say(f"all {total} samples already present; generate-offline-data will skip them")
         state = {"last": -1, "t": time.monotonic(), "emitted": 0.0}
 
         def progress() -> None:
-            done, now = count_hs(self.out), time.monotonic()
+            done, now = count_hs(self.out, self.span), time.monotonic()
             if done != state["last"] or now - state["emitted"] > 10:
                 rate = (done - before) / (now - t0) if now > t0 and done > before else None
                 self.events.progress(done, total, round(rate, 3) if rate else None)
@@ -248,7 +259,7 @@ class Eagle3Recipe:
         progress()
         rc = self._run("extract", plan.extract_argv(self.cfg, self.model, self.data, str(self.out)), progress)
         progress()
-        done = count_hs(self.out)
+        done = count_hs(self.out, self.span)
         if rc != 0:
             raise StepFailed("extract", f"speculators generate-offline-data exited {rc}; see the run log")
         elapsed = time.monotonic() - t0
@@ -264,6 +275,7 @@ class Eagle3Recipe:
         t0 = self._begin("verify", output=str(self.out))
         rc = self._run("verify", self._helper_argv("verify", self.data, str(self.out), "--layers",
                                                    str(len(self.layer_ids)), *self._max(),
+                                                   *plan.shard_args(self.cfg),
                                                    "--result", str(self.run_dir / "verify.json")))
         found = self._result_file("verify.json") if rc == 0 else None
         if found is None:
@@ -353,20 +365,23 @@ class Eagle3Recipe:
     def _finish(self, t_start: float, error: str | None) -> None:
         res = self.verify_result or {}
         verified = bool(res.get("verified")) and not res.get("stray_locks") and error is None
-        samples = int(res.get("samples", count_hs(self.out)))
-        nbytes = int(res["bytes"]) if "bytes" in res else hs_bytes(self.out)
+        samples = int(res.get("samples", count_hs(self.out, self.span)))
+        nbytes = int(res["bytes"]) if "bytes" in res else hs_bytes(self.out, self.span)
         self.events.outputs(str(self.out), samples, verified, nbytes, list(res.get("stray_locks", [])))
         if self.out.is_dir() and hasattr(self, "layer_ids"):
             manifest = {
                 "kind": "eagle3-extract", "run_id": os.environ.get("EORCH_RUN_ID"), "model": self.model,
                 "data": self.data, "layer_ids": self.layer_ids, "layer_ids_note": self.layer_note,
                 "legacy_output_ids": self.cfg.get("legacy_output_ids"), "hs_backend": getattr(self, "backend", None),
-                "samples": samples, "expected": res.get("expected"), "verified": verified, "bytes": nbytes,
+                "samples": samples, "expected": res.get("expected"), "world_size": self.cfg.get("world_size", 1),
+                "rank": self.cfg.get("rank", 0), "span": self.span, "verified": verified, "bytes": nbytes,
                 "tokens": res.get("tokens"), "hidden_size": res.get("hidden_size"), "dtype": res.get("dtype"),
                 "versions": self.info.get("versions"), "extract": self.info.get("extract"),
                 "timings_s": self.timings, "started_at": t_start, "finished_at": time.time(), "error": error,
             }
-            write_json_atomic(self.out / "manifest.json", manifest)
+            ws = int(self.cfg.get("world_size") or 1)  # ranks sharing one output dir keep their own manifest
+            name = "manifest.json" if ws == 1 else f"manifest-rank{self.cfg['rank']}-of-{ws}.json"
+            write_json_atomic(self.out / name, manifest)
         if verified:
             clean_staging(self.staging)
         self.events.result(error is None and verified, error)

@@ -23,6 +23,7 @@ DEFAULTS: dict[str, Any] = {
     "speculators_python": "python3", "serve_entrypoint": "api_server", "max_samples": None, "seq_length": None,
     "health_timeout_s": 1800.0, "stop_grace_s": 30.0, "request_timeout_s": 600.0, "server_access_log": False,
     "gpu_release_timeout_s": 30.0,
+    "world_size": 1, "rank": 0,
 }
 
 
@@ -138,6 +139,20 @@ def client_env(cfg: dict[str, Any], base_env: dict[str, str], marker: str) -> di
     return env
 
 
+def rank_range(total: int, world_size: int, rank: int) -> tuple[int, int]:
+    """Sample indices [start, end) of ``rank`` out of ``world_size``: contiguous chunks differing by at most
+    one, the first ``total % world_size`` ranks one larger (speculators' ``get_indices_to_process``)."""
+    chunk, rem = divmod(max(total, 0), world_size)
+    start = rank * chunk + min(rank, rem)
+    return start, start + chunk + (1 if rank < rem else 0)
+
+
+def shard_args(cfg: dict[str, Any]) -> list[str]:
+    """``--world-size N --rank R`` when the dataset is split across runs (hosts), else nothing."""
+    n = int(cfg.get("world_size") or 1)
+    return ["--world-size", str(n), "--rank", str(int(cfg.get("rank") or 0))] if n > 1 else []
+
+
 def extract_argv(cfg: dict[str, Any], model: str, data: str, out: str) -> list[str]:
     argv = [expand(cfg["speculators_python"]), "-m", "speculators", "generate-offline-data",
             "--model", model, "--endpoint", f"http://127.0.0.1:{cfg['port']}/v1",
@@ -145,7 +160,7 @@ def extract_argv(cfg: dict[str, Any], model: str, data: str, out: str) -> list[s
             "--validate-outputs", "--request-timeout", str(cfg.get("request_timeout_s", 600))]
     if cfg.get("max_samples"):
         argv += ["--max-samples", str(cfg["max_samples"])]
-    return argv
+    return argv + shard_args(cfg)
 
 
 def prepare_argv(cfg: dict[str, Any], model: str, data: str, out: str) -> list[str]:

@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from worker.recipes.eagle3_plan import rank_range
+
 _HS = re.compile(r"^hs_(\d+)\.safetensors$")
 
 
@@ -26,9 +28,14 @@ def _load(data: str) -> Any:
     return load_from_disk(data)
 
 
-def count(data: str, max_samples: int | None) -> dict[str, Any]:
+def _range(rows: int, max_samples: int | None, world_size: int, rank: int) -> tuple[int, int]:
+    return rank_range(min(rows, max_samples) if max_samples else rows, world_size, rank)
+
+
+def count(data: str, max_samples: int | None, world_size: int = 1, rank: int = 0) -> dict[str, Any]:
     n = len(_load(data))
-    return {"rows": n, "expected": min(n, max_samples) if max_samples else n}
+    start, end = _range(n, max_samples, world_size, rank)
+    return {"rows": n, "expected": end - start, "start": start, "end": end}
 
 
 def present_indices(out: Path) -> list[int]:
@@ -50,13 +57,16 @@ def _input_ids(ds: Any, batch: int = 1024) -> Any:
     return rows
 
 
-def verify(data: str, out: Path, layers: int, max_samples: int | None) -> dict[str, Any]:
+def verify(data: str, out: Path, layers: int, max_samples: int | None, world_size: int = 1,
+           rank: int = 0) -> dict[str, Any]:
+    """Checks this rank's samples only: other ranks may share the output directory."""
     from safetensors import safe_open
 
     ds = _load(data)
-    expected = min(len(ds), max_samples) if max_samples else len(ds)
-    present = set(present_indices(out))
-    missing = [i for i in range(expected) if i not in present]
+    start, end = _range(len(ds), max_samples, world_size, rank)
+    expected = end - start
+    present = {i for i in present_indices(out) if start <= i < end}
+    missing = [i for i in range(start, end) if i not in present]
     bad: list[dict[str, Any]] = []
     nbytes = 0
     hidden_size: int | None = None
@@ -92,7 +102,7 @@ def verify(data: str, out: Path, layers: int, max_samples: int | None) -> dict[s
             hidden_size = shape[2]
             tokens += shape[0]
     return {
-        "expected": expected, "samples": len(present), "missing": missing[:100], "missing_count": len(missing),
+        "expected": expected, "start": start, "end": end, "samples": len(present), "missing": missing[:100], "missing_count": len(missing),
         "bad": bad[:100], "bad_count": len(bad), "bytes": nbytes, "hidden_size": hidden_size, "dtype": dtype,
         "tokens": tokens, "verified": not missing and not bad and expected > 0,
     }
@@ -110,9 +120,12 @@ def main(argv: list[str] | None = None) -> int:
     v.add_argument("--layers", type=int, required=True)
     v.add_argument("--max-samples", type=int)
     for sp in (c, v):
+        sp.add_argument("--world-size", type=int, default=1)
+        sp.add_argument("--rank", type=int, default=0)
         sp.add_argument("--result", type=Path, help="also write the JSON result to this file")
     a = p.parse_args(argv)
-    result = count(a.data, a.max_samples) if a.cmd == "count" else verify(a.data, a.out, a.layers, a.max_samples)
+    result = (count(a.data, a.max_samples, a.world_size, a.rank) if a.cmd == "count"
+              else verify(a.data, a.out, a.layers, a.max_samples, a.world_size, a.rank))
     text = json.dumps(result)
     sys.stdout.write(text + "\n")
     if a.result is not None:

@@ -4,24 +4,39 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 
-def count_hs(out: Path) -> int:
+def _indices(out: Path) -> dict[int, str]:
+    found = {}
     try:
-        return sum(1 for n in os.listdir(out) if n.startswith("hs_") and n.endswith(".safetensors"))
+        names = os.listdir(out)
     except OSError:
-        return 0
+        return {}
+    for n in names:
+        if n.startswith("hs_") and n.endswith(".safetensors") and n[3:-12].isdigit():
+            found[int(n[3:-12])] = n
+    return found
 
 
-def hs_bytes(out: Path) -> int:
-    try:
-        return sum(p.stat().st_size for p in out.glob("hs_*.safetensors"))
-    except OSError:
-        return 0
+def count_hs(out: Path, span: tuple[int, int] | None = None) -> int:
+    """``hs_{i}.safetensors`` files in ``out`` (with ``span``: only start <= i < end, this rank's share)."""
+    return sum(1 for i in _indices(out) if span is None or span[0] <= i < span[1])
+
+
+def hs_bytes(out: Path, span: tuple[int, int] | None = None) -> int:
+    total = 0
+    for i, name in _indices(out).items():
+        if span is None or span[0] <= i < span[1]:
+            try:
+                total += (out / name).stat().st_size
+            except OSError:
+                pass
+    return total
 
 
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
@@ -41,6 +56,13 @@ def clean_staging(staging: Path) -> None:
             d.rmdir()
         except OSError:
             break
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on now, on 127.0.0.1 (the server binds it moments later)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def healthy(url: str) -> bool:
