@@ -1,8 +1,9 @@
 """Alert channels: the `[alerts]` config, URL redaction, apprise and notify-send channels, and the dispatcher.
 
 Each channel gets its own worker thread, so a slow or dead channel (retried with exponential backoff)
-delays no other channel and never blocks the monitor. Channel URLs carry secrets (tokens, passwords):
-only ``redact_url`` forms are ever printed, logged or recorded.
+delays no other channel and never blocks the monitor. Each attempt is recorded on the alert's outbox row
+(orchestrator.alertoutbox) for that channel. Channel URLs carry secrets (tokens, passwords): only
+``redact_url`` forms are ever printed, logged or recorded, and a hash of the URL (``url_key``) names it.
 """
 
 from __future__ import annotations
@@ -22,14 +23,14 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from sqlalchemy import select, update
+from sqlalchemy.orm import Session
 
-from orchestrator import alertrules
+from orchestrator import alertoutbox, alertrules
+from orchestrator.alertoutbox import PendingDelivery, Target, url_key
 from orchestrator.alertrules import AlertKind, AlertToRaise
 from orchestrator.context import Context
 from orchestrator.errors import ConfigError
 from orchestrator.store import queries
-from orchestrator.store.models import Alert
 
 log = logging.getLogger("eorch.alerts")
 
@@ -60,6 +61,9 @@ class AlertsConfig(BaseModel):
     retries: int = Field(4, ge=1, le=20)
     backoff_s: float = Field(0.5, gt=0)
     backoff_max_s: float = Field(30.0, gt=0)
+    # A delivery still pending when a monitor starts (the last one was killed before sending it) is sent
+    # then if the alert is at most this old, else marked expired.
+    resend_window_minutes: float = Field(60.0, ge=0)
 
     def entries(self, env: Mapping[str, str]) -> list[ChannelEntry]:
         entries = [u if isinstance(u, ChannelEntry) else ChannelEntry(url=u) for u in self.urls]
@@ -108,7 +112,8 @@ class ChannelFailed(Exception):
 
 
 class Channel(Protocol):
-    name: str
+    name: str  # printable: redacted
+    key: str  # stable across restarts, reveals nothing: alertoutbox.url_key(url) or the program
     kinds: Sequence[str] | None
 
     def send(self, alert: AlertToRaise) -> None: ...
@@ -125,6 +130,7 @@ class AppriseChannel:
         import apprise
 
         self.name = redact_url(entry.url)
+        self.key = url_key(entry.url)
         self.kinds = entry.kinds
         self._apprise = apprise.Apprise()
         if not self._apprise.add(entry.url):
@@ -139,7 +145,7 @@ class AppriseChannel:
 
 
 class DesktopChannel:
-    name = "notify-send"
+    name = key = "notify-send"
     kinds: Sequence[str] | None = None
 
     def __init__(self, program: str) -> None:
@@ -184,22 +190,22 @@ class Delivery:
 class _ChannelWorker(threading.Thread):
     """Delivers one channel's alerts in order, retrying each with exponential backoff."""
 
-    def __init__(self, channel: Channel, config: AlertsConfig, record: Callable[[int | None, Delivery], None]) -> None:
+    def __init__(self, channel: Channel, config: AlertsConfig, dispatcher: Dispatcher) -> None:
         super().__init__(name=f"alerts-{channel.name}", daemon=True)
         self.channel = channel
         self.config = config
-        self.record = record
+        self.dispatcher = dispatcher
         self.queue: queue.Queue[tuple[int | None, AlertToRaise]] = queue.Queue()
 
     def run(self) -> None:
         while True:
-            alert_id, alert = self.queue.get()
+            delivery_id, alert = self.queue.get()
             try:
-                self.record(alert_id, self.deliver(alert))
+                self.dispatcher.finished(delivery_id, self.deliver(alert, delivery_id))
             finally:
                 self.queue.task_done()
 
-    def deliver(self, alert: AlertToRaise) -> Delivery:
+    def deliver(self, alert: AlertToRaise, delivery_id: int | None = None) -> Delivery:
         delay = self.config.backoff_s
         error = "not attempted"
         for attempt in range(1, self.config.retries + 1):
@@ -212,7 +218,9 @@ class _ChannelWorker(threading.Thread):
                 error = f"{err.__class__.__name__}"
             log.warning("alert %s to %s: attempt %d/%d failed: %s", alert.kind.value, self.channel.name,
                         attempt, self.config.retries, error)
-            if attempt < self.config.retries:
+            final = attempt == self.config.retries
+            self.dispatcher.attempt_failed(delivery_id, error, final=final)
+            if not final:
                 time.sleep(delay)
                 delay = min(delay * 2, self.config.backoff_max_s)
         log.error("alert %s to %s: giving up after %d attempts", alert.kind.value, self.channel.name,
@@ -221,20 +229,48 @@ class _ChannelWorker(threading.Thread):
 
 
 class Dispatcher:
-    """One worker thread per channel; deliveries are recorded on the alert row as they finish."""
+    """One worker thread per channel; every attempt is recorded on the delivery's outbox row."""
 
     def __init__(self, ctx: Context | None, channels: Sequence[Channel], config: AlertsConfig) -> None:
         self.ctx = ctx
+        self.config = config
         self._lock = threading.Lock()
+        self._in_flight: set[int] = set()
         self.results: list[Delivery] = []
-        self.workers = [_ChannelWorker(c, config, self._record) for c in channels]
+        self.workers = [_ChannelWorker(c, config, self) for c in channels]
         for worker in self.workers:
             worker.start()
 
-    def dispatch(self, alert_id: int | None, alert: AlertToRaise) -> None:
+    def targets(self, kind: AlertKind) -> list[Target]:
+        """The channels that take alerts of this kind (an alert gets one outbox row for each)."""
+        return [Target(w.channel.key, w.channel.name) for w in self.workers
+                if alertrules.kind_allowed(kind, w.channel.kinds)]
+
+    def dispatch(self, alert: AlertToRaise, outbox: Mapping[str, int] | None = None) -> None:
+        """Queue the alert for its channels: those in ``outbox`` (channel key → delivery row), or, for an
+        alert that is not recorded (``eorch alerts test``), every channel that takes its kind."""
         for worker in self.workers:
-            if alertrules.kind_allowed(alert.kind, worker.channel.kinds):
-                worker.queue.put((alert_id, alert))
+            if outbox is None:
+                if alertrules.kind_allowed(alert.kind, worker.channel.kinds):
+                    worker.queue.put((None, alert))
+            elif worker.channel.key in outbox:
+                self._queue(worker, outbox[worker.channel.key], alert)
+
+    def redeliver(self, pending: PendingDelivery) -> bool:
+        """Queue a delivery left pending by an earlier monitor; False if its channel is not configured here
+        (or it is already queued)."""
+        for worker in self.workers:
+            if worker.channel.key == pending.channel_key:
+                return self._queue(worker, pending.delivery_id, pending.alert)
+        return False
+
+    def _queue(self, worker: _ChannelWorker, delivery_id: int, alert: AlertToRaise) -> bool:
+        with self._lock:
+            if delivery_id in self._in_flight:
+                return False
+            self._in_flight.add(delivery_id)
+        worker.queue.put((delivery_id, alert))
+        return True
 
     def flush(self, timeout: float = FLUSH_AT_EXIT_S) -> bool:
         """Wait until every queued alert was delivered or given up on; False on timeout."""
@@ -246,15 +282,24 @@ class Dispatcher:
                 time.sleep(0.02)
         return True
 
-    def _record(self, alert_id: int | None, delivery: Delivery) -> None:
+    def attempt_failed(self, delivery_id: int | None, error: str, *, final: bool) -> None:
+        now = queries.utcnow()
+        self._write(delivery_id, lambda s, d: alertoutbox.attempt_failed(s, d, error, now, final=final))
+
+    def finished(self, delivery_id: int | None, delivery: Delivery) -> None:
         with self._lock:
             self.results.append(delivery)
-            if self.ctx is None or alert_id is None:
-                return
-            try:
-                with self.ctx.db() as s:
-                    current = s.scalar(select(Alert.deliveries).where(Alert.id == alert_id)) or []
-                    s.execute(update(Alert).where(Alert.id == alert_id)
-                              .values(deliveries=[*current, delivery.to_json()]))
-            except Exception:  # recording is best effort; the delivery itself happened
-                log.exception("could not record the delivery of alert %s", alert_id)
+        if delivery.ok:
+            self._write(delivery_id, lambda s, d: alertoutbox.attempt_sent(s, d, delivery.at))
+        if delivery_id is not None:
+            with self._lock:
+                self._in_flight.discard(delivery_id)
+
+    def _write(self, delivery_id: int | None, change: Callable[[Session, int], None]) -> None:
+        if self.ctx is None or delivery_id is None:
+            return
+        try:
+            with self.ctx.db() as s:
+                change(s, delivery_id)
+        except Exception:  # recording is best effort; a delivery left pending is re-sent by the next monitor
+            log.exception("could not record the delivery %s of an alert", delivery_id)

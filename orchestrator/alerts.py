@@ -3,9 +3,12 @@
 ``monitor_listeners(ctx, bell=...)`` gives the monitor a listener (``AlertEngine``). For each notice it reads
 a snapshot of the run, asks ``alertrules`` what to raise, and inserts each alert under its unique
 ``dedup_key``: an insert that conflicts means the alert was already raised (by this or an earlier
-monitor), so restarts never resend. New alerts go to the bell / TUI callback at once, and to the channels
-through the ``Dispatcher`` (orchestrator.alertchannels), which never blocks or raises into the monitor.
-``tick`` (called by the monitor's loop) checks the time-based rules: stalls and long host outages.
+monitor), so rules never raise it twice. In the same transaction each channel that takes the alert gets a
+``pending`` outbox row (orchestrator.alertoutbox). New alerts go to the bell / TUI callback at once, and to
+the channels through the ``Dispatcher`` (orchestrator.alertchannels), which never blocks or raises into the
+monitor and marks each row sent or failed. ``on_monitor_start`` (a monitor calls it once it holds the lock)
+re-sends the deliveries an earlier monitor left pending. ``tick`` (called by the monitor's loop) checks the
+time-based rules: stalls and long host outages.
 """
 
 from __future__ import annotations
@@ -15,13 +18,13 @@ import logging
 import sys
 import time
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.dialects.sqlite import insert
 
-from orchestrator import alertrules
+from orchestrator import alertoutbox, alertrules
 from orchestrator.alertchannels import (
     ENV_URLS,
     AlertsConfig,
@@ -74,6 +77,31 @@ class AlertEngine:
         self.monitor_cfg = ctx.settings.config.monitor
         self._last_tick = 0.0
         self._reconnected_at: dict[str, datetime] = {}
+        self.resent: list[alertoutbox.PendingDelivery] = []
+
+    def on_monitor_start(self, monitor: Any = None) -> None:
+        """Called by a monitor as it starts (holding the monitor lock): re-send what an earlier one left pending."""
+        try:
+            self.resend_pending()
+        except Exception:  # an alert problem must never stop the monitor
+            log.exception("re-sending pending alerts failed")
+
+    def resend_pending(self) -> list[alertoutbox.PendingDelivery]:
+        """Queue every pending delivery within the re-send window again; mark older ones expired."""
+        window = timedelta(minutes=self.dispatcher.config.resend_window_minutes)
+        with self.ctx.db() as s:
+            pending, expired = alertoutbox.take_over(s, self.clock(), window)
+        if expired:
+            log.warning("%d alert deliveries left pending by an earlier monitor are older than %g min: marked "
+                        "expired, not sent (see `eorch alerts --state expired`)", expired, window.total_seconds() / 60)
+        resent = [p for p in pending if self.dispatcher.redeliver(p)]
+        if resent:
+            log.info("re-sending %d alert deliveries left pending by an earlier monitor", len(resent))
+        if len(resent) < len(pending):
+            log.warning("%d pending alert deliveries are for channels not configured here; they stay pending",
+                        len(pending) - len(resent))
+        self.resent += resent
+        return resent
 
     def __call__(self, notice: Notice) -> None:
         try:
@@ -150,24 +178,29 @@ class AlertEngine:
         """Record each alert unless its key exists; announce and dispatch only the new ones."""
         new: list[AlertToRaise] = []
         for alert in alerts:
-            alert_id = self._record(alert)
-            if alert_id is None:
+            outbox = self._record(alert)
+            if outbox is None:
                 continue
             new.append(alert)
             if self.bell:
                 ring_bell(alert)
             if self.on_alert is not None:
                 self.on_alert(alert)
-            self.dispatcher.dispatch(alert_id, alert)
+            self.dispatcher.dispatch(alert, outbox)
         return new
 
-    def _record(self, alert: AlertToRaise) -> int | None:
+    def _record(self, alert: AlertToRaise) -> dict[str, int] | None:
+        """Insert the alert and its pending deliveries together; None if it was raised before."""
+        now = self.clock()
         stmt = insert(Alert).values(
             dedup_key=alert.dedup_key, kind=alert.kind.value, run_id=alert.run_id, host=alert.host,
-            created_at=self.clock(), title=alert.title[:255], body=alert.body, deliveries=[],
+            created_at=now, title=alert.title[:255], body=alert.body,
         ).on_conflict_do_nothing(index_elements=["dedup_key"]).returning(Alert.id)
         with self.ctx.db() as s:
-            return s.scalar(stmt)
+            alert_id = s.scalar(stmt)
+            if alert_id is None:
+                return None
+            return alertoutbox.add_pending(s, alert_id, self.dispatcher.targets(alert.kind), now)
 
 
 def ring_bell(alert: AlertToRaise, out: Any = None) -> None:
@@ -194,6 +227,6 @@ def send_test(ctx: Context, timeout: float = 30.0) -> list[Delivery]:
     """Send a test alert to every channel now and wait for the outcome (not recorded in the history)."""
     config = load_alerts_config(ctx)
     dispatcher = Dispatcher(None, configured_channels(ctx), config)
-    dispatcher.dispatch(None, alertrules.make_test_alert(queries.utcnow()))
+    dispatcher.dispatch(alertrules.make_test_alert(queries.utcnow()))
     dispatcher.flush(timeout)
     return list(dispatcher.results)

@@ -316,6 +316,8 @@ class Monitor:
         self.listeners = list(listeners)
         # Called once per loop for time-based checks (stalls, long outages); listeners with a tick() join in.
         self.tickers = [*tickers, *(t for t in (getattr(x, "tick", None) for x in listeners) if callable(t))]
+        # Called once as the loop starts (the caller holds the lock): alert delivery re-sends what was pending.
+        self.starters = [s for s in (getattr(x, "on_monitor_start", None) for x in listeners) if callable(s)]
         self.poll_interval = poll_interval or ctx.settings.config.monitor.poll_interval_s
         self.watchers: dict[str, asyncio.Task[None]] = {}
         self.host_watchers: dict[str, HostWatcher] = {}
@@ -336,6 +338,8 @@ class Monitor:
     async def run(self, *, until_done: bool = False, forever: bool = False) -> None:
         """Watch until the runs are terminal (until_done), or until none are active (default), or forever."""
         try:
+            for start in self.starters:
+                start(self)
             while True:
                 hosts = self._pending_hosts()
                 for host in hosts:

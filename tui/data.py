@@ -116,6 +116,8 @@ class AlertRow:
     kind: str
     created_at: datetime
     run_id: str | None = None
+    delivery: str = ""  # recorded alerts: sent / pending / failed / expired / none (orchestrator.alertoutbox)
+    delivery_detail: str = ""  # one line per channel
 
 
 def run_row(run: Run) -> RunRow:
@@ -234,9 +236,15 @@ def save_host_check(ctx: Context, name: str, facts: dict[str, Any] | None, error
 
 
 def load_alerts(ctx: Context, limit: int = 50) -> tuple[AlertRow, ...]:
+    from orchestrator import alertoutbox
+
     with ctx.db() as s:
-        rows = s.scalars(select(Alert).order_by(Alert.created_at.desc(), Alert.id.desc()).limit(limit))
-        return tuple(AlertRow(a.title, a.body, a.kind, a.created_at, a.run_id) for a in rows)
+        rows = list(s.scalars(select(Alert).order_by(Alert.created_at.desc(), Alert.id.desc()).limit(limit)))
+        deliveries = alertoutbox.deliveries_of(s, [a.id for a in rows])
+    return tuple(AlertRow(a.title, a.body, a.kind, a.created_at, a.run_id,
+                          alertoutbox.overall_state(deliveries[a.id]),
+                          "\n".join(alertoutbox.describe(d) for d in deliveries[a.id]))
+                 for a in rows)
 
 
 async def check_host(ctx: Context, name: str) -> tuple[dict[str, Any] | None, str | None]:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections import Counter
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 from sqlalchemy import select
 
+from orchestrator import alertoutbox
 from orchestrator.cli.common import console, context, print_json
+from orchestrator.errors import UsageError
 from orchestrator.store import queries
-from orchestrator.store.models import Alert
+from orchestrator.store.models import Alert, AlertDelivery
 
 alerts_app = typer.Typer(help="Alerts raised for runs and hosts, and their channels.", no_args_is_help=False)
 
@@ -24,12 +27,18 @@ def list_alerts(
     typer_ctx: typer.Context,
     run: Annotated[str | None, typer.Option("--run", help="only alerts of this run (id, prefix or name)")] = None,
     kind: Annotated[str | None, typer.Option(help="only alerts of this kind")] = None,
+    state: Annotated[str | None, typer.Option(help="only alerts with a delivery in this state: "
+                                              + ", ".join(alertoutbox.STATES))] = None,
     limit: Annotated[int, typer.Option(help="at most this many")] = 100,
     json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
-    """List alerts raised, newest first, with how each channel took them."""
+    """List alerts raised, newest first, with each channel's delivery: sent, pending, failed or expired."""
     if typer_ctx.invoked_subcommand is not None:
         return
+    if state is not None and state not in alertoutbox.STATES:
+        raise UsageError(f"unknown delivery state {state!r}; known: {', '.join(alertoutbox.STATES)}")
+    if limit < 1:
+        raise UsageError("--limit must be at least 1")
     ctx = context()
     with ctx.db() as s:
         stmt = select(Alert).order_by(Alert.created_at.desc(), Alert.id.desc()).limit(limit)
@@ -37,21 +46,43 @@ def list_alerts(
             stmt = stmt.where(Alert.run_id == queries.get_run(s, run).id)
         if kind:
             stmt = stmt.where(Alert.kind == kind)
+        if state:
+            stmt = stmt.where(Alert.id.in_(select(AlertDelivery.alert_id).where(AlertDelivery.state == state)))
         rows = list(s.scalars(stmt))
-    records = [{"id": a.id, "kind": a.kind, "run_id": a.run_id, "host": a.host, "created_at": _iso(a.created_at),
-                "title": a.title, "body": a.body, "dedup_key": a.dedup_key, "deliveries": a.deliveries or []}
+        deliveries = alertoutbox.deliveries_of(s, [a.id for a in rows])
+    records: list[dict[str, Any]] = [{"id": a.id, "kind": a.kind, "run_id": a.run_id, "host": a.host, "created_at": _iso(a.created_at),
+                "title": a.title, "body": a.body, "dedup_key": a.dedup_key,
+                "delivery": alertoutbox.overall_state(deliveries[a.id]), "deliveries": deliveries[a.id]}
                for a in rows]
     if json_:
         print_json(records)
         return
     if not records:
-        console.print("no alerts yet")
+        console.print("no alerts yet" if not (run or kind or state) else "no alerts match")
         return
-    table = Table("time", "kind", "run", "host", "title", "delivered")
+    table = Table("time", "kind", "run", "host", "title", "delivery")
     for r in records:
-        delivered = ", ".join(f"{d['channel']} {'ok' if d['ok'] else 'FAILED'}" for d in r["deliveries"]) or "—"
-        table.add_row(r["created_at"], r["kind"], r["run_id"] or "", r["host"] or "", r["title"], delivered)
+        delivery = "\n".join(alertoutbox.describe(d) for d in r["deliveries"]) or "— (no channel)"
+        table.add_row(r["created_at"], r["kind"], r["run_id"] or "", r["host"] or "", r["title"], delivery)
     console.print(table, highlight=False)
+    _print_problems([d for r in records for d in r["deliveries"]])
+
+
+def _print_problems(deliveries: list[dict[str, Any]]) -> None:
+    counts = Counter(d["state"] for d in deliveries)
+    notes = []
+    if counts[alertoutbox.FAILED]:
+        n = counts[alertoutbox.FAILED]
+        notes.append(f"{n} {'delivery' if n == 1 else 'deliveries'} FAILED after all retries "
+                     "(`eorch alerts test` checks the channels)")
+    if counts[alertoutbox.EXPIRED]:
+        notes.append(f"{counts[alertoutbox.EXPIRED]} EXPIRED: still pending when a monitor started after the "
+                     "re-send window ([alerts] resend_window_minutes)")
+    if counts[alertoutbox.PENDING]:
+        notes.append(f"{counts[alertoutbox.PENDING]} pending: being sent, or left by a monitor that stopped; "
+                     "the next monitor to start re-sends them")
+    for note in notes:
+        console.print(note, highlight=False)
 
 
 @alerts_app.command("test")

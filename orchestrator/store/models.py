@@ -4,7 +4,19 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, BigInteger, DateTime, Float, ForeignKey, Index, Integer, MetaData, String, Text
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 NAMING_CONVENTION = {
@@ -116,7 +128,8 @@ class Event(Base):
 
 
 class Alert(Base):
-    """An alert raised once per (run, kind) — or per (host, kind) for reachability — and its delivery."""
+    """An alert raised once per (run, kind) — or per (host, kind) for reachability; its deliveries are rows of
+    ``alert_deliveries``, one per channel."""
 
     __tablename__ = "alerts"
 
@@ -128,7 +141,27 @@ class Alert(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime)
     title: Mapped[str] = mapped_column(String(255))
     body: Mapped[str] = mapped_column(Text)
-    deliveries: Mapped[list | None] = mapped_column(JSON)  # type: ignore[type-arg]
+
+
+class AlertDelivery(Base):
+    """The outbox: one alert's delivery to one channel, recorded ``pending`` together with the alert, before
+    anything is sent; then ``sent``, ``failed`` (retries used up) or ``expired`` (still pending when a monitor
+    started after the re-send window). Never a URL: the redacted channel name and a hash of the URL."""
+
+    __tablename__ = "alert_deliveries"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    alert_id: Mapped[int] = mapped_column(ForeignKey("alerts.id", ondelete="CASCADE"))
+    channel: Mapped[str] = mapped_column(String(255))  # redact_url() form, or "notify-send"
+    channel_key: Mapped[str] = mapped_column(String(64))  # "url:" + sha256(url)[:16], "notify-send", "legacy:N"
+    state: Mapped[str] = mapped_column(String(16), index=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    last_attempt_at: Mapped[datetime | None] = mapped_column(DateTime)
+    sent_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+    __table_args__ = (UniqueConstraint("alert_id", "channel_key"),)
 
 
 class PatchAction(Base):

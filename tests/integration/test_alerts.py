@@ -23,22 +23,28 @@ CRASH = (
 
 
 class Receiver:
-    """A tiny HTTP server on 127.0.0.1 that keeps every JSON body POSTed to it."""
+    """A tiny HTTP server on 127.0.0.1 that keeps every JSON body POSTed to it (on ``port``, default any free
+    one); the first ``refuse`` POSTs get a 503 and are not kept."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0, refuse: int = 0) -> None:
         received = self.received = []  # type: list[dict]
+        refused = self.refused = []  # type: list[dict]
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                received.append(json.loads(body))
-                self.send_response(200)
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                if len(refused) < refuse:
+                    refused.append(body)
+                    self.send_response(503)
+                else:
+                    received.append(body)
+                    self.send_response(200)
                 self.end_headers()
 
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
@@ -88,11 +94,16 @@ class TestCrash:
         assert len(recorded) == 1
         assert sorted(d["ok"] for d in recorded[0]["deliveries"]) == [False, True]
         assert all("nobody-listens" not in json.dumps(d) for d in recorded[0]["deliveries"])
+        states = {d["state"]: d for d in recorded[0]["deliveries"]}
+        assert set(states) == {"sent", "failed"} and recorded[0]["delivery"] == "failed"
+        assert states["failed"]["attempts"] == 2 and states["failed"]["error"] and states["sent"]["sent_at"]
         # A second monitor finds the alert already raised and sends nothing new.
         before = len(receiver.received)
         eorch("watch", run["id"], "--until-done", check=False)
         assert len(receiver.received) == before
-        assert "FAILED" in eorch("alerts").stdout
+        listed = eorch("alerts").stdout
+        assert "FAILED" in listed and "json://127.0.0.1 sent" in listed and "FAILED after 2 attempts" in listed
+        assert "FAILED after all retries" in listed and "nobody-listens" not in listed
 
     def test_kind_filter_and_env_urls(self, eorch_home: Path, tmp_path: Path, receiver: Receiver) -> None:
         """A URL filtered to `lost` gets nothing for a success; EORCH_ALERT_URLS adds a channel for all kinds."""

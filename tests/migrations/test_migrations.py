@@ -68,3 +68,35 @@ def test_fast_head_matches_alembic() -> None:
     from orchestrator.store.db import head_revision
 
     assert head_revision() == ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+def test_0004_moves_delivery_records_into_the_outbox_and_back(tmp_path: Path) -> None:
+    """Alerts recorded before the outbox keep their deliveries: each JSON record becomes a sent/failed row on
+    upgrade, and the rows become the JSON list again on downgrade."""
+    import json
+
+    engine = make_engine(tmp_path / "h.db")
+    cfg = alembic_config(engine)
+    command.upgrade(cfg, "0003")
+    old = [{"channel": "json://127.0.0.1", "ok": True, "attempts": 1, "error": None, "at": "2026-11-01T10:00:01.000Z"},
+           {"channel": "slack://…", "ok": False, "attempts": 4, "error": "the service did not accept the notification",
+            "at": "2026-11-01T10:00:09.500Z"}]
+    with engine.begin() as conn:
+        conn.exec_driver_sql(
+            "insert into alerts (dedup_key, kind, created_at, title, body, deliveries) values "
+            "('host:gpu:host_unreachable:x', 'host_unreachable', '2026-11-01 10:00:00.000000', 't', 'b', ?), "
+            "('host:gpu:host_unreachable:y', 'host_unreachable', '2026-11-01 11:00:00.000000', 't', 'b', '[]')",
+            (json.dumps(old),))
+    command.upgrade(cfg, "0004")
+    assert "deliveries" not in {c["name"] for c in inspect(engine).get_columns("alerts")}
+    with engine.connect() as conn:
+        rows = conn.exec_driver_sql("select alert_id, channel, channel_key, state, attempts, last_error, sent_at "
+                                    "from alert_deliveries order by id").fetchall()
+    assert [tuple(r) for r in rows] == [
+        (1, "json://127.0.0.1", "legacy:0", "sent", 1, None, "2026-11-01 10:00:01.000000"),
+        (1, "slack://…", "legacy:1", "failed", 4, "the service did not accept the notification", None),
+    ]
+    command.downgrade(cfg, "0003")
+    with engine.connect() as conn:
+        back = [json.loads(v) for (v,) in conn.exec_driver_sql("select deliveries from alerts order by id")]
+    assert back == [old, []]

@@ -17,6 +17,7 @@ from tui.format import stamp
 from tui.messages import AlertsLoaded
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "information": "green"}
+DELIVERY_STYLE = {"failed": "bold red", "expired": "red", "pending": "yellow", "sent": "green"}
 
 
 class AlertsScreen(Screen[None]):
@@ -43,7 +44,7 @@ class AlertsScreen(Screen[None]):
     def on_mount(self) -> None:
         self.sub_title = "alerts"
         table = self.query_one(DataTable)
-        for label, width in (("when", 19), ("source", 8), ("alert", 40)):
+        for label, width in (("when", 19), ("source", 8), ("alert", 40), ("delivery", 8)):
             table.add_column(label, key=label, width=width)
         table.focus()
         self.action_reload()
@@ -68,7 +69,8 @@ class AlertsScreen(Screen[None]):
         table.clear()
         for index, (source, alert) in enumerate(self.rows()):
             table.add_row(stamp(alert.created_at), source,
-                          Text(alert.title, style=SEVERITY_STYLE.get(alert.kind, "")), key=str(index))
+                          Text(alert.title, style=SEVERITY_STYLE.get(alert.kind, "")),
+                          Text(alert.delivery, style=DELIVERY_STYLE.get(alert.delivery, "dim")), key=str(index))
         self._show_body()
 
     @on(DataTable.RowHighlighted)
@@ -79,7 +81,8 @@ class AlertsScreen(Screen[None]):
             self.query_one("#alerts-body", Static).update(Text("no alerts yet", style="dim"))
             return
         _source, alert = rows[table.cursor_row]
-        self.query_one("#alerts-body", Static).update(Text(f"{alert.title}\n{alert.body}"))
+        delivery = f"\n\ndelivery:\n{alert.delivery_detail}" if alert.delivery_detail else ""
+        self.query_one("#alerts-body", Static).update(Text(f"{alert.title}\n{alert.body}{delivery}"))
 
     @on(DataTable.RowSelected)
     def _open(self) -> None:
