@@ -49,6 +49,11 @@ class RunRow:
     progress_total: int | None = None
     progress_rate: float | None = None
     cause: str = ""
+    # Slurm runs: the job id and what squeue said last (state, pending reason, node); "" otherwise.
+    slurm_job: str = ""
+    slurm_state: str = ""
+    slurm_reason: str = ""
+    slurm_node: str = ""
 
     @property
     def terminal(self) -> bool:
@@ -59,7 +64,7 @@ class RunRow:
         needle = text.strip().lower()
         if not needle:
             return True
-        hay = f"{self.id} {self.name} {self.host} {self.status} {self.phase} {self.cause}".lower()
+        hay = f"{self.id} {self.name} {self.host} {self.status} {self.phase} {self.cause} {self.slurm_job}".lower()
         return all(word in hay for word in needle.split())
 
 
@@ -122,12 +127,15 @@ class AlertRow:
 
 def run_row(run: Run) -> RunRow:
     cause = run.signature or run.exception or (run.root_cause or {}).get("exception") or ""
+    slurm = run.scheduler_state or {}
     return RunRow(
         id=run.id, name=run.name, host=run.host, status=run.status, phase=run.phase or "",
         created_at=run.created_at, started_at=run.started_at, ended_at=run.ended_at, exit_code=run.exit_code,
         shards_done=run.shards_done, shards_total=run.shards_total, shards_rate=run.shards_rate,
         shards_eta_s=run.shards_eta_s, progress_done=run.progress_done, progress_total=run.progress_total,
-        progress_rate=run.progress_rate, cause=str(cause),
+        progress_rate=run.progress_rate, cause=str(cause), slurm_job=run.scheduler_job_id or "",
+        slurm_state=str(slurm.get("state") or ""), slurm_reason=str(slurm.get("reason") or ""),
+        slurm_node=str(slurm.get("node") or ""),
     )
 
 

@@ -1,7 +1,8 @@
-"""Small text helpers for the screens: ages, ETAs, progress bars, status colours."""
+"""Small text helpers for the screens: ages, ETAs, progress bars, status colours, search matches, Slurm."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from rich.text import Text
@@ -80,3 +81,49 @@ def rate_text(rate: float | None, unit: str) -> str:
     if rate >= 1:
         return f"{rate:.2f} {unit}/s"
     return f"{60 * rate:.2f} {unit}/min"
+
+
+def match_spans(line: str, needle: str) -> list[tuple[int, int]]:
+    """Where needle occurs in line, case-insensitively: (start, end) offsets; none for an empty needle."""
+    if not needle:
+        return []
+    return [m.span() for m in re.finditer(re.escape(needle), line, re.IGNORECASE)]
+
+
+# squeue's compact state codes (`%t`), for the runs table.
+SLURM_CODES = {
+    "PENDING": "PD", "CONFIGURING": "CF", "RUNNING": "R", "COMPLETING": "CG", "COMPLETED": "CD",
+    "CANCELLED": "CA", "FAILED": "F", "TIMEOUT": "TO", "NODE_FAIL": "NF", "PREEMPTED": "PR", "SUSPENDED": "S",
+    "OUT_OF_MEMORY": "OOM", "BOOT_FAIL": "BF", "DEADLINE": "DL", "REQUEUED": "RQ", "REQUEUE_HOLD": "RH",
+    "RESIZING": "RS", "STOPPED": "ST",
+}
+SLURM_STYLE = {
+    "PENDING": "yellow", "CONFIGURING": "yellow", "REQUEUED": "yellow", "RUNNING": "cyan", "COMPLETING": "cyan",
+    "COMPLETED": "green", "CANCELLED": "yellow", "FAILED": "red", "TIMEOUT": "red", "NODE_FAIL": "red",
+    "OUT_OF_MEMORY": "red", "BOOT_FAIL": "red", "UNKNOWN": "magenta", "GONE": "magenta",
+}
+
+
+def slurm_text(row: RunRow) -> Text | None:
+    """`Slurm job 1234 · PENDING (Resources)` / `Slurm job 1234 · RUNNING on node1`; None for other runs."""
+    if not row.slurm_job:
+        return None
+    text = Text(f"Slurm job {row.slurm_job} · ")
+    text.append(row.slurm_state or "submitted", style=SLURM_STYLE.get(row.slurm_state, "dim"))
+    if row.slurm_reason:
+        text.append(f" ({row.slurm_reason})")
+    if row.slurm_node:
+        text.append(f" on {row.slurm_node}")
+    return text
+
+
+def slurm_cell(row: RunRow) -> str:
+    """`1234 PD Resources` / `1234 R node1`: job, squeue's state code, why it waits or where it runs."""
+    if not row.slurm_job:
+        return ""
+    parts = [row.slurm_job]
+    if row.slurm_state:
+        parts.append(SLURM_CODES.get(row.slurm_state, row.slurm_state))
+    if row.slurm_reason or row.slurm_node:
+        parts.append(row.slurm_reason or row.slurm_node)
+    return " ".join(parts)

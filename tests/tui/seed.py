@@ -106,3 +106,21 @@ def seed(ctx: Context, local_root: Path) -> dict[str, str]:
                     body="serve-llama-70b: torch.OutOfMemoryError"))
     return {"running": "aa11bb22", "failed": "bb22cc33", "succeeded": "cc33dd44", "cancelled": "dd44ee55",
             "earlier": "ee55ff66"}
+
+
+def seed_slurm(ctx: Context) -> dict[str, str]:
+    """A Slurm host and two runs on it: one pending for resources, one running on a node."""
+    with ctx.db() as s:
+        s.add(Host(name="hpc", destination="login.hpc", port=None, root="~/.eorch", python="python3",
+                   created_at=NOW - timedelta(days=1), scheduler="slurm", sbatch_args=["--gres=gpu:8"]))
+        s.flush()
+        s.add_all([
+            _run(id="ff66aa77", name="sweep-queued", host="hpc", command=["python", "sweep.py"],
+                 status="launching", created_at=NOW - timedelta(minutes=5), remote_dir=None,
+                 scheduler_job_id="48213", scheduler_state={"state": "PENDING", "reason": "Resources", "node": None}),
+            _run(id="aa77bb88", name="sweep-running", host="hpc", command=["python", "sweep.py", "--lr", "1e-4"],
+                 status="running", phase="loading", created_at=NOW - timedelta(minutes=3),
+                 started_at=NOW - timedelta(minutes=2), remote_dir=None, scheduler_job_id="48214",
+                 scheduler_state={"state": "RUNNING", "reason": None, "node": "gpu-node07"}),
+        ])
+    return {"pending": "ff66aa77", "running": "aa77bb88"}

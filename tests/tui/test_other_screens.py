@@ -89,6 +89,64 @@ class TestLaunchScreen:
             assert pane.lines == ["tick 0", "tick 1", "tick 2"]
 
 
+    async def test_working_directory_is_passed_as_cwd(self, make_app, seeded, tmp_path: Path) -> None:
+        """The optional cwd field is shown in the preview and the job starts there, as with `launch --cwd`."""
+        workdir = tmp_path / "work dir"
+        workdir.mkdir()
+        messages: list[Message] = []
+        app = make_app()
+        async with app.run_test(size=(80, 24), message_hook=messages.append) as pilot:
+            await pilot.press("n")
+            screen = app.screen
+            await until(pilot, lambda: len(screen.facts) == 2, "hosts")
+            screen.query_one("#launch-host", Select).value = "local"
+            screen.query_one("#launch-command", Input).value = f"{sys.executable} -c \"import os; print(os.getcwd())\""
+            screen.query_one("#launch-cwd", Input).value = f"  {workdir}  "
+            await until(pilot, lambda: f"cwd {workdir}" in text_of(screen, "#launch-preview"), "preview")
+            assert text_of(screen, "#launch-error") == ""
+            await pilot.press("ctrl+s")
+            await until(pilot, lambda: any(isinstance(m, RunLaunched) for m in messages), "launch", tries=500)
+            launched = next(m for m in messages if isinstance(m, RunLaunched))
+            await until(pilot, lambda: isinstance(app.screen, RunDetailScreen) and app.screen.detail, "detail")
+            from tui.widgets.log_pane import LogPane
+
+            pane = app.screen.query_one(LogPane)
+            await until(pilot, lambda: bool(pane.lines), "the job's output", tries=500)
+            assert pane.lines == [str(workdir.resolve())]
+            from orchestrator.store.models import Run
+
+            with app.ctx.db() as s:
+                assert s.get(Run, launched.run_id).cwd == str(workdir)
+
+    async def test_missing_working_directory_is_an_inline_error(self, make_app, seeded, tmp_path: Path) -> None:
+        """A cwd the host does not have fails the launch the way the CLI does; the form stays, error inline."""
+        app = make_app()
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("n")
+            screen = app.screen
+            await until(pilot, lambda: len(screen.facts) == 2, "hosts")
+            screen.query_one("#launch-host", Select).value = "local"
+            screen.query_one("#launch-command", Input).value = "true"
+            screen.query_one("#launch-cwd", Input).value = str(tmp_path / "missing")
+            await until(pilot, lambda: "will run" in text_of(screen, "#launch-preview"), "preview")
+            await pilot.press("ctrl+s")
+            await until(pilot, lambda: "launch failed" in text_of(screen, "#launch-error"), "error", tries=500)
+            assert f"working directory does not exist on the host: {tmp_path / 'missing'}" in text_of(
+                screen, "#launch-error")
+            assert isinstance(app.screen, LaunchScreen)
+
+    def test_plan_passes_cwd_like_the_cli(self, tmp_path: Path) -> None:
+        """cwd is optional (blank: none), trimmed, and overrides a command spec's own cwd."""
+        from tui.launch_plan import LaunchForm, plan
+
+        assert plan(LaunchForm("local", command="true"))["cwd"] is None
+        assert plan(LaunchForm("local", command="true", cwd=" ~/work "))["cwd"] == "~/work"
+        spec = tmp_path / "job.toml"
+        spec.write_text('kind = "command"\nname = "j"\n[command]\nargv = ["true"]\ncwd = "/srv/a"\n')
+        assert plan(LaunchForm("local", spec_path=str(spec)))["cwd"] == "/srv/a"
+        assert plan(LaunchForm("local", spec_path=str(spec), cwd="/srv/b"))["cwd"] == "/srv/b"
+
+
 class TestHostsScreen:
     async def test_lists_hosts_and_checks_local(self, make_app, seeded) -> None:
         """Stored facts show per GPU; `r` checks every host: `local` answers, `gpu` (no such box) fails."""

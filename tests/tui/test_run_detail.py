@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from seed import FAILED_LOG
+from rich.segment import Segment
+from rich.style import Style
+from seed import FAILED_LOG, seed_slurm
 from textual.message import Message
-from textual.widgets import Static, TabbedContent
+from textual.widgets import Input, Static, TabbedContent
 
 from tui.messages import LogLinesReceived, RunDetailLoaded
 from tui.screens.confirm import ConfirmScreen, MessageScreen
 from tui.screens.run_detail import RunDetailScreen
-from tui.widgets.log_pane import LogPane, clean_line, styled
+from tui.widgets.log_pane import CURRENT_MATCH_STYLE, MATCH_STYLE, LogPane, clean_line, styled
 
 
 async def until(pilot, predicate, what: str, tries: int = 150) -> None:
@@ -22,6 +24,20 @@ async def until(pilot, predicate, what: str, tries: int = 150) -> None:
 
 def text_of(screen, selector: str) -> str:
     return str(screen.query_one(selector, Static).content)
+
+
+def marks(strips) -> dict[int, dict[str, str]]:
+    """{line: {"match"|"current": the marked text}} for the rendered log lines with search marks."""
+    kinds = {Style.parse(MATCH_STYLE).bgcolor: "match", Style.parse(CURRENT_MATCH_STYLE).bgcolor: "current"}
+    found: dict[int, dict[str, str]] = {}
+    for index, strip in enumerate(strips):
+        segment: Segment
+        for segment in strip:
+            kind = kinds.get(segment.style.bgcolor) if segment.style else None
+            if kind:
+                line = found.setdefault(index, {})
+                line[kind] = line.get(kind, "") + segment.text
+    return found
 
 
 class TestRunDetail:
@@ -68,6 +84,59 @@ class TestRunDetail:
             assert "search 'worker': 1/2" in text_of(pane, "#log-status")
             await pilot.press("p")
             assert pane.following and text_of(pane, "#log-status").startswith("following")
+
+    async def test_search_highlights_every_match_and_the_current_one(self, make_app, seeded) -> None:
+        """After `/worker`, every occurrence in the shown log is marked and the current match's line stands
+        out; `n` moves the current mark; an empty search, or Escape on the log, removes every mark."""
+        app = make_app(open_run=seeded["failed"])
+        async with app.run_test(size=(120, 40)) as pilot:
+            pane = app.screen.query_one(LogPane)
+            await until(pilot, lambda: len(pane.lines) >= 14, "log lines")
+            log = pane.text_log
+            before = [(strip.text, strip.cell_length) for strip in log.lines]
+            await pilot.press("slash", *"worker", "enter")
+            # Line 10 is `File ".../v1/worker/gpu_worker.py"`, line 13 `Worker proc VllmWorker-0 died`.
+            assert marks(log.lines) == {9: {"match": "workerworker"}, 12: {"current": "WorkerWorker"}}
+            assert "search 'worker': 2/2" in text_of(pane, "#log-status")
+            await pilot.press("n")
+            assert marks(log.lines) == {9: {"current": "workerworker"}, 12: {"match": "WorkerWorker"}}
+            await pilot.press("N")
+            assert marks(log.lines) == {9: {"match": "workerworker"}, 12: {"current": "WorkerWorker"}}
+            # A line that arrives while searching is marked too.
+            pane.post_message(LogLinesReceived(seeded["failed"], ("late WORKER line",), pane.log_offset + 17))
+            await until(pilot, lambda: len(pane.lines) == 15, "the late line")
+            assert marks(log.lines)[14] == {"match": "WORKER"}
+            # Searching again with nothing clears every mark.
+            await pilot.press("slash")
+            pane.query_one("#log-search", Input).value = ""
+            await pilot.press("enter")
+            assert marks(log.lines) == {} and "search" not in text_of(pane, "#log-status")
+            assert [(strip.text, strip.cell_length) for strip in log.lines[:14]] == before  # same text, unmarked
+            # Escape on the log clears an active search first; the next Escape goes back.
+            await pilot.press("slash", *"engine", "enter")
+            assert set(marks(log.lines)) == {1, 5, 7, 8, 13}
+            await pilot.press("escape")
+            assert marks(log.lines) == {} and isinstance(app.screen, RunDetailScreen)
+            await pilot.press("escape")
+            assert not isinstance(app.screen, RunDetailScreen)
+
+    async def test_slurm_job_in_the_header(self, make_app, seeded, ctx) -> None:
+        """A Slurm run's header names its job, its state and why it waits, or the node it runs on."""
+        slurm = seed_slurm(ctx)
+        app = make_app(open_run=slurm["pending"])
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: app.screen.detail is not None, "detail")
+            header = text_of(app.screen, "#run-header").splitlines()
+            assert header[0] == "ff66aa77  sweep-queued  on hpc · launching · phase starting"
+            assert header[1] == "Slurm job 48213 · PENDING (Resources)"
+            await pilot.press("escape")
+            app.open_run(slurm["running"])
+            await until(pilot, lambda: isinstance(app.screen, RunDetailScreen) and app.screen.detail, "detail")
+            assert text_of(app.screen, "#run-header").splitlines()[1] == "Slurm job 48214 · RUNNING on gpu-node07"
+            await pilot.press("escape")
+            app.open_run(seeded["failed"])
+            await until(pilot, lambda: isinstance(app.screen, RunDetailScreen) and app.screen.detail, "detail")
+            assert "Slurm" not in text_of(app.screen, "#run-header")
 
     async def test_root_cause_tab_and_escape_back(self, make_app, seeded) -> None:
         """`r` shows the root-cause tab, `l` the log; Escape returns to the runs table."""

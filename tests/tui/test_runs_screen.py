@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from seed import seed_slurm
 from textual.message import Message
 from textual.widgets import Input, Static
 
@@ -17,6 +18,18 @@ async def wait_rows(pilot, table: RunsTable, count: int) -> None:
             return
         await pilot.pause(0.02)
     raise AssertionError(f"table has {table.row_count} rows, wanted {count}")
+
+
+def column_labels(table: RunsTable) -> list[str]:
+    return [str(column.label) for column in table.ordered_columns]
+
+
+async def until_columns(pilot, table: RunsTable, predicate) -> None:
+    for _ in range(100):
+        if predicate(column_labels(table)):
+            return
+        await pilot.pause(0.02)
+    raise AssertionError(f"columns are {column_labels(table)}")
 
 
 class TestRunsScreen:
@@ -36,6 +49,50 @@ class TestRunsScreen:
             assert str(table.get_cell("bb22cc33", "status")) == "failed"
             loaded = [m for m in messages if isinstance(m, RunsLoaded)]
             assert loaded and len(loaded[-1].runs) == 5
+
+    async def test_resize_switches_the_layout_and_keeps_the_cursor(self, make_app, seeded) -> None:
+        """Narrowing the terminal under 110 columns drops the id column and narrows the rest; widening brings
+        it back; the cursor stays on the run it was on, and Enter opens that run."""
+        app = make_app()
+        async with app.run_test(size=(120, 40)) as pilot:
+            table = app.screen.query_one(RunsTable)
+            await wait_rows(pilot, table, 5)
+            assert column_labels(table)[0] == "id"
+            await pilot.press("down", "down")
+            assert table.selected_run_id == "cc33dd44"
+            await pilot.resize_terminal(80, 24)
+            await until_columns(pilot, table, lambda labels: labels[0] == "name")
+            assert table.row_count == 5 and table.selected_run_id == "cc33dd44"
+            assert str(table.get_cell("aa11bb22", "progress")).startswith("█░░░ 12/35")
+            await pilot.resize_terminal(130, 30)
+            await until_columns(pilot, table, lambda labels: labels[0] == "id")
+            assert table.selected_run_id == "cc33dd44" and table.cursor_row == 2
+            assert str(table.get_cell("cc33dd44", "id")) == "cc33dd44"
+            await pilot.press("enter")
+            assert isinstance(app.screen, RunDetailScreen) and app.screen.run_id == "cc33dd44"
+
+    async def test_slurm_column_where_there_is_room(self, make_app, seeded, ctx) -> None:
+        """From 140 columns, Slurm runs show job id, state code and pending reason or node; narrower, the
+        column goes (the run detail has it); without Slurm runs there is no such column."""
+        slurm = seed_slurm(ctx)
+        app = make_app()
+        async with app.run_test(size=(150, 40)) as pilot:
+            table = app.screen.query_one(RunsTable)
+            await wait_rows(pilot, table, 7)
+            labels = column_labels(table)
+            assert labels[labels.index("status") + 1] == "slurm"
+            assert str(table.get_cell(slurm["pending"], "slurm")) == "48213 PD Resources"
+            assert str(table.get_cell(slurm["running"], "slurm")) == "48214 R gpu-node07"
+            assert str(table.get_cell("bb22cc33", "slurm")) == ""
+            await pilot.press("slash", *"oom")  # only runs without a Slurm job left
+            await wait_rows(pilot, table, 2)
+            assert "slurm" not in column_labels(table)
+            await pilot.press("escape")
+            await wait_rows(pilot, table, 7)
+            assert "slurm" in column_labels(table)
+            await pilot.resize_terminal(120, 40)
+            await until_columns(pilot, table, lambda labels: "slurm" not in labels)
+            assert column_labels(table)[0] == "id"
 
     async def test_slash_filters_and_escape_clears(self, make_app, seeded) -> None:
         """`/` opens the filter; words narrow the rows; Escape shows all again."""

@@ -50,6 +50,20 @@ def test_run_detail_failed(snap_compare, make_app, seeded, size) -> None:
     assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
+def test_run_detail_slurm_pending(snap_compare, make_app, seeded, ctx) -> None:
+    """You should see run ff66aa77 sweep-queued on hpc, launching (cyan), phase starting; under it `Slurm job
+    48213 · PENDING (Resources)` with PENDING in yellow; the `$ python sweep.py` command; the timeline `launch …`
+    and the log pane's `no log yet` note."""
+    from seed import seed_slurm
+
+    app = make_app(open_run=seed_slurm(ctx)["pending"])
+
+    async def run_before(pilot) -> None:
+        await settle(pilot, lambda: app.screen.detail is not None)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
 def test_run_detail_root_cause(snap_compare, make_app, seeded) -> None:
     """You should see the Root cause tab of bb22cc33: `torch.OutOfMemoryError: CUDA out of memory…` in red,
     `process EngineCore_DP0 pid=4242 · signature cuda-oom · log line 9`, `seen before in runs ee55ff66
@@ -79,8 +93,8 @@ def test_hosts_screen(snap_compare, make_app, seeded, size) -> None:
 
 
 def test_launch_screen(snap_compare, make_app, seeded) -> None:
-    """You should see the launch form at 80×24: the host select, the command, spec, name and env fields and
-    `not checked yet` (no host picked), with ctrl+s Launch in the footer."""
+    """You should see the launch form at 80×24: the host select, the command and spec fields, name and cwd
+    side by side, env, the Launch button, with ctrl+s Launch in the footer."""
     app = make_app()
 
     async def run_before(pilot) -> None:

@@ -1,5 +1,5 @@
-"""Launch a run: pick a host (with its GPUs and disk), a command or a job spec, a name and env vars;
-see what will run; launch. Errors show inline, under the form."""
+"""Launch a run: pick a host (with its GPUs and disk), a command or a job spec, a name, env vars and a
+working directory; see what will run; launch. Errors show inline, under the form."""
 
 from __future__ import annotations
 
@@ -57,6 +57,8 @@ class LaunchScreen(Screen[None]):
             with Horizontal(classes="field"):
                 yield Label("name")
                 yield Input(placeholder="defaults to the command", id="launch-name")
+                yield Label("cwd", classes="beside")  # beside the name: the form still fits 80×24
+                yield Input(placeholder="on the host (optional)", id="launch-cwd")
             with Horizontal(classes="field"):
                 yield Label("env")
                 yield Input(placeholder="KEY=VALUE KEY2=VALUE2", id="launch-env")
@@ -92,6 +94,7 @@ class LaunchScreen(Screen[None]):
             spec_path=self.query_one("#launch-spec", Input).value,
             name=self.query_one("#launch-name", Input).value,
             env=self.query_one("#launch-env", Input).value,
+            cwd=self.query_one("#launch-cwd", Input).value,
         )
 
     @on(Select.Changed, "#launch-host")

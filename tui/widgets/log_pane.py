@@ -11,23 +11,28 @@ import re
 from collections.abc import Sequence
 from typing import ClassVar
 
+from rich.segment import Segment
 from rich.text import Text
 from textual import on, work
 from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.strip import Strip
 from textual.widgets import Input, RichLog, Static
 
 from orchestrator import commands
 from orchestrator.errors import EorchError
 from orchestrator.transport import RemoteProcess, Transport
+from tui.format import match_spans
 from tui.messages import LogFollowFailed, LogLinesReceived
 
 MAX_LINES = 5000
 TAIL_BYTES = 256 * 1024  # how much of the log before the recorded offset to show on open
 READ_SIZE = 1 << 16
 RETRY_S = 2.0
+MATCH_STYLE = "black on yellow"  # every match of the search
+CURRENT_MATCH_STYLE = "bold black on dark_orange"  # the matches on the line n/N went to
 
 # CSI/OSC/other escape sequences, then any control character but tab.
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
@@ -49,8 +54,9 @@ def split_lines(buffer: bytes) -> tuple[list[bytes], bytes]:
     return lines, rest
 
 
-def styled(line: str) -> Text:
-    """Traceback lines and errors stand out; everything else is plain text (never markup)."""
+def styled(line: str, needle: str = "", current: bool = False) -> Text:
+    """Traceback lines and errors stand out; everything else is plain text (never markup). Occurrences of
+    needle (a search) are marked, more strongly on the current match's line."""
     text = Text(line, no_wrap=True)
     stripped = line.lstrip()
     if "Traceback (most recent call last)" in line or _EXCEPTION_LINE.match(stripped):
@@ -59,7 +65,23 @@ def styled(line: str) -> Text:
         text.stylize("red")
     elif " WARNING " in line or line.startswith("WARNING"):
         text.stylize("yellow")
+    for start, end in match_spans(line, needle):
+        text.stylize(CURRENT_MATCH_STYLE if current else MATCH_STYLE, start, end)
     return text
+
+
+class SearchLog(RichLog):
+    """A RichLog whose lines can be rendered again in place, to put search marks on, move or take them off."""
+
+    def restyle(self, index: int, content: Text) -> None:
+        if not 0 <= index < len(self.lines):
+            return
+        width = self.lines[index].cell_length
+        options = self.app.console.options.update(overflow="ignore", no_wrap=True).update_width(max(1, width))
+        lines = list(Segment.split_lines(self.app.console.render(content, options)))
+        self.lines[index] = Strip(lines[0]) if lines else Strip.blank(width)
+        self._line_cache.clear()
+        self.refresh()
 
 
 async def _start_unless_cancelled(transport: Transport, argv: list[str]) -> RemoteProcess:
@@ -93,16 +115,18 @@ class LogPane(Vertical):
         self.error_needles: tuple[str, ...] = ()
         self.search_text = ""
         self.match_index = -1
+        self.marked: dict[int, bool] = {}  # line index → on the current match's line, as the log shows them
         self.note = ""
 
     def compose(self) -> ComposeResult:
-        yield RichLog(id="log-text", max_lines=MAX_LINES, wrap=False, markup=False, highlight=False, auto_scroll=True)
+        yield SearchLog(id="log-text", max_lines=MAX_LINES, wrap=False, markup=False, highlight=False,
+                        auto_scroll=True)
         yield Input(placeholder="search the log (Enter: find, Esc: close)", id="log-search", classes="hidden")
         yield Static("", id="log-status")
 
     @property
-    def text_log(self) -> RichLog:
-        return self.query_one("#log-text", RichLog)
+    def text_log(self) -> SearchLog:
+        return self.query_one("#log-text", SearchLog)
 
     # ------------------------------------------------------------------------------------- following
 
@@ -152,9 +176,17 @@ class LogPane(Vertical):
         self.lines.extend(message.lines)
         log = self.text_log
         for line in message.lines:
-            log.write(styled(line), scroll_end=self.following)
+            log.write(styled(line, self.search_text), scroll_end=self.following)
         if len(self.lines) > MAX_LINES:  # the RichLog drops the same oldest lines
-            del self.lines[: len(self.lines) - MAX_LINES]
+            drop = len(self.lines) - MAX_LINES
+            if self.match_index >= 0:  # keep pointing at the same match
+                self.match_index -= sum(1 for line in self.lines[:drop] if match_spans(line, self.search_text))
+                self.match_index = max(-1, self.match_index)
+            del self.lines[:drop]
+            self.marked = {i - drop: current for i, current in self.marked.items() if i >= drop}
+        for index in range(max(0, len(self.lines) - len(message.lines)), len(self.lines)):
+            if match_spans(self.lines[index], self.search_text):
+                self.marked[index] = False
         self._update_status()
 
     @on(LogFollowFailed)
@@ -212,18 +244,36 @@ class LogPane(Vertical):
         self.text_log.focus()
         if self.search_text:
             self.action_previous_match()  # the latest match first
+        self._update_marks()
         self._update_status()
 
     def action_close_search(self) -> None:
+        """Escape: close the search box; else clear the search and its marks; else let Escape go back."""
         box = self.query_one("#log-search", Input)
-        if box.has_class("hidden"):
-            raise SkipAction()  # let Escape go back
-        box.add_class("hidden")
-        self.text_log.focus()
+        if not box.has_class("hidden"):
+            box.add_class("hidden")
+            self.text_log.focus()
+        elif self.search_text:
+            self.search_text, self.match_index = "", -1
+            self._update_marks()
+            self._update_status()
+        else:
+            raise SkipAction()
 
     def matches(self) -> list[int]:
-        needle = self.search_text.lower()
-        return [i for i, line in enumerate(self.lines) if needle and needle in line.lower()]
+        return [i for i, line in enumerate(self.lines) if match_spans(line, self.search_text)]
+
+    def _update_marks(self) -> None:
+        """Render again the log lines whose search marks changed: every match marked, the current one more."""
+        found = self.matches()
+        current = found[self.match_index] if 0 <= self.match_index < len(found) else None
+        wanted = {index: index == current for index in found}
+        log = self.text_log
+        for index in self.marked.keys() | wanted.keys():
+            if self.marked.get(index) != wanted.get(index):
+                needle = self.search_text if index in wanted else ""
+                log.restyle(index, styled(self.lines[index], needle, current=index == current))
+        self.marked = wanted
 
     def _step_match(self, step: int) -> None:
         found = self.matches()
@@ -233,6 +283,7 @@ class LogPane(Vertical):
             return
         self.match_index = (len(found) - 1 if self.match_index < 0 and step < 0 else
                             (self.match_index + step) % len(found))
+        self._update_marks()
         self._scroll_to_line(found[self.match_index])
 
     def action_next_match(self) -> None:

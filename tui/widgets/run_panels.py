@@ -11,7 +11,7 @@ from textual.widgets import ProgressBar, Static
 
 from orchestrator.views import env_lines
 from tui.data import RunDetail
-from tui.format import progress_of, rate_text, span, stamp, status_text
+from tui.format import progress_of, rate_text, slurm_text, span, stamp, status_text
 
 
 def header_text(detail: RunDetail) -> Text:
@@ -22,6 +22,10 @@ def header_text(detail: RunDetail) -> Text:
         text.append(f" · exit {row.exit_code}")
     if detail.cancel_requested and not row.terminal:
         text.append(" · cancelling", style="yellow")
+    slurm = slurm_text(row)
+    if slurm is not None:
+        text.append("\n")
+        text.append_text(slurm)
     text.append("\n$ " + shlex.join(detail.command), style="dim")
     text.append(f"\nstarted {stamp(row.started_at or row.created_at)} · ended {stamp(row.ended_at)}")
     for line in env_lines({"env_fingerprint": detail.env_fingerprint}):
