@@ -6,7 +6,13 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import hypothesis  # noqa: F401 - see below
 import pytest
+
+# Imported here, at collection, on purpose: otherwise a run without hypothesis tests (e.g. tests/tui) imports
+# it in the plugin's terminal-summary hook, where pytest's assertion rewriter ast.parse()s it while a test's
+# leftover thread may be parsing too; CPython 3.11's AST constructor state is not thread safe and such a run
+# crashed once in five with "SystemError: AST constructor recursion depth mismatch" after every test passed.
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
