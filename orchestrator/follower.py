@@ -95,16 +95,14 @@ class LogFollower:
 
     @property
     def log_failed(self) -> bool:
-        """Whether the log alone proves a failure: an exception, a known failure signature, or a traceback.
+        """Whether the log alone proves a failure (turns an exit code 0 into ``failed``): the parser's verdict.
 
-        A bare ``ERROR`` record (a server rejecting one request) is shown as the root cause but does not turn
-        an exit code 0 into a failure; an empty ``ERROR: `` (signature ``empty_error``) does.
+        That is a traceback, a ``cause`` signature (an empty ``ERROR: `` is ``empty_error``), or processes
+        going down (symptoms) without a clean shutdown.  A bare ``ERROR`` record (a server rejecting one
+        request) is not: the parser keeps it as evidence (the root cause while nothing showed the job going
+        on after it) but never calls the log failed for it, so the run's phase and status agree.
         """
-        analysis = self.parser.analysis()
-        cause = analysis.root_cause
-        if not analysis.failed or cause is None:
-            return False
-        return bool(cause.exception or cause.signature or cause.traceback)
+        return self.parser.analysis().failed
 
     def reset(self) -> None:
         """The log was truncated or replaced: start over on the new file."""

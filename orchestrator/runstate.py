@@ -61,8 +61,10 @@ def status_from_liveness(live: Liveness, *, cancel_requested: bool, log_failed: 
     """Map one liveness observation to a status proposal.
 
     An ``rc`` decides how the run ended; a process gone without ``rc`` is ``lost`` (SIGKILL, OOM killer,
-    reboot). A job that exited 0 but whose log shows a failure (a script that printed ``ERROR:`` and
-    returned) is ``failed``: the user must not be told it succeeded.
+    reboot). A job that exited 0 but whose log shows a failure (a traceback, a script that printed an empty
+    ``ERROR: `` and returned) is ``failed``: the user must not be told it succeeded.  ``log_failed`` is the
+    log parser's verdict (``LogFollower.log_failed``): a lone ``ERROR`` record, such as a server rejecting
+    one request and serving on, is not a failure.
     """
     if cancel_requested and not live.alive:
         return RunStatus.CANCELLED

@@ -58,9 +58,18 @@ def _summary(name: str, a: Analysis) -> None:
         console.print(f"  root cause  [bold]{what}[/]{where} (line {rc.line_no}){sig}", highlight=False)
         message = escape(rc.message) if rc.message else "(empty message)"
         console.print(f"              {message}", highlight=False, soft_wrap=True)
+        if not a.failed:
+            console.print("              (not a failure by itself: nothing after it shows the job going on; "
+                          "the cause if the process then died)", highlight=False)
         hint = rc.hint or (signature_hint(rc.signature) if rc.signature else None)
         if hint:
             console.print(f"  hint        {escape(hint)}", highlight=False)
+    first = a.first_error
+    if a.errors and first is not None and (rc is None or rc.line_no != first.line_no):
+        where = f" in {escape(first.process)}" if first.process else ""
+        text = escape(f"{first.exception}: {first.message}" if first.exception else first.message or "(empty)")
+        console.print(f"  errors      {a.errors} error line(s), first at line {first.line_no}{where}: {text}",
+                      highlight=False, soft_wrap=True)
     if a.signatures:
         sigs = ", ".join(f"{escape(s.id)} x{s.count} (line {s.first_line})" for s in a.signatures)
         console.print(f"  signatures  {sigs}", highlight=False)

@@ -6,11 +6,15 @@ Evidence comes in tiers; the root cause is the earliest item of the best non-emp
    error '...'`` echo, ``EngineDeadError`` or ``Engine core initialization failed``); when an echo quotes a
    message, the traceback with that message wins;
 2. lines matching a ``cause`` signature outside tracebacks (``Hidden-states write failed ...``);
-3. other error lines (an ``ERROR`` record, a script's ``ERROR: `` with or without text);
+3. other error lines (an ``ERROR`` record, a script's ``ERROR: <text>``) still *pending*: no sign of life
+   (a request answered below 500, a throughput line, progress, a phase marker) came after them;
 4. symptoms (``Parent process exited``, ``WorkerProc shutting down``, ...), only when nothing above exists.
 
-A log has failed when tiers 1-3 hold anything, or when symptoms appear and the log never shows a clean
-shutdown (``[shutdown] ...``, ``Done.``).
+A log has failed when tiers 1-2 hold anything, or when symptoms appear and the log never shows a clean
+shutdown (``[shutdown] ...``, ``Done.``).  An error line alone is not a failure: vLLM logs a bare ``ERROR``
+record for one rejected request and goes on serving.  It is kept as evidence: while pending it is the root
+cause offered for the process dying after it (a symptom, a lost process or a non-zero exit); once a sign of
+life follows, it leaves the verdict and stays visible as ``first_error`` and in the error count.
 """
 
 from __future__ import annotations
@@ -34,10 +38,11 @@ class Evidence:
 
     tb_causes: list[dict[str, Any]] = field(default_factory=list)
     line_causes: list[dict[str, Any]] = field(default_factory=list)
-    error_lines: list[dict[str, Any]] = field(default_factory=list)
+    error_lines: list[dict[str, Any]] = field(default_factory=list)  # pending: no sign of life since
     symptoms: list[dict[str, Any]] = field(default_factory=list)
     echo_refs: list[str] = field(default_factory=list)
     clean_line: int | None = None
+    first_error: dict[str, Any] | None = None  # the first error line of the log, pending or not
 
     @staticmethod
     def _keep(items: list[dict[str, Any]], cause: RootCause, text_cap: int) -> None:
@@ -58,6 +63,16 @@ class Evidence:
 
     def add_error_line(self, cause: RootCause) -> None:
         self._keep(self.error_lines, cause, OTHER_TEXT_CAP)
+        if self.first_error is None:
+            self.first_error = cause.to_dict()
+
+    def pending_error(self) -> bool:
+        """An error line with no sign of life after it."""
+        return bool(self.error_lines)
+
+    def clear_pending(self) -> None:
+        """A sign of life: the job went on after its error lines, so none of them is a cause any more."""
+        self.error_lines.clear()
 
     def add_symptom(self, cause: RootCause) -> None:
         self._keep(self.symptoms, cause, 0)
@@ -67,7 +82,7 @@ class Evidence:
             self.echo_refs.append(ref[:4096])
 
     def failed(self) -> bool:
-        if self.tb_causes or self.line_causes or self.error_lines:
+        if self.tb_causes or self.line_causes:
             return True
         return bool(self.symptoms) and self.clean_line is None
 
@@ -90,7 +105,10 @@ class Evidence:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Evidence:
-        return cls(**data)
+        return cls(**data)  # a snapshot from before first_error existed gets the default
+
+    def first_error_cause(self) -> RootCause | None:
+        return None if self.first_error is None else RootCause.from_dict(self.first_error)
 
 
 def _same_message(item: dict[str, Any], ref: str) -> bool:
@@ -121,7 +139,8 @@ class Analysis:
     bytes: int
     progress: ProgressReading | None = None
     weights_load_s: float | None = None  # the model's "Loading weights took", never the drafter's
-    errors: int = 0
+    errors: int = 0  # error lines (ERROR records, `ERROR: ...`), whether or not they are the root cause
+    first_error: RootCause | None = None  # the first error line kept as evidence (not part of the JSON)
 
     def to_json(self, file: str) -> dict[str, Any]:
         """The ``eorch log analyze --json`` object for one file (a stable contract)."""

@@ -31,7 +31,7 @@ class RootCause:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return dict(vars(self))  # flat fields: what asdict() gives, without its deep copy
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RootCause:

@@ -4,7 +4,8 @@ Python cannot afford to look at every line of a 100 MB log.  Every rule of the p
 these needles, so a line holding none of them cannot change anything and is skipped unread.  Needles are
 searched over large byte buffers with one compiled ``bytes`` regex per leading byte (``E(?:rror|RROR)``):
 the regex engine then runs a fast literal search for that byte in C, one pass per group.  Needles whose
-rule can no longer fire (phase markers once that phase is reached) drop out of the funnel.
+rule can no longer fire (phase markers once that phase is reached) drop out of the funnel; the serving and
+running markers come back while an error line is pending, as possible signs of life.
 """
 
 from __future__ import annotations
@@ -40,8 +41,11 @@ class Needle:
     text: bytes
     until_phase: Phase | None = None  # relevant while the log's phase is before this one
     until_clean: bool = False  # relevant until a clean shutdown has been seen
+    while_pending: bool = False  # relevant whatever the phase while an error line is pending
 
-    def relevant(self, phase: Phase, clean: bool) -> bool:
+    def relevant(self, phase: Phase, clean: bool, pending: bool = False) -> bool:
+        if pending and self.while_pending:
+            return True
         if self.until_clean and clean:
             return False
         return self.until_phase is None or phase.rank < self.until_phase.rank
@@ -60,21 +64,21 @@ class Funnel:
         for n in needles:
             cover = next((a for a in atom_bytes if a in n.text), None)
             if cover is not None:
-                n = Needle(cover, n.until_phase, n.until_clean)
+                n = Needle(cover, n.until_phase, n.until_clean, n.while_pending)
             old = merged.get(n.text)
             if old is None:
                 merged[n.text] = n
             elif old != n:  # wanted by two rules: keep it while either wants it
                 merged[n.text] = Needle(n.text, _later(old.until_phase, n.until_phase),
-                                        old.until_clean and n.until_clean)
+                                        old.until_clean and n.until_clean, old.while_pending or n.while_pending)
         self._needles = tuple(merged.values())
 
     @property
     def needles(self) -> tuple[Needle, ...]:
         return self._needles
 
-    def relevant(self, phase: Phase, clean: bool) -> tuple[bytes, ...]:
-        return _relevant(self, phase, clean)
+    def relevant(self, phase: Phase, clean: bool, pending: bool = False) -> tuple[bytes, ...]:
+        return _relevant(self, phase, clean, pending)
 
     @staticmethod
     def is_candidate(raw: bytes, relevant: tuple[bytes, ...]) -> bool:
@@ -185,8 +189,8 @@ def _later(a: Phase | None, b: Phase | None) -> Phase | None:
 
 
 @lru_cache(maxsize=64)
-def _relevant(funnel: Funnel, phase: Phase, clean: bool) -> tuple[bytes, ...]:
-    return tuple(n.text for n in funnel.needles if n.relevant(phase, clean))
+def _relevant(funnel: Funnel, phase: Phase, clean: bool, pending: bool) -> tuple[bytes, ...]:
+    return tuple(n.text for n in funnel.needles if n.relevant(phase, clean, pending))
 
 
 @lru_cache(maxsize=64)
@@ -215,6 +219,8 @@ def build_funnel(catalogue: Catalogue) -> Funnel:
     needles += [Needle(t.encode(), until_clean=True) for t in CLEAN_NEEDLES]
     needles += [Needle(t.encode(), until_phase=Phase.SERVING) for t in SHARD_NEEDLES]
     for marker in MARKERS:
-        needles += [Needle(t.encode(), until_phase=marker.phase) for t in marker.needles]
+        # While an error line is pending, the serving/running markers are read again as signs of life.
+        alive = marker.phase.rank >= Phase.SERVING.rank
+        needles += [Needle(t.encode(), until_phase=marker.phase, while_pending=alive) for t in marker.needles]
     needles += [Needle(t.encode()) for t in catalogue.funnel_needles()]
     return Funnel(needles)

@@ -22,6 +22,11 @@ SNAPSHOT_VERSION = 1
 #: The funnel scans a region in windows: small first (phases change early in a log), doubling after.
 _WINDOW = 512 * 1024
 _MAX_WINDOW = 16 * 1024 * 1024
+#: When needles drop out of the funnel the rest is rescanned from a small window, doubling after: state changes
+#: come in bursts.
+_RESCAN_WINDOW = 4 * 1024
+#: How far needles that came into the funnel inside a window are looked for before the window is rescanned.
+_LOOKAHEAD = 16 * 1024
 _PREV_CAP = 256
 _LF, _CR = 0x0A, 0x0D
 
@@ -105,6 +110,7 @@ class LogParser(LineRules):
             progress=self._progress,
             weights_load_s=self._weights_s,
             errors=self._errors,
+            first_error=self._ev.first_error_cause(),
         )
 
     def snapshot(self) -> dict[str, Any]:
@@ -193,22 +199,52 @@ class LogParser(LineRules):
         Two sorted hit lists are merged on the fly: ``general`` (needles) and ``frames`` (tqdm marks).  A line
         holding only frames takes the cheap progress path.  ``self._line_no`` counts the lines before
         ``counted``; terminators are counted lazily, only up to lines that need a number.
+
+        When the funnel state changes inside a window, needles that dropped out make the rest of the window
+        be rescanned (from a small window).  Needles that came in (the signs of life looked for while an
+        error line is pending) are looked for with ``bytes.find`` over a short stretch next to the window's
+        hits (the window is cut there, and restored when the state returns to the scanned one), so an error
+        line cleared a few lines later costs no rescan.
         """
-        state = (self._phase, self._ev.clean_line is not None)
+        state = handled = self._funnel_state()  # the state the window was scanned with; the last one handled
         relevant = self._funnel.relevant(*state)
         general: list[int] | None = None
         frames: list[int] = []
+        extra: dict[bytes, int] = {}  # needles relevant now but not scanned for: their next position
+        full_end = -1  # the scanned window's end while w_end is cut short for ``extra``
         gi = fi = 0
         window, w_end = self._window, start
         cursor = counted = start
         rfind, find = buf.rfind, buf.find
+        touched = False  # a rule ran on the last line: the state may have changed
         while cursor < end:
             if self._tbs.any_open():
                 self._line_no += count_terminators(buf, counted, cursor)
                 cursor = counted = self._slow(buf, start, cursor, end, events)
+                touched = True
                 continue
+            if touched:
+                touched = False
+                now = self._funnel_state()
+                if now != handled:
+                    handled = now
+                    wanted = self._funnel.relevant(*now)
+                    if general is not None and all(n in wanted for n in relevant):
+                        if full_end >= 0:
+                            w_end, full_end = full_end, -1
+                        added = [n for n in wanted if n not in relevant]
+                        if added:  # look for them over a short stretch only: cut the window there
+                            full_end = w_end
+                            w_end = _line_start_after(buf, min(w_end, cursor + _LOOKAHEAD), end)
+                        extra = {n: _find_from(buf, n, cursor, w_end) for n in added}
+                    else:  # needles dropped out: rescan the rest with the smaller set, from a small window
+                        general, window = None, _RESCAN_WINDOW
+                        self._window = window
             if general is None or cursor >= w_end:
-                # Scan a window (growing while nothing changes): a state change only rescans its rest.
+                # Scan a window (growing while nothing changes).
+                state = handled = self._funnel_state()
+                relevant = self._funnel.relevant(*state)
+                extra, full_end = {}, -1
                 w_end = _line_start_after(buf, min(end, cursor + window), end)
                 general = self._funnel.scan(buf, cursor, w_end, relevant)
                 frames = self._funnel.scan_progress(buf, cursor, w_end)
@@ -219,6 +255,11 @@ class LogParser(LineRules):
             while fi < len(frames) and frames[fi] < cursor:
                 fi += 1
             g = general[gi] if gi < len(general) else w_end
+            if extra:
+                for n, at in extra.items():
+                    if at < cursor:
+                        extra[n] = at = _find_from(buf, n, cursor, w_end)
+                    g = min(g, at)
             f = frames[fi] if fi < len(frames) else w_end
             p = min(g, f)
             if p >= w_end:
@@ -245,26 +286,22 @@ class LogParser(LineRules):
                 seen = self._progress_key_seen
                 if (seen is not None and seen[0] == total and seen[2] == (1 if done >= total else 0)
                         and seen[1] == (done * 100 // total if total else done)
-                        and not self._progress_moves_phase()):
+                        and not self._progress_matters()):
                     self._frame = (done, total, buf[f:e])  # the latest reading, built at the end
                     continue
                 self._line_no += count_terminators(buf, counted, s) + 1
                 counted = nxt
                 self._on_progress(ProgressReading(done, total, frame_unit(buf, f, e)), self._line_no, events)
                 self._settle(self._line_no, "", events)
+                touched = True
                 continue
             self._line_no += count_terminators(buf, counted, s) + 1
             counted = nxt
             prev_raw, prev_cr = self._prev_line(buf, start, s)
-            checked = (self._phase, self._ev.clean_line is not None) == state
+            checked = self._funnel_state() == state
             self._examine(buf[s:cap], self._line_no, ending_at(buf, e, end), prev_raw, prev_cr, checked,
                           events)
-            if (self._phase, self._ev.clean_line is not None) != state:
-                # Fewer needles are relevant now: rescan the rest of the region with the smaller set.
-                state = (self._phase, self._ev.clean_line is not None)
-                relevant = self._funnel.relevant(*state)
-                general, window = None, _WINDOW
-                self._window = window
+            touched = True
         self._line_no += count_terminators(buf, counted, end)
         self._prev_raw, self._prev_cr = self._prev_line(buf, start, end)
         if self._frame is not None:
@@ -294,6 +331,12 @@ class LogParser(LineRules):
             cursor = nxt
         return cursor
 
+
+
+def _find_from(buf: bytes, needle: bytes, start: int, end: int) -> int:
+    """Where ``needle`` next starts in ``buf[start:end]``; ``end`` when it does not."""
+    i = buf.find(needle, start, end)
+    return end if i < 0 else i
 
 
 def _line_start_after(buf: bytes, pos: int, end: int) -> int:

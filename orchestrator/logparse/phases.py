@@ -54,10 +54,17 @@ MARKERS: tuple[Marker, ...] = (
     _m(Phase.SERVING, ("init engine",), r"init engine \(profile, create kv cache, warmup model\) took"),
     _m(Phase.SERVING, ("Starting vLLM",), r"Starting vLLM (?:API )?server"),
     _m(Phase.SERVING, ("Application startup complete",), r"Application startup complete"),
-    _m(Phase.RUNNING, ('"POST /',), r'"POST /\S+ HTTP/[\d.]+" \d{3}'),
+    _m(Phase.RUNNING, ('"POST /',), r'"POST /\S+ HTTP/[\d.]+" (?P<status>\d{3})'),
     _m(Phase.RUNNING, ("Avg prompt throughput",), r"Avg prompt throughput: [\d.]+ tokens/s"),
     _m(Phase.RUNNING, ("Processing ",), r"^Processing \d+ samples"),
 )
+
+
+def shows_life(match: re.Match[str]) -> bool:
+    """Whether a marker's match shows the job going on: any marker, except a request answered with a 5xx."""
+    status = match.groupdict().get("status")
+    return status is None or int(status) < 500
+
 
 # A clean end: vLLM's orderly shutdown, uvicorn stopping, or a script saying it finished.
 CLEAN_NEEDLES: tuple[str, ...] = ("[shutdown]", "Shutting down", "Application shutdown complete", "Done.",

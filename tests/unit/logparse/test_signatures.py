@@ -43,6 +43,7 @@ EXAMPLES = {
                        "a CUDA or other accelerator backend')",
     "client_aborted": "Aborting: 5 consecutive samples errored out. The vLLM server may be unreachable.",
     "sample_skipped": "Skipping sample 17 due to error: ReadTimeout",
+    "request_error": "Exception caught. Request id: None",
 }
 
 
