@@ -21,6 +21,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.gpu_wrapper_check import gpu_used_mib as used_mib
+from bench.gpu_wrapper_check import wait
 from worker.events import EventWriter
 from worker.recipes import eagle3_plan as plan
 from worker.recipes.eagle3 import Eagle3Recipe
@@ -45,21 +47,6 @@ time.sleep(600)
 
 CLIENT_ORDER = "import time, torch\nx = torch.empty(5 * 2**30, dtype=torch.uint8, device='cuda')\n" \
                "print('client holds 5 GiB', flush=True)\ntime.sleep(600)\n"
-
-
-def used_mib() -> int:
-    out = subprocess.run(["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
-                         capture_output=True, text=True, check=True).stdout
-    return sum(int(x) for x in out.split())
-
-
-def wait(pred, timeout: float) -> float | None:  # type: ignore[no-untyped-def]
-    start = time.monotonic()
-    while time.monotonic() - start < timeout:
-        if pred():
-            return round(time.monotonic() - start, 3)
-        time.sleep(0.05)
-    return None
 
 
 def main(out_dir: str) -> int:

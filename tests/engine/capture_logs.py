@@ -30,12 +30,24 @@ CASES: dict[str, dict[str, Any]] = {
 }
 
 
+def engine_python() -> Path:
+    venv = subprocess.run([str(REPO / "scripts/engine-venv.sh")], capture_output=True, text=True, check=True)
+    return Path(venv.stdout.strip().splitlines()[-1]) / "bin" / "python"
+
+
+def sanitize(raw: bytes, work: Path, py: Path) -> bytes:
+    """No path of this machine in a committed fixture: the work dir, the engine venv, the base interpreter."""
+    base = subprocess.run([str(py), "-c", "import sys; print(sys.base_prefix)"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    raw = raw.replace(str(work).encode(), b"<work>").replace(str(py.parent.parent).encode(), b"<venv>")
+    return raw.replace(base.encode(), b"<python>")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--only")
     a = ap.parse_args()
-    venv = subprocess.run([str(REPO / "scripts/engine-venv.sh")], capture_output=True, text=True, check=True)
-    py = Path(venv.stdout.strip().splitlines()[-1]) / "bin" / "python"
+    py = engine_python()
     dest = REPO / "tests" / "data" / "logs"
     dest.mkdir(parents=True, exist_ok=True)
     for name, case in CASES.items():
@@ -49,8 +61,7 @@ def main() -> int:
             tiny = json.loads(made.stdout.strip().splitlines()[-1])
             run = run_recipe(eagle3_spec(py, tiny, work / "hs", **case), work / "run")
             raw = (run.run_dir / "log").read_bytes()  # bytes: keep vLLM's \r\n continuation lines exact
-            raw = raw.replace(str(work).encode(), b"<work>").replace(str(py.parent.parent).encode(), b"<venv>")
-            (dest / f"{name}.log").write_bytes(raw)
+            (dest / f"{name}.log").write_bytes(sanitize(raw, work, py))
             print(f"{name}: rc={run.rc} result={run.result()}")
         from orchestrator.logparse.analyze import analyze_path
 

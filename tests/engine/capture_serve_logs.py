@@ -28,6 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from tests.engine.capture_logs import engine_python, sanitize
 from tests.engine.conftest import free_port
 
 Post = Callable[[object], int]
@@ -105,11 +106,7 @@ def capture(py: Path, name: str, model_args: list[str], script: Callable[[Post],
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
-        base = subprocess.run([str(py), "-c", "import sys; print(sys.base_prefix)"], capture_output=True,
-                              text=True, check=True).stdout.strip()
-        raw = log.read_bytes().replace(str(work).encode(), b"<work>")
-        raw = raw.replace(str(py.parent.parent).encode(), b"<venv>").replace(base.encode(), b"<python>")
-        (dest / f"{name}.log").write_bytes(raw)
+        (dest / f"{name}.log").write_bytes(sanitize(log.read_bytes(), work, py))
         print(f"{name}: rc={rc}")
 
 
@@ -117,8 +114,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--only")
     a = ap.parse_args()
-    venv = subprocess.run([str(REPO / "scripts/engine-venv.sh")], capture_output=True, text=True, check=True)
-    py = Path(venv.stdout.strip().splitlines()[-1]) / "bin" / "python"
+    py = engine_python()
     dest = REPO / "tests" / "data" / "logs"
     for name, (model_args, script) in CASES.items():
         if a.only and a.only != name:

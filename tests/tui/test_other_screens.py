@@ -29,6 +29,16 @@ def text_of(screen, selector: str) -> str:
     return str(screen.query_one(selector, Static).content)
 
 
+async def open_launch_on_local(pilot, app) -> LaunchScreen:  # type: ignore[no-untyped-def]
+    """`n` opens the launch form; once both hosts are listed, pick the built-in `local` one."""
+    await pilot.press("n")
+    screen = app.screen
+    assert isinstance(screen, LaunchScreen)
+    await until(pilot, lambda: len(screen.facts) == 2, "hosts")
+    screen.query_one("#launch-host", Select).value = "local"
+    return screen
+
+
 class TestLaunchScreen:
     async def test_shows_host_facts_and_inline_errors(self, make_app, seeded, tmp_path: Path) -> None:
         """Picking `gpu` shows its GPUs; a bad env var and an unclosed quote are reported under the form."""
@@ -69,10 +79,7 @@ class TestLaunchScreen:
         messages: list[Message] = []
         app = make_app()
         async with app.run_test(size=(80, 24), message_hook=messages.append) as pilot:
-            await pilot.press("n")
-            screen = app.screen
-            await until(pilot, lambda: len(screen.facts) == 2, "hosts")
-            screen.query_one("#launch-host", Select).value = "local"
+            screen = await open_launch_on_local(pilot, app)
             code = "import time\nfor i in range(3): print('tick', i, flush=True); time.sleep(0.2)"
             screen.query_one("#launch-command", Input).value = f"{sys.executable} -c \"{code}\""
             screen.query_one("#launch-name", Input).value = "ticker"
@@ -96,10 +103,7 @@ class TestLaunchScreen:
         messages: list[Message] = []
         app = make_app()
         async with app.run_test(size=(80, 24), message_hook=messages.append) as pilot:
-            await pilot.press("n")
-            screen = app.screen
-            await until(pilot, lambda: len(screen.facts) == 2, "hosts")
-            screen.query_one("#launch-host", Select).value = "local"
+            screen = await open_launch_on_local(pilot, app)
             screen.query_one("#launch-command", Input).value = f"{sys.executable} -c \"import os; print(os.getcwd())\""
             screen.query_one("#launch-cwd", Input).value = f"  {workdir}  "
             await until(pilot, lambda: f"cwd {workdir}" in text_of(screen, "#launch-preview"), "preview")
@@ -122,10 +126,7 @@ class TestLaunchScreen:
         """A cwd the host does not have fails the launch the way the CLI does; the form stays, error inline."""
         app = make_app()
         async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.press("n")
-            screen = app.screen
-            await until(pilot, lambda: len(screen.facts) == 2, "hosts")
-            screen.query_one("#launch-host", Select).value = "local"
+            screen = await open_launch_on_local(pilot, app)
             screen.query_one("#launch-command", Input).value = "true"
             screen.query_one("#launch-cwd", Input).value = str(tmp_path / "missing")
             await until(pilot, lambda: "will run" in text_of(screen, "#launch-preview"), "preview")

@@ -62,6 +62,10 @@ class CpuHiddenStatesMetadata(ExampleHiddenStatesConnectorMetadata):
 class CpuHiddenStatesConnector(ExampleHiddenStatesConnector):
     """``ExampleHiddenStatesConnector`` with CPU write paths (TP rank 0 only); see the module docstring."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._written: set[str] = set()  # req ids written in wait_for_save, awaiting their request_finished
+
     # -- scheduler side -----------------------------------------------------------------------------
     def build_connector_meta(self, scheduler_output: Any) -> CpuHiddenStatesMetadata:
         base = super().build_connector_meta(scheduler_output)
@@ -106,12 +110,6 @@ class CpuHiddenStatesConnector(ExampleHiddenStatesConnector):
         if lock_fd is not None:
             os.close(lock_fd)  # releases LOCK_EX before the response reaches the client
         self._written.add(pending.req_id)
-
-    @property
-    def _written(self) -> set[str]:
-        if not hasattr(self, "_written_early"):
-            self._written_early: set[str] = set()
-        return self._written_early
 
     def _slot_mapping(self, block_ids: list[int]) -> torch.Tensor:
         blocks = torch.tensor(block_ids, dtype=torch.long).reshape(-1, 1)
