@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -198,6 +198,27 @@ def show(
                           highlight=False)
         if cause.get("traceback"):
             console.print(cause["traceback"], highlight=False, markup=False)
+    elif record.get("evidence"):
+        _print_evidence(record["evidence"])
+
+
+#: Lines of a failed run's log tail that `eorch show` prints (`--json` has all that are kept).
+SHOWN_TAIL_LINES = 10
+
+
+def _print_evidence(evidence: dict[str, Any]) -> None:
+    """A failure that printed no exception: its first error line and the log's last lines."""
+    console.print("[bold red]no exception in the log[/]")
+    if evidence.get("first_error_line"):
+        console.print("first error line: ", end="")
+        console.print(evidence["first_error_line"], highlight=False, markup=False)
+    tail = (evidence.get("log_tail") or [])[-SHOWN_TAIL_LINES:]
+    if tail:
+        console.print(f"last {len(tail)} lines of the log:")
+        for line in tail:
+            console.print("  " + line, highlight=False, markup=False)
+    else:
+        console.print("the log is empty")
 
 
 def logs(
