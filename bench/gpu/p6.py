@@ -1,6 +1,6 @@
 """P6 on the GPU: the recipe's wall time vs a bare ``vllm serve`` prefill of the same samples (goal ≤ 1.10×).
 
-    python3 bench/gpu/p6.py --out DIR [--rounds 3] [--samples 600] [--budget-s 480]
+    python3 bench/gpu/p6.py --out DIR [--rounds 3] [--samples 1500] [--budget-s 480]
 
 bench/recipe_bench.py's method on the device: a random ~1.1 B Llama (bench/gpu/make_models.py llama-1b, built
 on the GPU) and ``--samples`` prompts of 256–1024 tokens; per round the baseline (``vllm serve`` without the
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=os.environ.get("OUT", "gpu-out"))
     ap.add_argument("--work", default="~/gpuwork")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--samples", type=int, default=600)
+    ap.add_argument("--samples", type=int, default=1500)
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--budget-s", type=float, default=480)
     ap.add_argument("--python", default=sys.executable)
@@ -109,12 +109,18 @@ def main(argv: list[str] | None = None) -> int:
             print(f"round {i + 1}: skipped ({elapsed:.0f}s used, a round takes ~{last:.0f}s)", file=sys.stderr)
             break
         rcfg = {**cfg, "output": str(work / f"hs-{i}")}
-        if i % 2 == 0:
-            base = baseline(cfg, backend, prompts, work / "runs")
-            rec = recipe(rcfg, work / "runs", f"recipe-run-{i}")
-        else:
-            rec = recipe(rcfg, work / "runs", f"recipe-run-{i}")
-            base = baseline(cfg, backend, prompts, work / "runs")
+        try:
+            if i % 2 == 0:
+                base = baseline(cfg, backend, prompts, work / "runs")
+                rec = recipe(rcfg, work / "runs", f"recipe-run-{i}")
+            else:
+                rec = recipe(rcfg, work / "runs", f"recipe-run-{i}")
+                base = baseline(cfg, backend, prompts, work / "runs")
+        except (RuntimeError, OSError) as exc:
+            result["error"] = f"round {i + 1}: {exc}"
+            print(result["error"], file=sys.stderr)
+            (out / "p6.json").write_text(json.dumps(result, indent=2) + "\n")
+            break
         manifest = json.loads((Path(rcfg["output"]) / "manifest.json").read_text())
         rec["bytes"] = manifest["bytes"]
         rec["gb_per_s_written"] = manifest["bytes"] / 1e9 / rec["data_s"]
