@@ -22,7 +22,7 @@ Columns = tuple[tuple[str, int], ...]
 
 COLUMNS: Columns = (("id", 8), ("name", 18), ("host", 8), ("status", 9), ("phase", 8), ("progress", 20),
                     ("age", 6), ("root cause", 24))
-NARROW_COLUMNS: Columns = (("id", 8), ("name", 12), ("status", 9), ("phase", 7), ("progress", 11),
+NARROW_COLUMNS: Columns = (("id", 8), ("name", 15), ("status", 9), ("phase", 7), ("progress", 11),
                            ("age", 4), ("root cause", 10))
 SLURM_COLUMNS: Columns = (*COLUMNS[:4], ("slurm", 18), *COLUMNS[4:])
 NARROW_BELOW = 110
