@@ -27,6 +27,15 @@ def short_span(seconds: float) -> str:
     return f"{int(seconds) // 60}m" if 600 <= seconds < 3600 else span(seconds)
 
 
+def coarse(seconds: float) -> str:
+    """One unit, for narrow cells: 42s, 17m, 3h, 2d (never a number cut into another)."""
+    s = int(max(0, seconds))
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
+        if s >= size:
+            return f"{s // size}{unit}"
+    return f"{s}s"
+
+
 def ago(when: datetime | None, now: datetime) -> str:
     """How long ago: ``just now``, ``42s ago``, ``3m ago``, ``5h ago``, ``2d ago``; older than 30 days the date."""
     if when is None:

@@ -25,7 +25,8 @@ async def settle(pilot, predicate) -> None:
 def test_runs_screen(snap_compare, make_app, seeded, size) -> None:
     """You should see the runs table, newest first: eagle3-llama-8b running (cyan) and loading with a shard
     bar `12/35 11m`, serve-llama-70b failed (red) with root cause `cuda-oom`, train resnet succeeded (green)
-    at 100/100, hs-extract-qwen cancelled (yellow), an earlier failed serve-llama-70b; ages 20m00s to 2d00h;
+    at 100/100, hs-extract-qwen cancelled (yellow), an earlier failed serve-llama-70b; ages 20m00s to 2d00h
+    (at 80 columns: every short id whole, no host column, ages `20m` to `2d`, the bar without blocks);
     a status line `5 of 5 runs · 1 active · not following (history only)`; the footer with Filter, Launch,
     Hosts, History, Alerts and Quit."""
     app = make_app()

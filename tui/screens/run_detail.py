@@ -13,9 +13,10 @@ from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
 from orchestrator.errors import EorchError
 from tui.app import EorchApp, RunsRefreshed
+from tui.cancelling import ask_to_cancel
 from tui.data import RunDetail, load_detail
 from tui.messages import CancelFailed, RunCancelled, RunDetailLoaded, RunLoadFailed
-from tui.screens.confirm import ConfirmScreen, MessageScreen
+from tui.screens.confirm import MessageScreen
 from tui.widgets.log_pane import LogPane
 from tui.widgets.run_panels import RootCausePanel, ShardProgress, header_text, timeline_text
 
@@ -114,29 +115,8 @@ class RunDetailScreen(Screen[None]):
         self.app.push_screen(MessageScreen("Follow the log in a shell (copied)", command))
 
     def action_cancel_run(self) -> None:
-        if self.detail is not None and self.detail.row.terminal:
-            self.notify(f"run {self.run_id} already ended ({self.detail.row.status})", severity="warning")
-            return
-        name = self.detail.row.name if self.detail else self.run_id
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.notify(f"cancelling run {self.run_id}…")
-                self.cancel_run()
-
-        self.app.push_screen(ConfirmScreen(f"Cancel run {self.run_id} ({name})? Its processes get TERM, "
-                                           "then KILL.", yes="Cancel run"), answered)
-
-    @work(exclusive=True, group="cancel")
-    async def cancel_run(self) -> None:
-        from orchestrator.monitor import cancel_run
-
-        try:
-            result = await cancel_run(self.eorch.ctx, self.run_id)
-        except EorchError as err:
-            self.post_message(CancelFailed(self.run_id, str(err)))
-            return
-        self.post_message(RunCancelled(self.run_id, str(result.get("status"))))
+        if self.detail is not None:
+            ask_to_cancel(self, self.eorch.ctx, self.detail.row)
 
     @on(RunCancelled)
     def _cancelled(self, message: RunCancelled) -> None:
