@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import shlex
+import subprocess
+import sys
 from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
@@ -26,7 +30,8 @@ class RunDetailScreen(Screen[None]):
         Binding("escape", "app.pop_screen", "Back"),
         Binding("c", "cancel_run", "Cancel run"),
         Binding("y", "copy_id", "Copy id"),
-        Binding("o", "logs_command", "eorch logs"),
+        Binding("o", "open_pager", "Pager"),
+        Binding("t", "copy_traceback", "Copy traceback", show=False),
         Binding("r", "show_tab('cause-tab')", "Root cause"),
         Binding("l", "show_tab('log-tab')", "Log"),
     ]
@@ -109,10 +114,38 @@ class RunDetailScreen(Screen[None]):
         self.app.copy_to_clipboard(self.run_id)
         self.notify(f"copied run id {self.run_id}")
 
-    def action_logs_command(self) -> None:
-        command = f"eorch logs {self.run_id} -f"
-        self.app.copy_to_clipboard(command)
-        self.app.push_screen(MessageScreen("Follow the log in a shell (copied)", command))
+    def action_open_pager(self) -> None:
+        """The whole log in `$PAGER` (default `less`), the app suspended meanwhile; where the app cannot be
+        suspended (no real terminal), the command to run instead, copied."""
+        command = [sys.executable, "-m", "orchestrator.cli.main", "logs", self.run_id]
+        pager = shlex.split(os.environ.get("PAGER") or "less")
+        try:
+            with self.app.suspend():
+                logs = subprocess.Popen(command, stdout=subprocess.PIPE)
+                try:
+                    subprocess.run(pager, stdin=logs.stdout, check=False)
+                finally:
+                    assert logs.stdout is not None
+                    logs.stdout.close()
+                    logs.terminate()
+                    logs.wait()
+        except SuspendNotSupported:
+            shown = f"eorch logs {self.run_id} | {shlex.join(pager)}"
+            self.app.copy_to_clipboard(shown)
+            self.app.push_screen(MessageScreen("Read the log in a shell (copied)", shown))
+        except OSError as err:
+            self.app.push_screen(MessageScreen(f"Could not start the pager {pager[0]!r}", str(err)))
+
+    def action_copy_traceback(self) -> None:
+        """Copy the root cause's full traceback (or its exception line), to paste into an issue."""
+        cause = (self.detail.root_cause if self.detail else None) or {}
+        text = str(cause.get("traceback") or "") or ": ".join(
+            str(x) for x in (cause.get("exception"), cause.get("message")) if x)
+        if not text:
+            self.notify("no root cause to copy", severity="warning")
+            return
+        self.app.copy_to_clipboard(text)
+        self.notify(f"copied the root cause ({len(text.splitlines())} lines)")
 
     def action_cancel_run(self) -> None:
         if self.detail is not None:
