@@ -44,9 +44,15 @@ def launch(
     sbatch_arg: Annotated[list[str], typer.Option(
         "--sbatch-arg", help="extra sbatch option for this run on a slurm host, e.g. --sbatch-arg=--gres=gpu:8 "
         "(repeatable; after the host's)")] = [],  # noqa: B006
+    no_preflight: Annotated[bool, typer.Option("--no-preflight", help="skip the preflight checks of an "
+                                               "eagle3-extract spec")] = False,
+    force: Annotated[bool, typer.Option("--force", help="launch even when a preflight check fails (the report "
+                                        "is kept on the run)")] = False,
     json_: Annotated[bool, typer.Option("--json", help="print the run record as JSON")] = False,
 ) -> None:
-    """Start a command (after `--`) or a job spec detached on a host; returns at once with the run id."""
+    """Start a command (after `--`) or a job spec detached on a host; returns at once with the run id.
+
+    An eagle3-extract spec is checked first (`eorch preflight`): a failed check refuses the launch."""
     argv = list(ctx_.args)
     hosts = host or ["local"]
     if set_ and spec is None:
@@ -64,7 +70,12 @@ def launch(
 
         kwargs = spec_launch_args(spec, extra_env=parse_env(env), name=name, cwd=cwd, overrides=set_)
         kwargs.update(python=python, patch=patch, apply_patches=apply_patches, sbatch_args=sbatch_arg)
-        run = run_async(lambda ctx: launch_run(ctx, hosts[0], **kwargs))
+        if kwargs["kind"] == "eagle3-extract" and not no_preflight:
+            from orchestrator.cli.preflight import launch_checked
+
+            run = launch_checked(hosts[0], kwargs, force=force, json_=json_)
+        else:
+            run = run_async(lambda ctx: launch_run(ctx, hosts[0], **kwargs))
     else:
         parsed_env = parse_env(env)
         run = run_async(lambda ctx: launch_run(ctx, hosts[0], argv, name=name, env=parsed_env, cwd=cwd,
@@ -183,6 +194,11 @@ def show(
 
     for line in env_lines(record):
         console.print(line, highlight=False)
+    if record.get("preflight"):
+        from orchestrator.preflight import lines
+
+        for line in lines(record["preflight"], all_checks=False):
+            console.print(line, highlight=False, soft_wrap=True)
     if record.get("outputs"):
         o = record["outputs"]
         console.print(f"outputs: {o.get('samples')} samples in {o.get('dir')} · verified {o.get('verified')}")

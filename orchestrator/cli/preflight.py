@@ -1,0 +1,79 @@
+"""`eorch preflight`, and the preflight step of `eorch launch --spec`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from orchestrator.cli.common import console, err_console, print_json, run_async
+from orchestrator.context import Context
+from orchestrator.errors import PreflightRefused, UsageError
+from orchestrator.launcher import launch as launch_run
+from orchestrator.store.models import Run
+
+
+def preflight(
+    spec: Annotated[Path, typer.Option(help="the eagle3-extract job spec TOML to check")],
+    host: Annotated[str, typer.Option("--host", "-H", help="host name (see `eorch host list`)")] = "local",
+    set_: Annotated[list[str], typer.Option(
+        "--set", help="override a spec key: KEY.PATH=VALUE (repeatable), as for launch")] = [],  # noqa: B006
+    patch: Annotated[str | None, typer.Option(help="a patch set that must be applied (verified on the host)")] = None,
+    python: Annotated[str | None, typer.Option(help="the interpreter --patch applies to (default: vllm_python)")]
+    = None,
+    json_: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
+) -> None:
+    """Check a spec against the host without starting anything: model config, layer ids, lengths, TP, prefix
+    caching, load timeouts, interpreters, known-bad versions, patch set, GPUs (memory, processes, locks), disk.
+    Exits 1 when a check fails."""
+    from orchestrator.preflightrun import preflight as run_preflight
+    from orchestrator.speclaunch import spec_launch_args
+
+    kwargs = spec_launch_args(spec, extra_env={}, name=None, cwd=None, overrides=set_)
+    if kwargs["kind"] != "eagle3-extract":
+        raise UsageError(f"spec {spec.name}: preflight checks eagle3-extract specs; this one is a command")
+    report = run_async(lambda ctx: run_preflight(ctx, host, kwargs["spec"], patch=patch, python=python)).to_dict()
+    if json_:
+        print_json(report)
+    else:
+        print_report(report)
+    if report["verdict"] == "fail":
+        raise typer.Exit(1)
+
+
+def print_report(report: dict[str, Any], *, to_stderr: bool = False) -> None:
+    from orchestrator.preflight import lines
+
+    out = err_console if to_stderr else console
+    for line in lines(report):
+        out.print(line, highlight=False, soft_wrap=True)
+
+
+def launch_checked(host: str, kwargs: dict[str, Any], *, force: bool, json_: bool) -> Run:
+    """Preflight, then launch in the same host session; a failed check refuses unless ``force``."""
+    from orchestrator.preflightrun import preflight as run_preflight
+
+    async def go(ctx: Context) -> Run:
+        # --apply-patches: the launch applies the set itself (orchestrator.patches), so it is not a failed check
+        patch = None if kwargs.get("apply_patches") else kwargs.get("patch")
+        report = await run_preflight(ctx, host, kwargs["spec"], patch=patch, python=kwargs.get("python"))
+        stored = report.with_(forced=bool(report.failed and force)).to_dict()
+        if report.failed and not force:
+            raise PreflightRefused(host, stored)
+        if not json_ and report.failed + report.warnings:
+            print_report({**stored, "checks": [c for c in stored["checks"] if c["status"] != "ok"]})
+        return await launch_run(ctx, host, **kwargs, preflight=stored, gpu_locks=report.gpus, force_locks=force)
+
+    try:
+        return run_async(go)
+    except PreflightRefused as err:
+        if json_:
+            print_json({"preflight": err.report})
+        else:
+            print_report(err.report, to_stderr=True)
+        raise
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(preflight)
