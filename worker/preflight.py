@@ -124,14 +124,18 @@ def dataset_facts(cfg: dict[str, Any]) -> dict[str, Any]:
     return {"kind": "prepared", "path": data, **facts}
 
 
-def _csv(argv: list[str]) -> tuple[list[list[str]] | None, str]:
+def _csv(argv: list[str]) -> tuple[str | None, str]:
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)
     except (OSError, subprocess.TimeoutExpired) as err:
         return None, f"failed: {err}"
     if out.returncode != 0:
         return None, f"exit {out.returncode}: {(out.stderr.strip() or out.stdout.strip() or '?').splitlines()[-1]}"
-    return [[p.strip() for p in line.split(",")] for line in out.stdout.splitlines() if line.strip()], "ok"
+    return out.stdout, "ok"
+
+
+def _rows(text: str) -> list[list[str]]:
+    return [[p.strip() for p in line.split(",")] for line in text.splitlines() if line.strip()]
 
 
 def _process(pid: int) -> dict[str, Any]:
@@ -155,28 +159,32 @@ def _process(pid: int) -> dict[str, Any]:
     return info
 
 
-def gpu_facts() -> dict[str, Any]:
-    if shutil.which("nvidia-smi") is None:
-        return {"nvidia_smi": "not found", "gpus": [], "processes": []}
-    rows, state = _csv(GPU_QUERY)
-    if rows is None:
-        return {"nvidia_smi": state, "gpus": [], "processes": []}
+def parse_gpus(gpu_csv: str, apps_csv: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """GPUs and compute processes from the two nvidia-smi queries (GPU_QUERY, APPS_QUERY)."""
     gpus = []
-    for r in rows:
+    for r in _rows(gpu_csv):
         if len(r) == 6 and r[0].isdigit():
             gpus.append({"index": int(r[0]), "uuid": r[1], "name": r[2], "memory_total_mib": int(r[3]),
                          "memory_used_mib": int(r[4]), "memory_free_mib": int(r[5])})
-    apps, app_state = _csv(APPS_QUERY)
     by_uuid = {g["uuid"]: g["index"] for g in gpus}
     processes = []
-    for r in apps or []:
+    for r in _rows(apps_csv or ""):
         if len(r) >= 4 and r[0].isdigit():
-            pid = int(r[0])
-            processes.append({"pid": pid, "gpu": by_uuid.get(r[1]), "gpu_uuid": r[1],
-                              "memory_mib": int(r[2]) if r[2].isdigit() else None, "process_name": r[3],
-                              **_process(pid)})
-    return {"nvidia_smi": "ok", "gpus": gpus, "processes": processes,
-            **({"apps_error": app_state} if apps is None else {})}
+            processes.append({"pid": int(r[0]), "gpu": by_uuid.get(r[1]), "gpu_uuid": r[1],
+                              "memory_mib": int(r[2]) if r[2].isdigit() else None, "process_name": r[3]})
+    return gpus, processes
+
+
+def gpu_facts() -> dict[str, Any]:
+    if shutil.which("nvidia-smi") is None:
+        return {"nvidia_smi": "not found", "gpus": [], "processes": []}
+    gpu_csv, state = _csv(GPU_QUERY)
+    if gpu_csv is None:
+        return {"nvidia_smi": state, "gpus": [], "processes": []}
+    apps_csv, app_state = _csv(APPS_QUERY)
+    gpus, processes = parse_gpus(gpu_csv, apps_csv)
+    return {"nvidia_smi": "ok", "gpus": gpus, "processes": [{**p, **_process(p["pid"])} for p in processes],
+            **({"apps_error": app_state} if apps_csv is None else {})}
 
 
 def _existing(path: str) -> str:
