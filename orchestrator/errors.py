@@ -92,6 +92,8 @@ class PreflightRefused(EorchError):
         super().__init__(f"launch refused on {host}: preflight failed {len(failed)} check(s) ({', '.join(failed)}); "
                          "fix them, or launch anyway with --force (or skip the checks with --no-preflight)")
         self.report = report
+        self.first_failure = next((f"{c['id']}: {c['evidence']}" for c in report["checks"]
+                                   if c["status"] == "fail"), "")
 
 
 class MonitorBusy(EorchError):

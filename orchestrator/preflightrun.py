@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.context import Context
-from orchestrator.errors import ConfigError
+from orchestrator.errors import ConfigError, PreflightRefused
+from orchestrator.launcher import launch
 from orchestrator.patches import load_patch_set, run_pythons
 from orchestrator.preflight import KnownBad, Report, judge, parse_table
+from orchestrator.store.models import Run
 from orchestrator.store.queries import get_host
 
 KNOWN_BAD = Path(__file__).resolve().parent.parent / "deploy" / "known-bad.toml"
@@ -42,3 +44,16 @@ async def preflight(ctx: Context, host: str, spec: dict[str, Any], *, patch: str
     report = judge(spec, facts, table, scheduler)
     return report.with_(seconds=round(time.monotonic() - t0, 3),
                         extra={"host": host, "host_seconds": facts.get("seconds")})
+
+
+async def launch_checked(ctx: Context, host: str, kwargs: dict[str, Any], *, force: bool = False) -> tuple[Run, Report]:
+    """Preflight, then ``launcher.launch(**kwargs)`` in the same host session, the report stored on the run and
+    its GPUs locked; a failed check raises PreflightRefused (nothing started) unless ``force``."""
+    # --apply-patches: the launch applies the set itself (orchestrator.patches), so it is not a failed check
+    patch = None if kwargs.get("apply_patches") else kwargs.get("patch")
+    report = await preflight(ctx, host, kwargs["spec"], patch=patch, python=kwargs.get("python"))
+    report = report.with_(forced=bool(report.failed and force))
+    if report.failed and not force:
+        raise PreflightRefused(host, report.to_dict())
+    run = await launch(ctx, host, **kwargs, preflight=report.to_dict(), gpu_locks=report.gpus, force_locks=force)
+    return run, report

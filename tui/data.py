@@ -98,6 +98,7 @@ class RunDetail:
     hint: str | None
     timeline: tuple[TimelineStep, ...]
     similar: tuple[SimilarRun, ...] = ()
+    preflight: dict[str, Any] | None = None
 
     @property
     def log_path(self) -> str | None:
@@ -220,7 +221,7 @@ def load_detail(ctx: Context, run_id: str, now: datetime) -> RunDetail:
             remote_dir=run.remote_dir, log_offset=run.log_offset or 0, cancel_requested=run.cancel_requested,
             env_fingerprint=dict(run.env_fingerprint) if run.env_fingerprint else None, root_cause=cause,
             hint=(cause or {}).get("hint") or _hint(signature), timeline=timeline(row, events, now),
-            similar=similar,
+            similar=similar, preflight=dict(run.preflight) if run.preflight else None,
         )
 
 

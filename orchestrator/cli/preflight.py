@@ -8,9 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from orchestrator.cli.common import console, err_console, print_json, run_async
-from orchestrator.context import Context
 from orchestrator.errors import PreflightRefused, UsageError
-from orchestrator.launcher import launch as launch_run
 from orchestrator.store.models import Run
 
 
@@ -51,28 +49,21 @@ def print_report(report: dict[str, Any], *, to_stderr: bool = False) -> None:
 
 
 def launch_checked(host: str, kwargs: dict[str, Any], *, force: bool, json_: bool) -> Run:
-    """Preflight, then launch in the same host session; a failed check refuses unless ``force``."""
-    from orchestrator.preflightrun import preflight as run_preflight
-
-    async def go(ctx: Context) -> Run:
-        # --apply-patches: the launch applies the set itself (orchestrator.patches), so it is not a failed check
-        patch = None if kwargs.get("apply_patches") else kwargs.get("patch")
-        report = await run_preflight(ctx, host, kwargs["spec"], patch=patch, python=kwargs.get("python"))
-        stored = report.with_(forced=bool(report.failed and force)).to_dict()
-        if report.failed and not force:
-            raise PreflightRefused(host, stored)
-        if not json_ and report.failed + report.warnings:
-            print_report({**stored, "checks": [c for c in stored["checks"] if c["status"] != "ok"]})
-        return await launch_run(ctx, host, **kwargs, preflight=stored, gpu_locks=report.gpus, force_locks=force)
+    """Preflight, then launch (orchestrator.preflightrun); warnings and a refusal's report are printed."""
+    from orchestrator.preflightrun import launch_checked as checked
 
     try:
-        return run_async(go)
+        run, report = run_async(lambda ctx: checked(ctx, host, kwargs, force=force))
     except PreflightRefused as err:
         if json_:
             print_json({"preflight": err.report})
         else:
             print_report(err.report, to_stderr=True)
         raise
+    if not json_ and report.verdict.value != "ok":
+        stored = report.to_dict()
+        print_report({**stored, "checks": [c for c in stored["checks"] if c["status"] != "ok"]})
+    return run
 
 
 def register(app: typer.Typer) -> None:
