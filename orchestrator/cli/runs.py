@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -12,7 +12,7 @@ from rich.table import Table
 from orchestrator import commands
 from orchestrator.cli.common import console, context, print_json, run_async
 from orchestrator.context import Context
-from orchestrator.errors import NotFound, UsageError
+from orchestrator.errors import NotFound, PreflightRefused, UsageError
 from orchestrator.launcher import launch as launch_run
 from orchestrator.launcher import parse_env
 from orchestrator.monitor import cancel_run
@@ -61,7 +61,8 @@ def launch(
         if spec is None or argv:
             raise UsageError("several --host split an eagle3-extract --spec across hosts; a command runs on one")
         _launch_split(spec, hosts, set_, name=name, env=env, cwd=cwd, python=python, patch=patch,
-                      apply_patches=apply_patches, sbatch_args=sbatch_arg, json_=json_)
+                      apply_patches=apply_patches, sbatch_args=sbatch_arg, json_=json_,
+                      checks=not no_preflight, force=force)
         return
     if spec is not None:
         if argv:
@@ -94,8 +95,9 @@ def _say_launched(run: Run) -> None:
 
 
 def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: str | None, env: list[str],
-                  cwd: str | None, json_: bool, **common: object) -> None:
-    """One run per host, rank i of len(hosts); all specs and hosts are checked before the first starts."""
+                  cwd: str | None, json_: bool, checks: bool, force: bool, **common: object) -> None:
+    """One run per host, rank i of len(hosts); all specs and hosts (and their preflights) are checked before the
+    first starts."""
     from orchestrator.speclaunch import split_launch_args
 
     plans = split_launch_args(spec, hosts, extra_env=parse_env(env), name=name, cwd=cwd, overrides=overrides)
@@ -106,9 +108,19 @@ def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: s
     started: list[Run] = []
 
     async def go(c: Context) -> list[Run]:
+        from orchestrator.preflightrun import preflight
+
+        extra: dict[str, dict[str, Any]] = {}
+        for h, kwargs in plans if checks else ():
+            patch = None if common.get("apply_patches") else common.get("patch")
+            report = await preflight(c, h, kwargs["spec"], patch=patch, python=common.get("python"))  # type: ignore[arg-type]
+            report = report.with_(forced=bool(report.failed and force))
+            if report.failed and not force:
+                raise PreflightRefused(h, report.to_dict())
+            extra[h] = {"preflight": report.to_dict(), "gpu_locks": report.gpus, "force_locks": force}
         for h, kwargs in plans:
             try:
-                started.append(await launch_run(c, h, **kwargs, **common))  # type: ignore[arg-type]
+                started.append(await launch_run(c, h, **kwargs, **common, **extra.get(h, {})))  # type: ignore[arg-type]
             except Exception:
                 if started:
                     console.print(f"[yellow]launched before the failure: {' '.join(r.id for r in started)} "
@@ -116,7 +128,16 @@ def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: s
                 raise
         return started
 
-    runs_ = run_async(go)
+    try:
+        runs_ = run_async(go)
+    except PreflightRefused as err:
+        from orchestrator.cli.preflight import print_report
+
+        if json_:
+            print_json({"preflight": err.report})
+        else:
+            print_report(err.report, to_stderr=True)
+        raise
     if json_:
         print_json([run_record(r) for r in runs_])
         return

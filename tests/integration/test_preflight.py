@@ -172,6 +172,23 @@ class TestLaunchRefused:
         nothing_started(eorch_home, root, tmp_path / "hs")
 
 
+class TestSplitLaunch:
+    def test_every_host_is_checked_before_the_first_starts(self, eorch_home: Path, tmp_path: Path,
+                                                           engine_python: Path, tiny: dict[str, Any],  # noqa: F811
+                                                           holder: subprocess.Popen[bytes]) -> None:
+        """A split over an idle host and a host whose GPU is held: refused, and nothing started on either."""
+        root = add_gpu_host(tmp_path)
+        root2 = tmp_path / "remote-root-2"
+        eorch("host", "add", "gpu2", "testbox", "--root", str(root2), "--env", fake_smi(tmp_path, "held", holder.pid))
+        spec = demo_spec(tmp_path, engine_python, tiny)
+        proc = eorch("launch", "--host", "gpu", "--host", "gpu2", "--spec", str(spec), check=False)
+        assert proc.returncode == 1
+        assert proc.stderr.strip().splitlines()[-1].startswith(
+            "error: launch refused on gpu2: preflight failed 2 check(s) (gpu_memory, gpu_processes)")
+        nothing_started(eorch_home, root, tmp_path / "hs")
+        assert not (root2 / "runs").exists() or list((root2 / "runs").iterdir()) == []
+
+
 class TestForcedAndStored:
     def test_force_launches_and_keeps_the_report(self, eorch_home: Path, tmp_path: Path, engine_python: Path,  # noqa: F811
                                                  tiny: dict[str, Any]) -> None:  # noqa: F811
