@@ -99,7 +99,7 @@ def without(eorch: Eorch, hostname: str, spec: Path, sets: list[str], timeout: f
     cause = record.get("root_cause") or {}
     return {"verdict": record["status"], "seconds": seconds, "exit_code": record["exit_code"],
             "root_cause": f"{cause.get('exception') or ''}: {(cause.get('message') or '')[:200]}" if cause else None,
-            "outputs": record.get("outputs")}
+            "outputs": {k: v for k, v in (record.get("outputs") or {}).items() if k != "dir"}}
 
 
 def main() -> int:
