@@ -16,9 +16,11 @@ from sqlalchemy import or_, select
 from orchestrator.context import Context
 from orchestrator.errors import EorchError
 from orchestrator.logparse import signature_hint
+from orchestrator.logparse.tail import failure_evidence
 from orchestrator.runstate import RunStatus
 from orchestrator.store import queries
 from orchestrator.store.models import Alert, Host, Run
+from orchestrator.views import EVIDENCE_STATUSES
 
 Clock = Callable[[], datetime]
 
@@ -98,7 +100,8 @@ class RunDetail:
     hint: str | None
     timeline: tuple[TimelineStep, ...]
     similar: tuple[SimilarRun, ...] = ()
-    preflight: dict[str, Any] | None = None
+    evidence: dict[str, Any] | None = None  # a failure's first error line and log tail (views.run_record)
+    preflight: dict[str, Any] | None = None  # the launch's preflight report (runs.preflight)
 
     @property
     def log_path(self) -> str | None:
@@ -221,7 +224,9 @@ def load_detail(ctx: Context, run_id: str, now: datetime) -> RunDetail:
             remote_dir=run.remote_dir, log_offset=run.log_offset or 0, cancel_requested=run.cancel_requested,
             env_fingerprint=dict(run.env_fingerprint) if run.env_fingerprint else None, root_cause=cause,
             hint=(cause or {}).get("hint") or _hint(signature), timeline=timeline(row, events, now),
-            similar=similar, preflight=dict(run.preflight) if run.preflight else None,
+            similar=similar,
+            evidence=failure_evidence(run.parser_state) if run.status in EVIDENCE_STATUSES else None,
+            preflight=dict(run.preflight) if run.preflight else None,
         )
 
 

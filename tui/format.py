@@ -7,6 +7,7 @@ from datetime import datetime
 
 from rich.text import Text
 
+from orchestrator.humanize import short_span, span
 from tui.data import RunRow
 
 STATUS_STYLE = {
@@ -14,25 +15,6 @@ STATUS_STYLE = {
     "failed": "bold red", "cancelled": "yellow", "lost": "magenta",
 }
 BAR_FULL, BAR_EMPTY = "█", "░"
-
-
-def span(seconds: float | None) -> str:
-    """A compact duration: 42s, 7m05s, 3h12m, 2d04h."""
-    if seconds is None:
-        return "—"
-    s = int(max(0, seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    if s < 86400:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m"
-    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
-
-
-def short_span(seconds: float) -> str:
-    """Like span, without the seconds once they no longer matter (10 minutes to an hour): `11m`."""
-    return f"{int(seconds) // 60}m" if 600 <= seconds < 3600 else span(seconds)
 
 
 def age(created: datetime, now: datetime) -> str:

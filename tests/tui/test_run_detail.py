@@ -73,6 +73,7 @@ class TestRunDetail:
         async with app.run_test(size=(80, 24)) as pilot:
             pane = app.screen.query_one(LogPane)
             await until(pilot, lambda: len(pane.lines) >= 14, "log lines")
+            await pilot.press("l")  # a failed run opens on its root cause
             await pilot.press("e")
             assert not pane.following
             assert "error at line 12" in text_of(pane, "#log-status")
@@ -92,6 +93,7 @@ class TestRunDetail:
         async with app.run_test(size=(120, 40)) as pilot:
             pane = app.screen.query_one(LogPane)
             await until(pilot, lambda: len(pane.lines) >= 14, "log lines")
+            await pilot.press("l")  # a failed run opens on its root cause
             log = pane.text_log
             before = [(strip.text, strip.cell_length) for strip in log.lines]
             await pilot.press("slash", *"worker", "enter")

@@ -46,6 +46,24 @@ def test_run_detail_failed(snap_compare, make_app, seeded, size) -> None:
 
     async def run_before(pilot) -> None:
         await settle(pilot, lambda: len(app.screen.query_one(LogPane).lines) == 14)
+        await pilot.press("l")  # a failed run opens on its root cause
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_run_detail_failed_without_exception(snap_compare, make_app, ctx, tmp_path, size) -> None:
+    """You should see run ff00ff00 plain-fail, failed, exit 3, opened on the Root cause tab: `The run failed
+    and its log shows no exception.`, `first error line: error: something bad` and the log's last lines
+    (`step 0` … `step 11`, `error: something bad`)."""
+    from test_failure_evidence import add_plain_failure
+
+    app = make_app(open_run=add_plain_failure(ctx, tmp_path / "local-root"))
+
+    async def run_before(pilot) -> None:
+        await settle(pilot, lambda: app.screen.detail is not None)
+        await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
 

@@ -48,6 +48,8 @@ def test_eorch_tui_in_tmux(tui_home: Path, tmp_path: Path) -> None:
         tmux(socket, "send-keys", "-t", "tui", "Down", "Enter")
         detail = wait_screen(socket, "exit 1")
         assert "bb22cc33" in detail and "Root cause" in detail and "launch 1m00s" in detail
+        wait_screen(socket, "torch.OutOfMemoryError")  # a failed run opens on its root cause
+        tmux(socket, "send-keys", "-t", "tui", "l")
         wait_screen(socket, "RuntimeError: Engine core initialization failed")
         tmux(socket, "send-keys", "-t", "tui", "Escape")
         wait_screen(socket, "5 of 5 runs")

@@ -94,11 +94,15 @@ class RunDetailScreen(Screen[None]):
             pane.start(detail.row.id, detail.row.host, detail.log_path, detail.log_offset)
         else:
             pane.show_note("no log yet: the run has no directory on its host")
-        if first:
+        if first and detail.row.status in ("failed", "lost"):
+            self.action_show_tab("cause-tab")  # a failed run opens on why it failed
+        elif first:
             pane.query_one("#log-text").focus()
 
     def action_show_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
+        if tab == "log-tab":  # the log's keys (search, jump to error, pause) work at once
+            self.query_one(LogPane).query_one("#log-text").focus()
 
     def action_copy_id(self) -> None:
         self.app.copy_to_clipboard(self.run_id)
