@@ -40,11 +40,11 @@ def preflight(
         raise typer.Exit(1)
 
 
-def print_report(report: dict[str, Any], *, to_stderr: bool = False) -> None:
+def print_report(report: dict[str, Any], *, to_stderr: bool = False, all_checks: bool = True) -> None:
     from orchestrator.preflight import lines
 
     out = err_console if to_stderr else console
-    for line in lines(report):
+    for line in lines(report, all_checks=all_checks):
         out.print(line, highlight=False, soft_wrap=True)
 
 
@@ -61,8 +61,7 @@ def launch_checked(host: str, kwargs: dict[str, Any], *, force: bool, json_: boo
             print_report(err.report, to_stderr=True)
         raise
     if not json_ and report.verdict.value != "ok":
-        stored = report.to_dict()
-        print_report({**stored, "checks": [c for c in stored["checks"] if c["status"] != "ok"]})
+        print_report(report.to_dict(), all_checks=False)
     return run
 
 

@@ -209,8 +209,11 @@ class TestForcedAndStored:
         when the run ends (here: the recipe's own layer-id check fails it within seconds)."""
         root = add_gpu_host(tmp_path)
         spec = demo_spec(tmp_path, engine_python, tiny)
-        run = json.loads(eorch("launch", "--host", "gpu", "--spec", str(spec), "--set", "eagle3.layer_ids=[2, 9]",
-                               "--force", "--json").stdout)
+        proc = eorch("launch", "--host", "gpu", "--spec", str(spec), "--set", "eagle3.layer_ids=[2, 9]", "--force")
+        assert proc.stdout.startswith("preflight fail (1 failed, 0 warnings, 14 checks) in ")
+        assert "launched with --force\n  FAIL layer_ids: layer id 9 > num_hidden_layers 8" in proc.stdout
+        assert "ok   " not in proc.stdout and "\nlaunched run " in proc.stdout
+        run = json.loads(eorch("runs", "--json").stdout)[0]
         record = json.loads(eorch("show", run["id"], "--json").stdout)
         pf = record["preflight"]
         assert pf["verdict"] == "fail" and pf["forced"] is True and pf["gpus"] == [0]
