@@ -93,6 +93,7 @@ def launch(
     open(os.path.join(run_dir, "log"), "ab").close()
     for name, content in (files or {}).items():
         if os.sep in name or name.startswith("."):
+            gpulock.release(run_dir)
             raise OpError(f"bad run file name {name!r}")
         with open(os.path.join(run_dir, name), "w") as f:
             f.write(content)
@@ -120,6 +121,7 @@ def launch(
             return {"run_dir": run_dir, **info, "log_path": os.path.join(run_dir, "log"),
                     **({"gpu_locks": locks} if locks else {})}
         time.sleep(0.01)
+    gpulock.release(run_dir)
     raise OpError("the wrapper did not start within 15 s (see wrapper.err in the run directory)")
 
 

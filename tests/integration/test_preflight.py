@@ -276,6 +276,14 @@ class TestGpuLock:
         assert taken["taken"] == [0] and taken["broken"][0]["run_id"] == "dead1"
         assert "dead" in taken["broken"][0]["why"]
 
+    def test_failed_launch_op_leaves_no_lock(self, tmp_path: Path) -> None:
+        """A launch op refused after taking the locks (a bad run file name) gives them back."""
+        root = tmp_path / "root"
+        (root / "runs").mkdir(parents=True)
+        with pytest.raises(ops.OpError, match="bad run file name"):
+            ops.launch(str(root / "runs" / "bad1"), "bad1", ["true"], {}, None, files={".x": ""}, gpu_locks=[0])
+        assert gpulock.holders(str(root)) == []
+
     def test_unknown_holder_keeps_its_lock(self, tmp_path: Path) -> None:
         """A run dir whose wrapper has not recorded itself yet (just launched) is not provably gone."""
         root = tmp_path / "root"
