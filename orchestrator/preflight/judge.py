@@ -79,8 +79,12 @@ def check_known_bad(cfg: dict[str, Any], facts: dict[str, Any], table: Sequence[
     if not out:
         seen = {d: v for k in ("vllm_python", "speculators_python") for d, v in _versions(facts, cfg, k).items()
                 if d in ("vllm", "speculators", "safetensors")}
+        if not seen or not fams:
+            return [warn("known_bad", "not checked: " + ("no versions (the interpreters did not answer)" if not seen
+                                                       else "no model family (no config.json)"),
+                         "fix the failed checks above, then run eorch preflight again")]
         out.append(ok("known_bad", f"none of {len(table)} known-bad entries match "
-                      + ", ".join(f"{d} {v}" for d, v in sorted(seen.items())) + f" · {fams[0] if fams else '?'}"))
+                      + ", ".join(f"{d} {v}" for d, v in sorted(seen.items())) + f" · {fams[0]}"))
     return out
 
 

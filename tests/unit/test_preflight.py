@@ -257,6 +257,12 @@ class TestKnownBad:
         assert check(judge(spec(), facts(interpreters=self.interp(vllm="0.30.0")), TABLE), "known_bad")[0] \
             is Status.OK
 
+    def test_nothing_to_match_is_not_ok(self) -> None:
+        """Interpreters that did not answer: the table was not checked, a warning rather than an ok."""
+        f = facts(interpreters={PY: {"requested": PY, "ok": False, "error": "interpreter not found on the host"}})
+        status, evidence, _ = check(judge(spec(), f, TABLE), "known_bad")
+        assert status is Status.WARN and evidence == "not checked: no versions (the interpreters did not answer)"
+
     def test_old_safetensors_warns(self) -> None:
         """safetensors < 0.8.0 in the vLLM env: warn (slow, not wrong)."""
         report = judge(spec(), facts(interpreters=self.interp(safetensors="0.7.1")), TABLE)
