@@ -101,6 +101,7 @@ class RunDetail:
     timeline: tuple[TimelineStep, ...]
     similar: tuple[SimilarRun, ...] = ()
     evidence: dict[str, Any] | None = None  # a failure's first error line and log tail (views.run_record)
+    preflight: dict[str, Any] | None = None  # the launch's preflight report (runs.preflight)
 
     @property
     def log_path(self) -> str | None:
@@ -225,6 +226,7 @@ def load_detail(ctx: Context, run_id: str, now: datetime) -> RunDetail:
             hint=(cause or {}).get("hint") or _hint(signature), timeline=timeline(row, events, now),
             similar=similar,
             evidence=failure_evidence(run.parser_state) if run.status in EVIDENCE_STATUSES else None,
+            preflight=dict(run.preflight) if run.preflight else None,
         )
 
 

@@ -9,6 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import ProgressBar, Static
 
+from orchestrator.preflight import lines as preflight_lines
 from orchestrator.views import env_lines
 from tui.data import RunDetail
 from tui.format import progress_of, rate_text, slurm_text, span, stamp, status_text
@@ -31,6 +32,10 @@ def header_text(detail: RunDetail) -> Text:
     for line in env_lines({"env_fingerprint": detail.env_fingerprint}):
         text.append("\n")
         text.append_text(Text.from_markup(line, style="dim"))
+    if detail.preflight:
+        for line in preflight_lines(detail.preflight, all_checks=False):
+            text.append("\n")
+            text.append_text(Text.from_markup(line, style="dim"))
     return text
 
 
