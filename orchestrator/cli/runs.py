@@ -17,6 +17,7 @@ from orchestrator.errors import NotFound, PreflightRefused, UsageError
 from orchestrator.launcher import launch as launch_run
 from orchestrator.launcher import parse_env
 from orchestrator.monitor import cancel_run
+from orchestrator.recipesteps import checklist, recipe_steps
 from orchestrator.runstate import RunStatus
 from orchestrator.store import queries
 from orchestrator.store.models import Run
@@ -203,7 +204,11 @@ def show(
     """Everything known about one run."""
     ctx = context()
     with ctx.db() as s:
-        record = run_record(queries.get_run(s, run))
+        found = queries.get_run(s, run)
+        record = run_record(found)
+        steps = recipe_steps(e.data or {} for e in queries.events_of(s, found.id, kinds=("step_step",)))
+    if steps:
+        record["steps"] = [{"step": x.step, "state": x.state, "seconds": x.seconds} for x in steps]
     if json_:
         print_json(record)
         return
@@ -234,6 +239,8 @@ def show(
 
         for line in lines(record["preflight"], all_checks=False):
             console.print(line, highlight=False, soft_wrap=True)
+    if steps:
+        console.print(f"steps: {checklist(steps)}", highlight=False, markup=False)
     if record.get("outputs"):
         o = record["outputs"]
         console.print(f"outputs: {o.get('samples')} samples in {o.get('dir')} · verified {o.get('verified')}")

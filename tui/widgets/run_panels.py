@@ -53,6 +53,33 @@ def timeline_text(detail: RunDetail) -> Text:
         text.append(f" {span(step.duration_s)}" if not ongoing else " …", style="dim")
         if step.detail:
             text.append(f" ({step.detail})", style="red")
+    recipe = recipe_text(detail)
+    if recipe.plain:
+        text.append("\n")
+        text.append_text(recipe)
+    return text
+
+
+STEP_STYLE = {"done": "green", "failed": "bold red", "started": "bold cyan", "skipped": "dim"}
+
+
+def recipe_text(detail: RunDetail) -> Text:
+    """The recipe's verdict: its steps as a checklist with times, then its outputs."""
+    text = Text()
+    for index, line in enumerate(detail.steps):
+        if index:
+            text.append("  ")
+        text.append(line.text(), style=STEP_STYLE.get(line.state, ""))
+    out = detail.outputs
+    if out:
+        if text.plain:
+            text.append("\n")
+        verified = out.get("verified")
+        text.append(f"outputs: {out.get('samples')} samples · ")
+        text.append("verified" if verified else "not verified", style="green" if verified else "yellow")
+        size = out.get("bytes")
+        text.append((f" · {size / 2**20:.1f} MiB" if isinstance(size, int | float) else "")
+                    + f" · {out.get('dir')}", style="dim")
     return text
 
 
