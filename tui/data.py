@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import select
 
 from orchestrator.context import Context
 from orchestrator.errors import EorchError
@@ -85,6 +85,7 @@ class SimilarRun:
     name: str
     status: str
     created_at: datetime
+    changed: str = ""  # what changed between that run and this one (`history.describe_changes`)
 
 
 @dataclass(frozen=True)
@@ -190,27 +191,16 @@ def _hint(signature: str | None) -> str | None:
 
 
 def _similar(session: Any, run: Run) -> tuple[SimilarRun, ...]:
-    """Earlier runs that failed the same way: history.similar when it exists, else same signature/fingerprint."""
+    """Earlier runs that failed the same way, as `eorch similar` finds them, with what changed since."""
+    from orchestrator import history
+
     try:
-        from orchestrator import history
-    except ImportError:
-        history = None  # type: ignore[assignment]
-    found: list[Run] = []
-    if history is not None and hasattr(history, "similar"):
-        try:
-            result = history.similar(session, run.id)
-        except (TypeError, EorchError):  # an API we do not know yet, or a run it cannot compare
-            result = []
-        found = [r for r in (getattr(x, "run", x) for x in result) if isinstance(r, Run)]
-    elif run.fingerprint or run.signature:
-        conds = []
-        if run.fingerprint:
-            conds.append(Run.fingerprint == run.fingerprint)
-        if run.signature:
-            conds.append(Run.signature == run.signature)
-        stmt = select(Run).where(or_(*conds), Run.id != run.id).order_by(Run.created_at.desc()).limit(5)
-        found = list(session.scalars(stmt))
-    return tuple(SimilarRun(r.id, r.name, r.status, r.created_at) for r in found if r.id != run.id)[:5]
+        _run, matches = history.similar_runs(session, run.id, limit=5)
+    except EorchError:  # no root cause to compare
+        return ()
+    return tuple(SimilarRun(m["run"]["id"], m["run"]["name"], m["run"]["status"],
+                            datetime.fromisoformat(m["run"]["created_at"].rstrip("Z")),
+                            history.describe_changes(m["changes"])) for m in matches)
 
 
 def load_detail(ctx: Context, run_id: str, now: datetime) -> RunDetail:
