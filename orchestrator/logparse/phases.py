@@ -73,6 +73,12 @@ CLEAN_RE = re.compile(
     r"^\[shutdown\]|^(?:INFO:\s+)?Shutting down\.?$|Application shutdown complete|^\s*Done\.\s*$"
     r"|Data generation complete!"
 )
+# An orderly stop was asked for or announced: a traceback printed after it is part of the shutdown.  Narrower
+# than CLEAN_RE: vLLM also logs ``[shutdown] Executor: ...`` while tearing down after a failed start.
+STOP_RE = re.compile(
+    r"received signal|shutdown triggered|^(?:INFO:\s+)?Shutting down(?: FastAPI HTTP server)?\.?$"
+    r"|Application shutdown complete|^\s*Done\.\s*$|Data generation complete!"
+)
 
 # --- progress ---------------------------------------------------------------------------------------------
 

@@ -31,6 +31,7 @@ class Signature:
     hint: str
     funnel: bool = True
     points_to: re.Pattern[str] | None = None
+    harmless: bool = False  # a warning that is not even evidence when vLLM logs it as an ERROR record
 
     def matches(self, text: str) -> bool:
         """True when ``text`` (a decoded, prefix-stripped line) shows this signature."""
@@ -98,6 +99,7 @@ def _signature_from(entry: dict[str, Any]) -> Signature:
             hint=str(entry["hint"]),
             funnel=bool(entry.get("funnel", True)),
             points_to=re.compile(str(points)) if points else None,
+            harmless=bool(entry.get("harmless", False)),
         )
     except (KeyError, ValueError, re.error) as err:
         if isinstance(err, CatalogueError):

@@ -32,11 +32,20 @@ _CHAIN = (
     "The above exception was the direct cause of the following exception:",
 )
 _EXC_RE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*)(?::\s?(?P<msg>.*))?$")
+#: An exception line that can stand without its header: a (dotted) name that says it is an error.
+_BARE_EXC_RE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)(?::\s?.*)?$")
+#: Lines of a raw exception's message kept after its first line.
+_CONTINUATION_CAP = 32
 _FRAMES, _AFTER_EXC, _CHAINED = "frames", "after_exc", "chain"
 
 
 def is_header(message: str) -> bool:
-    return message.startswith(HEADERS)
+    return message.startswith(HEADERS) or message.rstrip().endswith(HEADERS)
+
+
+def is_bare_exception(message: str) -> bool:
+    """``ValueError: ...`` standing alone: the exception line of a traceback whose header was cut off."""
+    return _BARE_EXC_RE.match(message.rstrip()) is not None
 
 
 @dataclass(frozen=True)
@@ -71,6 +80,8 @@ class _Open:
     exception_lines: list[str] = field(default_factory=list)
     state: str = _FRAMES
     blanks: int = 0
+    crlf: bool = True  # the header line ended in "\r": the record ends at the first bare "\n"
+    continued: int = 0  # continuation lines of a raw exception message
 
     def add(self, text: str, line_no: int, important: bool = False) -> None:
         self.last_line = line_no
@@ -114,12 +125,22 @@ class TracebackAssembler:
     def is_open(self, key: str) -> bool:
         return key in self._open
 
-    def start(self, line: ParsedLine, line_no: int, process: str) -> list[Traceback]:
+    def start(self, line: ParsedLine, line_no: int, process: str, ending: Ending = Ending.CR) -> list[Traceback]:
         """Open a traceback at its header line; closes one the same writer left open."""
         closed = self._close(line.key)
-        tb = _Open(line.key, process, line.record, line.level, line_no, line_no)
+        tb = _Open(line.key, process, line.record, line.level, line_no, line_no, crlf=ending is Ending.CR)
         tb.add(line.message.rstrip(), line_no, important=True)
         self._open[line.key] = tb
+        return closed
+
+    def start_headless(self, line: ParsedLine, line_no: int, ending: Ending) -> list[Traceback]:
+        """Open a traceback at an exception line whose header and first frames were cut off."""
+        closed = self._close(line.key)
+        tb = _Open(line.key, line.process, line.record, line.level, line_no, line_no, crlf=ending is Ending.CR)
+        self._exception_line(tb, line.message.rstrip(), line_no)
+        self._open[line.key] = tb
+        if tb.record is not None and ending is Ending.EOF:
+            closed += self._close(line.key)
         return closed
 
     def feed(self, line: ParsedLine, line_no: int, ending: Ending) -> tuple[bool, list[Traceback]]:
@@ -133,7 +154,7 @@ class TracebackAssembler:
         consumed = self._step(tb, msg, line_no)
         if not consumed:
             return False, self._close(line.key)
-        if tb.record is not None and ending is not Ending.CR:
+        if tb.record is not None and ending is not Ending.CR and (tb.crlf or ending is Ending.EOF):
             return True, self._close(line.key)
         return True, []
 
@@ -160,13 +181,25 @@ class TracebackAssembler:
                 tb.add(msg, line_no, important=True)
                 return True
             return False
-        if tb.record is not None and tb.state == _AFTER_EXC:
-            # More lines of a multi-line exception message, inside the same log record.
+        if tb.state == _AFTER_EXC and (tb.record is not None or self._continues(tb, msg)):
+            # More lines of a multi-line exception message (inside the same log record, or indented).
+            tb.continued += 1
             if len(tb.exception_lines) == 1 and tb.message is not None and len(tb.message) < 4096:
                 tb.message = f"{tb.message}\n{msg}"
             tb.add(msg, line_no)
             return True
         return False
+
+    @staticmethod
+    def _continues(tb: _Open, msg: str) -> bool:
+        """Whether a raw line after the exception line still belongs to its message: indented, or a ``- ``
+        item of a message that announced a list (pydantic's ``N validation error(s) for X``)."""
+        if tb.continued >= _CONTINUATION_CAP:
+            return False
+        if msg[:1].isspace():
+            return True
+        first = tb.exception_lines[0] if tb.exception_lines else ""
+        return msg.startswith("- ") and ("validation error" in first or tb.continued > 0)
 
     def _exception_line(self, tb: _Open, msg: str, line_no: int) -> None:
         tb.state, tb.blanks = _AFTER_EXC, 0
