@@ -34,6 +34,7 @@ _CHAIN = (
 _EXC_RE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*)(?::\s?(?P<msg>.*))?$")
 #: An exception line that can stand without its header: a (dotted) name that says it is an error.
 _BARE_EXC_RE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)(?::\s?.*)?$")
+_PYDANTIC_LOC_RE = re.compile(r"^[\w.\[\]\-]+$")
 #: Lines of a raw exception's message kept after its first line.
 _CONTINUATION_CAP = 32
 _FRAMES, _AFTER_EXC, _CHAINED = "frames", "after_exc", "chain"
@@ -192,13 +193,15 @@ class TracebackAssembler:
 
     @staticmethod
     def _continues(tb: _Open, msg: str) -> bool:
-        """Whether a raw line after the exception line still belongs to its message: indented, or a ``- ``
-        item of a message that announced a list (pydantic's ``N validation error(s) for X``)."""
+        """Whether a raw line after the exception line still belongs to its message: indented, or, after
+        pydantic's ``N validation error(s) for X``, a field name alone on its line or a ``- `` item."""
         if tb.continued >= _CONTINUATION_CAP:
             return False
         if msg[:1].isspace():
             return True
         first = tb.exception_lines[0] if tb.exception_lines else ""
+        if "validation error" in first and _PYDANTIC_LOC_RE.match(msg) is not None:
+            return True  # the field a pydantic error is about, on its own line: "gpu_memory_utilization"
         return msg.startswith("- ") and ("validation error" in first or tb.continued > 0)
 
     def _exception_line(self, tb: _Open, msg: str, line_no: int) -> None:

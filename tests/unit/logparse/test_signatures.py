@@ -53,6 +53,9 @@ EXAMPLES = {
     "fa_version_unsupported": "Cannot use FA version 2 is not supported due to FA2 is only supported on devices "
                               "with compute capability >= 8",
     "sglang_child_failed": "Received sigquit from a child process. It usually means the child failed.",
+    "killed": "killed (SIGKILL; OOM killer?)",
+    "aborted": "aborted (SIGABRT)",
+    "segfault": "segmentation fault (SIGSEGV)",
 }
 
 
