@@ -320,7 +320,7 @@ class LogParser(LineRules):
             key = None if prev_cr and prev_raw is not None and b"pid=" in prev_raw else quick_key(raw)
             if key is not None and not self._tbs.is_open(key) and not self._general(raw):
                 # What _examine would do with a line of another writer holding no needle, without decoding.
-                for tb in self._tbs.close_stale(self._line_no):
+                for tb in self._tbs.close_stale(self._line_no, key):
                     self._on_traceback(tb, events)
                 self._progress_rule(raw, self._line_no, events)
                 self._settle(self._line_no, "", events)

