@@ -43,11 +43,8 @@ class Needle:
     until_phase: Phase | None = None  # relevant while the log's phase is before this one
     until_clean: bool = False  # relevant until a clean shutdown has been seen
     while_pending: bool = False  # relevant whatever the phase while an error line is pending
-    when_clean: bool = False  # relevant only after a clean stop (a fresh start of a later run then)
 
     def relevant(self, phase: Phase, clean: bool, pending: bool = False) -> bool:
-        if self.when_clean:
-            return clean
         if pending and self.while_pending:
             return True
         if self.until_clean and clean:
@@ -67,7 +64,7 @@ class Funnel:
         atom_bytes = [a.encode() for a in atoms]
         for n in needles:
             cover = next((a for a in atom_bytes if a in n.text), None)
-            if cover is not None and not n.when_clean:
+            if cover is not None:
                 n = Needle(cover, n.until_phase, n.until_clean, n.while_pending)
             old = merged.get(n.text)
             if old is None:
@@ -221,7 +218,8 @@ def build_funnel(catalogue: Catalogue) -> Funnel:
     needles += [Needle(h.split(" ")[0].encode()) for h in HEADERS if not h.startswith("Traceback")]
     needles += [Needle(t.encode()) for t in PROGRESS_NEEDLES]
     needles += [Needle(t.encode(), until_clean=True) for t in CLEAN_NEEDLES]
-    needles += [Needle(t.encode(), when_clean=True) for t in RESTART_NEEDLES]
+    # Always relevant (rare lines): a fresh start after a clean stop, a later run appended to the same log.
+    needles += [Needle(t.encode()) for t in RESTART_NEEDLES]
     needles += [Needle(t.encode(), until_phase=Phase.SERVING) for t in SHARD_NEEDLES]
     for marker in MARKERS:
         # While an error line is pending, the serving/running markers are read again as signs of life.

@@ -14,7 +14,7 @@ from orchestrator.logparse.analysis import Analysis, SignatureCount
 from orchestrator.logparse.events import LogEvent
 from orchestrator.logparse.lines import LINE_CAP, Ending, count_terminators, ending_at, line_end
 from orchestrator.logparse.phases import ProgressReading, frame_at, frame_unit
-from orchestrator.logparse.prefixes import quick_key
+from orchestrator.logparse.prefixes import is_prefix_only, quick_key
 from orchestrator.logparse.rules import LineRules
 from orchestrator.logparse.signatures import Catalogue
 
@@ -227,9 +227,13 @@ class LogParser(LineRules):
                 touched = False
                 now = self._funnel_state()
                 if now != handled:
-                    handled = now
+                    prev, handled = handled, now
                     wanted = self._funnel.relevant(*now)
-                    if general is not None and all(n in wanted for n in relevant):
+                    if general is not None and (now[0], now[2]) == (prev[0], prev[2]) and now[1]:
+                        # Only the clean stop came: its needles (a burst of shutdown lines) drop out without a
+                        # rescan; a line holding only them is checked again (``_general``) and skipped.
+                        pass
+                    elif general is not None and all(n in wanted for n in relevant):
                         if full_end >= 0:
                             w_end, full_end = full_end, -1
                         added = [n for n in wanted if n not in relevant]
@@ -317,7 +321,18 @@ class LogParser(LineRules):
             self._line_no += 1
             raw = buf[cursor:min(e, cursor + LINE_CAP)]
             ending = ending_at(buf, e, end)
-            key = None if prev_cr and prev_raw is not None and b"pid=" in prev_raw else quick_key(raw)
+            inherits = prev_cr and prev_raw is not None and (b"\x1b" in prev_raw or is_prefix_only(prev_raw))
+            key = None if inherits else quick_key(raw)
+            head = None if key is None else self._tbs.frame_head(key, ending)
+            if head is not None and raw.startswith(head) and raw[len(head):len(head) + 1] in (b" ", b"\t"):
+                # A frame line of an open traceback (the bulk of one): what _examine would do, unparsed.
+                msg = raw[len(head):].decode("utf-8", "replace").rstrip()
+                if not self._cat.match(msg):
+                    self._tbs.add_frame(key, msg, self._line_no)  # type: ignore[arg-type]
+                    prev_raw = raw if e - cursor <= _PREV_CAP else None
+                    prev_cr = ending is Ending.CR
+                    cursor = nxt
+                    continue
             if key is not None and not self._tbs.is_open(key) and not self._general(raw):
                 # What _examine would do with a line of another writer holding no needle, without decoding.
                 for tb in self._tbs.close_stale(self._line_no, key):

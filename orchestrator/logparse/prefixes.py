@@ -36,6 +36,7 @@ _COLLECTOR_RE = re.compile(
     r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.\-]+ [\w.\-@/]+(?:\[\d+\])?:) "
 )
 _COLLECTOR_BYTES_RE = re.compile(_COLLECTOR_RE.pattern.encode())
+_MONTHS = frozenset(["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"])
 
 
 def _name(m: re.Match[str]) -> str:
@@ -68,7 +69,7 @@ def parse_line(text: str, inherited: tuple[str, int] | None = None) -> ParsedLin
     """
     process, pid = (inherited if inherited else (MAIN, None))
     rest = text
-    c = _COLLECTOR_RE.match(rest) if rest[:1].isalnum() else None
+    c = _COLLECTOR_RE.match(rest) if rest[:1].isdigit() or rest[:3] in _MONTHS else None
     pos = c.end() if c is not None else 0
     # Leading VLLM_LOGGING_PREFIX or Ray nesting: take the last "(name pid=N)" group at the front.
     while True:
@@ -93,13 +94,22 @@ def quick_key(raw: bytes) -> str | None:
     (ANSI codes or NULs in the line)."""
     if b"\x1b" in raw or b"\x00" in raw:
         return None
-    if raw[:1].isalnum() and _COLLECTOR_BYTES_RE.match(raw) is not None:
+    if (raw[:1].isdigit() or raw[:3].decode("latin-1") in _MONTHS) and _COLLECTOR_BYTES_RE.match(raw):
         return None
     m = _QUICK_RE.match(raw)
     if m is None:
         return MAIN
     proc = (m.group("proc") or b"pid").decode("ascii") + (m.group("rank") or b"").decode("ascii")
     return f"{proc}:{int(m.group('pid'))}"
+
+
+_PREFIX_ONLY_BYTES_RE = re.compile(_PREFIX_ONLY_RE.pattern.encode())
+
+
+def is_prefix_only(raw: bytes) -> bool:
+    """Whether a raw line is nothing but a process prefix (undecoded: ANSI codes make it False, and the
+    caller then takes the slow path)."""
+    return b"pid=" in raw and _PREFIX_ONLY_BYTES_RE.match(raw) is not None
 
 
 def prefix_only(text: str) -> tuple[str, int] | None:

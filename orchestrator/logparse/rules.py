@@ -69,7 +69,8 @@ class LineRules(EvidenceRules):
         self._dirty = False
         self._asgi: dict[str, int] = {}  # writer -> line of its last "Exception in ASGI application"
         self._request_tbs: list[str] = []  # writers whose open traceback is one request's failure
-        self._terminate_line: int | None = None  # a C++ "terminate called ..." waiting for its what() line
+        self._terminate_line: int | None = None
+        self._head: str | None = None  # the text before the message of the line being classified  # a C++ "terminate called ..." waiting for its what() line
 
     def _rules_state(self) -> dict[str, Any]:
         """The JSON-able semantic state (part of ``LogParser.snapshot``)."""
@@ -129,7 +130,8 @@ class LineRules(EvidenceRules):
         inherited = None
         if prev_cr and prev_raw is not None and b"pid=" in prev_raw:
             inherited = prefix_only(decode(prev_raw))
-        line = parse_line(decode(raw), inherited)
+        text = decode(raw)
+        line = parse_line(text, inherited)
         if tb_open:
             consumed, done = self._tbs.feed(line, line_no, ending)
             if consumed:
@@ -145,6 +147,7 @@ class LineRules(EvidenceRules):
                 self._progress_rule(raw, line_no, events)
                 self._settle(line_no, line.message, events)
                 return
+        self._head = None if inherited is not None or b"\x1b" in raw else text[:len(text) - len(line.message)]
         self._classify(line, line_no, ending, prev_raw, events)
         self._progress_rule(raw, line_no, events)
         self._settle(line_no, line.message, events)
@@ -156,7 +159,7 @@ class LineRules(EvidenceRules):
             process = line.process
             if line.pid is None and prev_raw is not None:
                 process = multiprocessing_header(decode(prev_raw)) or process
-            for tb in self._tbs.start(line, line_no, process, ending):
+            for tb in self._tbs.start(line, line_no, process, ending, self._head):
                 self._on_traceback(tb, events)
             self._tb_sigs[line.key] = []
             self._mark_request(line, line_no)

@@ -82,6 +82,7 @@ class _Open:
     state: str = _FRAMES
     blanks: int = 0
     crlf: bool = True  # the header line ended in "\r": the record ends at the first bare "\n"
+    head: str | None = None  # prefix + record header of the header line: frame lines start with it too
     continued: int = 0  # continuation lines of a raw exception message
 
     def add(self, text: str, line_no: int, important: bool = False) -> None:
@@ -126,10 +127,13 @@ class TracebackAssembler:
     def is_open(self, key: str) -> bool:
         return key in self._open
 
-    def start(self, line: ParsedLine, line_no: int, process: str, ending: Ending = Ending.CR) -> list[Traceback]:
-        """Open a traceback at its header line; closes one the same writer left open."""
+    def start(self, line: ParsedLine, line_no: int, process: str, ending: Ending = Ending.CR,
+              head: str | None = None) -> list[Traceback]:
+        """Open a traceback at its header line; closes one the same writer left open.  ``head`` is the raw
+        text before the message (prefix and record header), when it is plain ASCII-safe text."""
         closed = self._close(line.key)
-        tb = _Open(line.key, process, line.record, line.level, line_no, line_no, crlf=ending is Ending.CR)
+        tb = _Open(line.key, process, line.record, line.level, line_no, line_no, crlf=ending is Ending.CR,
+                   head=head)
         tb.add(line.message.rstrip(), line_no, important=True)
         self._open[line.key] = tb
         return closed
@@ -143,6 +147,20 @@ class TracebackAssembler:
         if tb.record is not None and ending is Ending.EOF:
             closed += self._close(line.key)
         return closed
+
+    def frame_head(self, key: str, ending: Ending) -> bytes | None:
+        """The bytes a frame line of ``key``'s open traceback starts with, when such a line may be taken
+        without parsing (``add_frame``): the traceback is reading frames and the line cannot end it."""
+        tb = self._open.get(key)
+        if tb is None or tb.state != _FRAMES or tb.head is None:
+            return None
+        if tb.record is not None and ending is not Ending.CR and (tb.crlf or ending is Ending.EOF):
+            return None
+        return tb.head.encode()
+
+    def add_frame(self, key: str, msg: str, line_no: int) -> None:
+        """A frame line (indented, after ``frame_head``) of ``key``'s open traceback: what ``feed`` does."""
+        self._open[key].add(msg, line_no)
 
     def feed(self, line: ParsedLine, line_no: int, ending: Ending) -> tuple[bool, list[Traceback]]:
         """(consumed, completed): ``consumed`` is False when the line is not part of an open traceback."""

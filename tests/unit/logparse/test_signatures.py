@@ -54,6 +54,8 @@ EXAMPLES = {
                               "with compute capability >= 8",
     "sglang_child_failed": "Received sigquit from a child process. It usually means the child failed.",
     "killed": "killed (SIGKILL; OOM killer?)",
+    "engine_start_failed_echo": "Exception: WorkerProc initialization failed due to an exception in a background "
+                                "process. See stack trace for root cause.",
     "aborted": "aborted (SIGABRT)",
     "segfault": "segmentation fault (SIGSEGV)",
 }
