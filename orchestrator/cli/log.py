@@ -59,7 +59,8 @@ def _summary(name: str, a: Analysis) -> None:
         console.print(f"  progress    {a.progress.done}/{a.progress.total} {escape(a.progress.unit)}")
     rc = a.root_cause
     if rc is not None:
-        what = escape(rc.exception or "error line")
+        what = escape(rc.exception or ("exit status" if rc.traceback is None and rc.process is None
+                                       else "error line"))
         where = f" in {escape(rc.process)}" if rc.process else ""
         sig = "  " + escape(f"[{rc.signature}]") if rc.signature else ""
         console.print(f"  root cause  [bold]{what}[/]{where} (line {rc.line_no}){sig}", highlight=False)
