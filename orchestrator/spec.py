@@ -94,6 +94,10 @@ class Eagle3Section(_Strict):
     request_timeout_s: float = Field(default=600.0, gt=0)
     # uvicorn's line per request: noise in the server log of a million-sample extraction; phases come from steps
     server_access_log: bool = False
+    # first the same recipe on a shrunken copy of the model (worker/recipes/canary.py); the full run starts
+    # only after it succeeded
+    canary: bool = True
+    canary_samples: int = Field(default=4, ge=1)
 
     @field_validator("model", "data", "output", "vllm_python", "speculators_python")
     @classmethod
