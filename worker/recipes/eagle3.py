@@ -24,8 +24,8 @@ from types import FrameType
 from typing import Any
 
 from worker.events import EventWriter, Step
-from worker.recipes import eagle3_plan as plan
 from worker.recipes import canary, manifest, outputs
+from worker.recipes import eagle3_plan as plan
 from worker.recipes.outputs import count_hs
 from worker.recipes.proc import Child, dist_versions, kill_marked, pids_with_marker, say, wait_gpu_release
 from worker.recipes.vllm_watch import is_fatal, root_cause
