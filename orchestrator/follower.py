@@ -198,5 +198,9 @@ def apply_step_event(run: Run, record: dict[str, Any]) -> None:
             record.get("done"), record.get("total"), record.get("rate"))
     elif kind == "outputs":
         run.outputs = {k: record.get(k) for k in ("dir", "samples", "verified", "bytes", "stray_locks")}
+    elif kind == "canary":
+        from orchestrator.canary import canary_record
+
+        run.canary = canary_record(record)
     elif kind == "step" and record.get("step") == "extract" and record.get("state") == "started":
         run.phase = merge_phase(run.phase, "running")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from orchestrator.canary import effective_root_cause
 from orchestrator.store.models import Host, Run
 
 
@@ -32,7 +33,7 @@ def run_record(run: Run) -> dict[str, Any]:
         "started_at": _iso(run.started_at),
         "ended_at": _iso(run.ended_at),
         "log_offset": run.log_offset,
-        "root_cause": run.root_cause,
+        "root_cause": effective_root_cause(run.root_cause, run.canary),
         "command": run.command,
         "env": run.env,
         "cwd": run.cwd,
@@ -49,6 +50,8 @@ def run_record(run: Run) -> dict[str, Any]:
     }
     if run.kind != "command" or run.outputs:
         record["outputs"] = run.outputs
+    if run.kind == "eagle3-extract":
+        record["canary"] = run.canary
     return record
 
 

@@ -44,6 +44,9 @@ def launch(
     sbatch_arg: Annotated[list[str], typer.Option(
         "--sbatch-arg", help="extra sbatch option for this run on a slurm host, e.g. --sbatch-arg=--gres=gpu:8 "
         "(repeatable; after the host's)")] = [],  # noqa: B006
+    canary: Annotated[bool | None, typer.Option(
+        "--canary/--no-canary", help="eagle3-extract: first run the recipe on a shrunken copy of the model and "
+        "start the full run only if it succeeds (default: the spec's eagle3.canary, on)")] = None,
     json_: Annotated[bool, typer.Option("--json", help="print the run record as JSON")] = False,
 ) -> None:
     """Start a command (after `--`) or a job spec detached on a host; returns at once with the run id."""
@@ -55,17 +58,19 @@ def launch(
         if spec is None or argv:
             raise UsageError("several --host split an eagle3-extract --spec across hosts; a command runs on one")
         _launch_split(spec, hosts, set_, name=name, env=env, cwd=cwd, python=python, patch=patch,
-                      apply_patches=apply_patches, sbatch_args=sbatch_arg, json_=json_)
+                      apply_patches=apply_patches, sbatch_args=sbatch_arg, json_=json_, canary=canary)
         return
     if spec is not None:
         if argv:
             raise UsageError("give either --spec or a command after `--`, not both")
         from orchestrator.speclaunch import spec_launch_args
 
-        kwargs = spec_launch_args(spec, extra_env=parse_env(env), name=name, cwd=cwd, overrides=set_)
+        kwargs = spec_launch_args(spec, extra_env=parse_env(env), name=name, cwd=cwd, overrides=set_, canary=canary)
         kwargs.update(python=python, patch=patch, apply_patches=apply_patches, sbatch_args=sbatch_arg)
         run = run_async(lambda ctx: launch_run(ctx, hosts[0], **kwargs))
     else:
+        if canary is not None:
+            raise UsageError("--canary/--no-canary apply to an eagle3-extract --spec, not to a command")
         parsed_env = parse_env(env)
         run = run_async(lambda ctx: launch_run(ctx, hosts[0], argv, name=name, env=parsed_env, cwd=cwd,
                                                python=python, patch=patch, apply_patches=apply_patches,
@@ -83,11 +88,12 @@ def _say_launched(run: Run) -> None:
 
 
 def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: str | None, env: list[str],
-                  cwd: str | None, json_: bool, **common: object) -> None:
+                  cwd: str | None, json_: bool, canary: bool | None = None, **common: object) -> None:
     """One run per host, rank i of len(hosts); all specs and hosts are checked before the first starts."""
     from orchestrator.speclaunch import split_launch_args
 
-    plans = split_launch_args(spec, hosts, extra_env=parse_env(env), name=name, cwd=cwd, overrides=overrides)
+    plans = split_launch_args(spec, hosts, extra_env=parse_env(env), name=name, cwd=cwd, overrides=overrides,
+                              canary=canary)
     ctx = context()
     with ctx.db() as s:
         for h in hosts:
@@ -183,6 +189,8 @@ def show(
 
     for line in env_lines(record):
         console.print(line, highlight=False)
+    if record.get("canary"):
+        console.print(canary_line(record["canary"]), highlight=False)
     if record.get("outputs"):
         o = record["outputs"]
         console.print(f"outputs: {o.get('samples')} samples in {o.get('dir')} · verified {o.get('verified')}")
@@ -196,8 +204,25 @@ def show(
 
             console.print(f"signature {cause['signature']}: {signature_hint(cause['signature']) or ''}",
                           highlight=False)
+        if cause.get("canary_step"):
+            console.print(f"(in the canary, at {cause['canary_step']}: {cause.get('canary_error') or ''})",
+                          highlight=False, markup=False)
         if cause.get("traceback"):
             console.print(cause["traceback"], highlight=False, markup=False)
+
+
+def canary_line(c: dict[str, object]) -> str:
+    """``canary: succeeded in 41.2s (LlamaForCausalLM, 4 of 32 layers, ids [2, 16, 29, 32] → [1, 2, 3, 4])``."""
+    took = f" in {c['seconds']:.1f}s" if isinstance(c.get("seconds"), int | float) else ""
+    model = c.get("model") if isinstance(c.get("model"), dict) else None
+    what = (f" ({model['architecture']}, {model['num_hidden_layers']} of {model['target_layers']} layers, "
+            f"ids {model['target_layer_ids']} → {model['layer_ids']})") if model else ""
+    status = c.get("status")
+    style = {"succeeded": "green", "failed": "bold red"}.get(str(status), "yellow")
+    line = f"canary: [{style}]{status}[/]{took}{what}"
+    if status == "failed":
+        line += f" at {c.get('step')}: the full run was not started"
+    return line
 
 
 def logs(

@@ -42,7 +42,7 @@ def log_tail(run_dir: Path) -> str:
             text = (run_dir / name).read_bytes()[-TAIL_BYTES:].decode("utf-8", "replace")
         except OSError:
             continue
-        parts.append("\n".join(text.splitlines()[-lines:]))
+        parts.append("\n".join(text.split("\n")[-lines:]))
     return "\n".join(p for p in parts if p)
 
 

@@ -72,7 +72,7 @@ class Eagle3Recipe:
         self.client_errors: list[str] = []
         self._fatal = threading.Event()
         self._stopping = False
-        self._current = None
+        self._current: Step | None = None
         self._counting: str | None = None
         self.span: tuple[int, int] | None = None  # this rank's sample indices, once counted
         self._server_dead = False  # a failed server gets a short grace: it has nothing left to flush
@@ -86,7 +86,7 @@ class Eagle3Recipe:
 
     # -- steps ------------------------------------------------------------------------------------
     def _begin(self, step: Step, **detail: Any) -> float:
-        self._current: Step | None = step
+        self._current = step
         self.events.step(step, "started", **detail)
         self.say(f"step {step}: started")
         return time.monotonic()

@@ -1,0 +1,26 @@
+"""runs.canary: the canary's verdict of an eagle3-extract run (status, seconds, step, error, root cause, tiny model)
+
+Revision ID: 0005_canary
+Revises: 0004
+Create Date: 2026-12-01 10:10:00
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0005_canary"
+down_revision = "0004"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("runs") as batch:
+        batch.add_column(sa.Column("canary", sa.JSON(), nullable=True))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("runs") as batch:
+        batch.drop_column("canary")
