@@ -98,6 +98,8 @@ class Eagle3Section(_Strict):
     # only after it succeeded
     canary: bool = True
     canary_samples: int = Field(default=4, ge=1)
+    # one real sample sent and its output checked (shape, dtype, token ids, finite) before the dataset
+    first_sample_gate: bool = True
 
     @field_validator("model", "data", "output", "vllm_python", "speculators_python")
     @classmethod

@@ -2,7 +2,7 @@
 
 Stdlib only: this runs on the GPU host with its plain ``python3``.  Event shapes (exactly):
 
-    {"ts", "kind": "step", "step": canary|prepare|serve|extract|verify|stop, "state": started|done|failed|skipped,
+    {"ts", "kind": "step", "step": canary|prepare|serve|gate|extract|verify|stop, "state": started|done|failed|skipped,
      "detail": {...}}
     {"ts", "kind": "progress", "step": "extract", "done": int, "total": int, "rate": float | None}
     {"ts", "kind": "outputs", "dir": str, "samples": int, "verified": bool, "bytes": int, "stray_locks": [...]}
@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import IO, Any, Literal
 
-Step = Literal["canary", "prepare", "serve", "extract", "verify", "stop"]
+Step = Literal["canary", "prepare", "serve", "gate", "extract", "verify", "stop"]
 StepState = Literal["started", "done", "failed", "skipped"]
 
 EVENTS_FILE = "events.jsonl"

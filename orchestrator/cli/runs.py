@@ -193,7 +193,15 @@ def show(
         console.print(canary_line(record["canary"]), highlight=False)
     if record.get("outputs"):
         o = record["outputs"]
-        console.print(f"outputs: {o.get('samples')} samples in {o.get('dir')} · verified {o.get('verified')}")
+        if o.get("dir") is not None:
+            console.print(f"outputs: {o.get('samples')} samples in {o.get('dir')} · verified {o.get('verified')}")
+        gate = o.get("first_sample")
+        if gate:
+            checks = gate.get("checks") or {}
+            what = (f"sample {gate.get('index')}: shape {checks.get('shape')} {checks.get('dtype')}, token ids match, "
+                    "finite" if gate.get("verified") else f"sample {gate.get('index')}: {gate.get('error')}")
+            console.print(f"first-sample gate: {'passed' if gate.get('verified') else 'FAILED'} ({what})",
+                          highlight=False, markup=False)
     cause = record["root_cause"]
     if cause:
         console.print(f"[bold red]root cause[/] ({cause.get('process') or '?'}): "

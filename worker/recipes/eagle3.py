@@ -24,10 +24,10 @@ from types import FrameType
 from typing import Any
 
 from worker.events import EventWriter, Step
-from worker.recipes import canary, manifest, outputs
+from worker.recipes import canary, first_sample, manifest, outputs, teardown
 from worker.recipes import eagle3_plan as plan
 from worker.recipes.outputs import count_hs
-from worker.recipes.proc import Child, dist_versions, kill_marked, pids_with_marker, say, wait_gpu_release
+from worker.recipes.proc import Child, dist_versions, say
 from worker.recipes.vllm_watch import is_fatal, root_cause
 from worker.recipes.warm import WarmPython
 
@@ -75,6 +75,7 @@ class Eagle3Recipe:
         self._current: Step | None = None
         self._counting: str | None = None
         self.span: tuple[int, int] | None = None  # this rank's sample indices, once counted
+        self._total: int | None = None  # and how many
         self._server_dead = False  # a failed server gets a short grace: it has nothing left to flush
 
     def say(self, message: str) -> None:
@@ -233,6 +234,8 @@ class Eagle3Recipe:
 
     def _count(self, step: Step) -> int:
         """Rows to extract: the count ordered while the server started, or one ordered now."""
+        if self._total is not None:
+            return self._total
         if self._counting is None:
             self._order_count()
         assert self._counting == self.data, "counted other data than extract reads"
@@ -244,13 +247,32 @@ class Eagle3Recipe:
         self.span = (int(result["start"]), int(result["end"]))
         if int(self.cfg.get("world_size") or 1) > 1:
             self.say(f"rank {self.cfg['rank']} of {self.cfg['world_size']}: samples {self.span[0]}..{self.span[1] - 1}")
-        return int(result["expected"])
+        self._total = int(result["expected"])
+        return self._total
 
     def _result_file(self, name: str) -> dict[str, Any] | None:
         try:
             return dict(json.loads((self.run_dir / name).read_text(encoding="utf-8")))
         except (OSError, ValueError):
             return None
+
+    def gate(self) -> None:
+        """One real sample through the healthy server, its output checked, before the dataset is released."""
+        first = self.span[0] if self._count("gate") > 0 and self.span else None
+        if first is None or not self.cfg.get("first_sample_gate", True):
+            return
+        if count_hs(self.out, (first, first + 1)):
+            self.events.step("gate", "skipped", reason=f"hs_{first}.safetensors already present", index=first)
+            return
+        t0 = self._begin("gate", index=first)
+        rc = self._run("gate", first_sample.argv(self.cfg, plan.expand(self.cfg["speculators_python"]), self.model,
+                                                 self.data, str(self.out), first, len(self.layer_ids),
+                                                 str(self.run_dir / "gate.json")))
+        res = self._result_file("gate.json") or {}
+        if rc != 0 or not res.get("ok"):
+            why = "; ".join(res.get("errors") or [f"first_sample exited {rc} without a result; see the run log"])
+            raise StepFailed("gate", f"the first sample (index {first}) failed its checks: {why}")
+        self._end("gate", t0, index=first, checks=res.get("checks"), request_s=res.get("seconds"))
 
     def extract(self) -> None:
         total = self._count("extract")
@@ -312,30 +334,7 @@ class Eagle3Recipe:
         return outputs.stray_locks(self.staging, self.client_errors)
 
     def stop(self) -> dict[str, Any]:
-        t0 = self._begin("stop")
-        tracked = set(pids_with_marker(self.marker))
-        grace = float(self.cfg.get("stop_grace_s", 30))
-        children = []
-        if self.py is not None:
-            self.py.close()  # EOF: an idle warm python exits at once; a busy one is stopped below
-            try:
-                self.py.child.wait(timeout=0 if self.py.busy else 2.0)
-            except subprocess.TimeoutExpired:
-                children.append(self.py.child)
-        if self.server is not None:
-            children.append(self.server)
-        stopped = [c.stop(min(grace, 5.0) if self._server_dead and c is self.server else grace) for c in children]
-        killed = kill_marked(self.marker, grace_s=2.0)
-        remaining = pids_with_marker(self.marker)
-        gpu_held, waited = wait_gpu_release(tracked, float(self.cfg.get("gpu_release_timeout_s", 30)))
-        detail = {"stopped": stopped, "leftover_killed": killed, "remaining": remaining,
-                  "gpu_released": None if gpu_held is None else not gpu_held, "gpu_release_wait_s": waited}
-        if remaining or gpu_held:
-            self.events.step("stop", "failed", **detail)
-            self.say(f"step stop: FAILED, processes remain {remaining} / GPU held by {gpu_held}")
-        else:
-            self._end("stop", t0, **detail)
-        return detail
+        return teardown.stop(self)
 
     def _canary(self, t_start: float) -> None:
         verdict = canary.run(self, t_start)
@@ -356,6 +355,7 @@ class Eagle3Recipe:
                 self._canary(t_start)
             self.serve()
             self.prepare()
+            self.gate()
             self.extract()
             self.verify()
         except Cancelled:
