@@ -48,8 +48,9 @@ def canary_record(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def effective_root_cause(run_root_cause: dict[str, Any] | None, canary: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The run's root cause, or the canary's when the canary failed (the run log has none of its lines)."""
-    if run_root_cause is None and canary and canary.get("status") == "failed":
+    """The canary's root cause when the canary failed (the full run never started, and the run log holds only
+    the recipe's one-line summary of it), else the run's."""
+    if canary and canary.get("status") == "failed":
         root = canary.get("root_cause")
         return dict(root) if isinstance(root, dict) else None
     return run_root_cause

@@ -31,7 +31,8 @@ def show(run_id: str) -> dict[str, Any]:
 
 
 def with_default_canary(spec: dict[str, Any]) -> dict[str, Any]:
-    spec["eagle3"].pop("canary")  # the spec's default: on
+    spec["eagle3"].pop("canary")  # the spec's defaults: on
+    spec["eagle3"].pop("first_sample_gate")
     return spec
 
 
@@ -63,8 +64,14 @@ class TestCanaryThroughEorch:
         assert "[eorch] canary: succeeded" in log
         leaked = [line for line in log.splitlines() if "canary/model" in line and not line.startswith("[eorch]")]
         assert leaked == [], "the canary's server log belongs in its own file, not the run log"
+        gate = record["outputs"]["first_sample"]
+        assert gate["verified"] is True and gate["index"] == 0 and gate["checks"]["finite"] is True
+        assert gate["checks"]["shape"][1:] == [4, 256] and gate["checks"]["token_ids_match"] is True
+        alerts = json.loads(eorch("alerts", "--run", run["id"], "--json").stdout)
+        assert [a["kind"] for a in alerts].count("extraction_verified") == 1
         human = eorch("show", run["id"]).stdout
         assert "canary: succeeded in" in human and "ids [2, 4, 5, 8] → [1, 2, 3, 4]" in human
+        assert "first-sample gate: passed" in human
         assert pids_with_run_id(run["id"]) == []
 
     def test_failed_canary_stops_before_the_full_run_with_its_root_cause(

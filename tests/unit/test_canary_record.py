@@ -48,7 +48,9 @@ class TestCanaryRecord:
         assert canary_record({"state": "started"})["status"] == "running"
 
     def test_run_shows_the_canarys_root_cause_only_when_the_canary_failed(self) -> None:
-        failed = {"status": "failed", "root_cause": {"exception": "ValueError"}}
-        assert effective_root_cause(None, failed) == {"exception": "ValueError"}
-        assert effective_root_cause({"exception": "KeyError"}, failed) == {"exception": "KeyError"}
+        """A failed canary's cause (from its own logs) wins over what the run log's summary line looks like."""
+        failed = {"status": "failed", "root_cause": {"exception": "ValueError", "traceback": "Traceback ..."}}
+        assert effective_root_cause(None, failed) == failed["root_cause"]
+        assert effective_root_cause({"exception": "ValueError", "traceback": None}, failed) == failed["root_cause"]
+        assert effective_root_cause({"exception": "KeyError"}, {"status": "succeeded"}) == {"exception": "KeyError"}
         assert effective_root_cause(None, {"status": "succeeded", "root_cause": None}) is None
