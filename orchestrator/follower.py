@@ -193,6 +193,10 @@ class StepEventFollower:
 
 def apply_step_event(run: Run, record: dict[str, Any]) -> None:
     kind = record.get("kind")
+    if kind in ("server_kept", "retry", "step"):
+        from orchestrator.warmserver import apply_warm_event
+
+        run.warm_server = apply_warm_event(run.warm_server, record)
     if kind == "progress":
         run.progress_done, run.progress_total, run.progress_rate = (
             record.get("done"), record.get("total"), record.get("rate"))

@@ -100,6 +100,9 @@ class Eagle3Section(_Strict):
     canary_samples: int = Field(default=4, ge=1)
     # one real sample sent and its output checked (shape, dtype, token ids, finite) before the dataset
     first_sample_gate: bool = True
+    # a client-side failure keeps the loaded server for `eorch retry` (worker/recipes/warmserver.py)
+    keep_server: bool = False
+    keep_server_idle_s: float = Field(default=1800.0, gt=0)
 
     @field_validator("model", "data", "output", "vllm_python", "speculators_python")
     @classmethod

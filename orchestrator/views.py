@@ -52,6 +52,7 @@ def run_record(run: Run) -> dict[str, Any]:
         record["outputs"] = run.outputs
     if run.kind == "eagle3-extract":
         record["canary"] = run.canary
+        record["warm_server"] = run.warm_server
     return record
 
 

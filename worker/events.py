@@ -9,6 +9,8 @@ Stdlib only: this runs on the GPU host with its plain ``python3``.  Event shapes
     {"ts", "kind": "result", "ok": bool, "error": str | None}
     {"ts", "kind": "canary", "state": started|succeeded|failed|cancelled, "seconds": float, "step": str | None,
      "error": str | None, "tiny": {...}, "log_tail": str}      (worker/recipes/canary.py)
+    {"ts", "kind": "server_kept", "step", "error", "idle_timeout_s", "load_s", "port"}    (warmserver.py)
+    {"ts", "kind": "retry", "attempt": int, "waited_s": float, "saved_load_s": float}
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""runs.canary: the canary's verdict of an eagle3-extract run (status, seconds, step, error, root cause, tiny model)
+"""runs.canary and runs.warm_server: an eagle3-extract run's canary verdict (status, seconds, step, error, root
+cause, tiny model) and its kept server (state, retries, load time saved)
 
 Revision ID: 0005_canary
 Revises: 0004
@@ -19,8 +20,10 @@ depends_on = None
 def upgrade() -> None:
     with op.batch_alter_table("runs") as batch:
         batch.add_column(sa.Column("canary", sa.JSON(), nullable=True))
+        batch.add_column(sa.Column("warm_server", sa.JSON(), nullable=True))
 
 
 def downgrade() -> None:
     with op.batch_alter_table("runs") as batch:
+        batch.drop_column("warm_server")
         batch.drop_column("canary")

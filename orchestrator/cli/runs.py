@@ -44,6 +44,9 @@ def launch(
     sbatch_arg: Annotated[list[str], typer.Option(
         "--sbatch-arg", help="extra sbatch option for this run on a slurm host, e.g. --sbatch-arg=--gres=gpu:8 "
         "(repeatable; after the host's)")] = [],  # noqa: B006
+    keep_server: Annotated[bool, typer.Option(
+        "--keep-server", help="eagle3-extract: a client-side failure keeps the loaded server for `eorch retry` "
+        "(stopped by `eorch cancel` or the spec's keep_server_idle_s)")] = False,
     canary: Annotated[bool | None, typer.Option(
         "--canary/--no-canary", help="eagle3-extract: first run the recipe on a shrunken copy of the model and "
         "start the full run only if it succeeds (default: the spec's eagle3.canary, on)")] = None,
@@ -54,6 +57,10 @@ def launch(
     hosts = host or ["local"]
     if set_ and spec is None:
         raise UsageError("--set overrides keys of a --spec file; give --spec")
+    if keep_server:
+        if spec is None:
+            raise UsageError("--keep-server applies to an eagle3-extract --spec, not to a command")
+        set_ = [*set_, "eagle3.keep_server=true"]
     if len(hosts) > 1:
         if spec is None or argv:
             raise UsageError("several --host split an eagle3-extract --spec across hosts; a command runs on one")
@@ -191,6 +198,12 @@ def show(
         console.print(line, highlight=False)
     if record.get("canary"):
         console.print(canary_line(record["canary"]), highlight=False)
+    warm = record.get("warm_server")
+    if warm:
+        console.print(f"kept server: {warm.get('state')} · client failed at {warm.get('step')}: {warm.get('error')} · "
+                      f"retries {warm.get('retries')}, load time saved {warm.get('saved_load_s')}s"
+                      + (f" · `eorch retry {record['id']}`" if warm.get("state") == "waiting" else ""),
+                      highlight=False, markup=False)
     if record.get("outputs"):
         o = record["outputs"]
         if o.get("dir") is not None:

