@@ -34,7 +34,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for name, tensors in cases.items():
             path = Path(tmp) / f"{name}.safetensors"
-            save_file(tensors, str(path))
+            save_file({k: v.contiguous() for k, v in tensors.items()}, str(path))
             out[name] = check(path, IDS, layers=4, hidden=256, dtype="bfloat16")
     print(json.dumps(out))
 
