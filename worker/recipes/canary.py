@@ -30,7 +30,7 @@ def canary_cfg(cfg: dict[str, Any], model: str, out: str, ids: list[int]) -> dic
     if cfg.get("max_samples"):
         samples = min(samples, int(cfg["max_samples"]))
     return {**cfg, "model": model, "output": out, "layer_ids": ids, "legacy_output_ids": None,
-            "max_samples": samples, "world_size": 1, "rank": 0, "port": 0, "canary": False,
+            "max_samples": samples, "world_size": 1, "rank": 0, "port": 0, "canary": False, "keep_server": False,
             "health_timeout_s": min(float(cfg.get("health_timeout_s") or 1800), 900.0)}
 
 
