@@ -140,3 +140,23 @@ class TestWeights:
                 values = [struct.unpack("<f", b"\x00\x00" + blob[i:i + 2])[0] for i in range(0, min(len(blob), 4000), 2)]
                 assert all(abs(v) < 2 ** -5 or v == 1.0 for v in values), tname
         assert seen == set(index["weight_map"]) == {t[0] for t in shrink.weight_layout(json.loads((dst / "config.json").read_text()))}
+
+
+class TestCanaryCfg:
+    def test_same_recipe_few_samples_one_rank_free_port_no_nesting(self) -> None:
+        """The canary keeps interpreters, vLLM args, env, TP; runs 4 samples on one rank, never keeps its server
+        and never runs a canary itself."""
+        from worker.recipes.canary import canary_cfg
+        from worker.recipes.eagle3_plan import DEFAULTS
+
+        target = {**DEFAULTS, "model": "/m", "data": "/d", "output": "/o", "vllm_python": "/py/v",
+                  "speculators_python": "/py/s", "vllm_args": ["--enforce-eager"], "env": {"A": "1"},
+                  "tensor_parallel_size": 2, "world_size": 4, "rank": 3, "port": 8000, "canary": True,
+                  "keep_server": True, "max_samples": 1000}
+        c = canary_cfg(target, "/run/canary/model", "/run/canary/hs", [1, 2, 3, 4])
+        for key in ("vllm_python", "speculators_python", "vllm_args", "env", "tensor_parallel_size", "data"):
+            assert c[key] == target[key], key
+        assert (c["model"], c["output"], c["layer_ids"]) == ("/run/canary/model", "/run/canary/hs", [1, 2, 3, 4])
+        assert (c["max_samples"], c["world_size"], c["rank"], c["port"]) == (4, 1, 0, 0)
+        assert c["canary"] is False and c["keep_server"] is False
+        assert canary_cfg({**target, "max_samples": 2}, "/m", "/o", [1])["max_samples"] == 2
