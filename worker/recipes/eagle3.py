@@ -265,7 +265,8 @@ class Eagle3Recipe:
         res = self._result_file("gate.json") or {}
         if rc != 0 or not res.get("ok"):
             why = "; ".join(res.get("errors") or [f"first_sample exited {rc} without a result; see the run log"])
-            raise StepFailed("gate", f"the first sample (index {first}) failed its checks: {why}")
+            raise StepFailed("gate", f"the first sample (index {first}) failed its checks: {why}", index=first,
+                             checks=res.get("checks"))
         self._end("gate", t0, index=first, checks=res.get("checks"), request_s=res.get("seconds"))
 
     def extract(self) -> None:
@@ -357,7 +358,7 @@ class Eagle3Recipe:
         except StepFailed as exc:
             error, rc = f"{exc.step}: {exc}", 1
             self.failed_step = exc.step
-            self.events.step(exc.step, "failed", error=str(exc))
+            self.events.step(exc.step, "failed", error=str(exc), **exc.detail)
         except Exception as exc:  # noqa: BLE001 - report, then clean up: the server must not outlive us
             traceback.print_exc()
             error, rc = f"{type(exc).__name__}: {exc}", 1

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from worker.events import Step
 
 
 class StepFailed(Exception):
-    def __init__(self, step: Step, message: str) -> None:
+    """``detail``: evidence for the step's ``failed`` event (e.g. the first-sample gate's checks)."""
+
+    def __init__(self, step: Step, message: str, **detail: Any) -> None:
         super().__init__(message)
         self.step = step
+        self.detail = detail
 
 
 class Cancelled(BaseException):

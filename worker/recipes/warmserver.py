@@ -33,7 +33,7 @@ def client_steps(recipe: Any) -> None:
         except StepFailed as exc:
             if not _keep(recipe, exc):
                 raise
-            recipe.events.step(exc.step, "failed", error=str(exc), server_kept=True)
+            recipe.events.step(exc.step, "failed", error=str(exc), server_kept=True, **exc.detail)
             waited = wait_for_retry(recipe, exc)
         attempt += 1
         saved = float(recipe.timings.get("serve") or 0.0)
