@@ -22,12 +22,18 @@ def root_cause_of(log_tail: str, error: str | None, step: str | None) -> dict[st
     parser.finish()
     found = parser.analysis().to_json(file="").get("root_cause")
     root: dict[str, Any] = dict(found) if found else {
-        "exception": None, "message": error or "the canary failed", "process": None, "traceback": None,
-        "signature": None}
+        "exception": None, "message": _usage_error(log_tail) or error or "the canary failed", "process": None,
+        "traceback": None, "signature": None}
     root["hint"] = signature_hint(root["signature"]) if root.get("signature") else None
     root["canary_step"] = step
     root["canary_error"] = error
     return root
+
+
+def _usage_error(log_tail: str) -> str | None:
+    """The last argparse-style ``prog: error: …`` line (vLLM rejecting an argument exits 2 with no traceback)."""
+    lines = [line.strip() for line in log_tail.split("\n") if ": error: " in line]
+    return lines[-1] if lines else None
 
 
 def canary_record(event: dict[str, Any]) -> dict[str, Any]:

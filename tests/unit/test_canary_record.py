@@ -36,6 +36,14 @@ class TestCanaryRecord:
         assert rec["root_cause"]["exception"] is None
         assert rec["root_cause"]["message"].startswith("cannot build the canary model")
 
+    def test_rejected_vllm_argument_is_named(self) -> None:
+        """vLLM's argparse exits 2 without a traceback: the usage error line is the message."""
+        tail = ("usage: api_server.py [-h] [--host HOST] ...\n"
+                "api_server.py: error: unrecognized arguments: --no-such-flag\n")
+        rec = canary_record({"state": "failed", "seconds": 36.7, "step": "serve", "log_tail": tail,
+                             "error": "vLLM server failed to start (exit code 2); see vllm.log"})
+        assert rec["root_cause"]["message"] == "api_server.py: error: unrecognized arguments: --no-such-flag"
+
     def test_success_has_no_root_cause_and_a_model_summary(self) -> None:
         rec = canary_record({"state": "succeeded", "seconds": 44.25, "step": None, "error": None,
                              "tiny": {"architecture": "LlamaForCausalLM", "num_hidden_layers": 4, "target_layers": 8,
