@@ -97,6 +97,20 @@ class TestCanaryThroughEorch:
         assert "signature kv_cache_memory" in human and "(in the canary, at serve" in human
         assert pids_with_run_id(run["id"]) == []
 
+    def test_rejected_vllm_argument_is_the_canarys_root_cause(
+        self, eorch_home: Path, tmp_path: Path, engine_python: Path, tiny: dict[str, Any]
+    ) -> None:
+        """vLLM's argparse rejects a flag (exit 2, no traceback): the canary names it, nothing else starts."""
+        add_testbox(tmp_path)
+        spec = eagle3_spec(engine_python, tiny, tmp_path / "hs",
+                           vllm_args=["--enforce-eager", "--dtype", "bfloat16", "--no-such-flag"])
+        run = launch_spec(tmp_path, with_default_canary(spec))
+        assert eorch("watch", run["id"], "--until-done", timeout=900, check=False).returncode == 1
+        record = show(run["id"])
+        assert record["status"] == "failed" and record["canary"]["status"] == "failed"
+        assert record["root_cause"]["message"].endswith("error: unrecognized arguments: --no-such-flag")
+        assert "[eorch] step serve: started" not in eorch("logs", run["id"]).stdout
+
     def test_no_canary_runs_none(self, eorch_home: Path, tmp_path: Path, engine_python: Path,
                                  tiny: dict[str, Any]) -> None:
         """--no-canary: the run goes straight to the full server; no canary verdict, no canary dir."""
