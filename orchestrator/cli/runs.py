@@ -226,7 +226,7 @@ def show(
             console.print(f"signature {cause['signature']}: {signature_hint(cause['signature']) or ''}",
                           highlight=False)
         if cause.get("canary_step"):
-            console.print(f"(in the canary, at {cause['canary_step']}: {cause.get('canary_error') or ''})",
+            console.print(f"(in the canary: {cause.get('canary_error') or cause['canary_step']})",
                           highlight=False, markup=False)
         if cause.get("traceback"):
             console.print(cause["traceback"], highlight=False, markup=False)

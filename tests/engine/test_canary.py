@@ -94,7 +94,7 @@ class TestCanaryThroughEorch:
         assert "[eorch] canary: failed" in log and "[eorch] step serve: started" not in log
         human = eorch("show", run["id"]).stdout
         assert "canary: failed" in human and "the full run was not started" in human
-        assert "signature kv_cache_memory" in human and "(in the canary, at serve" in human
+        assert "signature kv_cache_memory" in human and "(in the canary: serve: vLLM server failed to start" in human
         assert pids_with_run_id(run["id"]) == []
 
     def test_rejected_vllm_argument_is_the_canarys_root_cause(
