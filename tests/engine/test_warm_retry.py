@@ -85,6 +85,29 @@ class TestKeepServer:
         assert retry_s < 300
         assert pids_with_run_id(run["id"]) == []
 
+    def test_cancel_stops_a_kept_server(
+        self, eorch_home: Path, tmp_path: Path, engine_python: Path, tiny: dict[str, Any]
+    ) -> None:
+        """`eorch cancel` on a run waiting with its kept server: cancelled, no process of the run left, and
+        `eorch retry` then refuses in one line."""
+        add_testbox(tmp_path)
+        out = tmp_path / "hs"
+        (out / "hs_0.safetensors").mkdir(parents=True)
+        run = launch(tmp_path, eagle3_spec(engine_python, tiny, out, max_samples=4), "--keep-server")
+        watcher = subprocess.Popen([sys.executable, "-m", "orchestrator.cli.main", "watch", run["id"]],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_for(lambda: (show(run["id"]).get("warm_server") or {}).get("state") == "waiting", timeout=900,
+                     what="the server kept")
+            assert len(pids_with_run_id(run["id"])) >= 2
+            eorch("cancel", run["id"], timeout=300)
+        finally:
+            watcher.kill()
+        record = show(run["id"])
+        assert record["status"] == "cancelled" and pids_with_run_id(run["id"]) == []
+        proc = eorch("retry", run["id"], check=False)
+        assert proc.returncode != 0 and "it is cancelled" in proc.stderr
+
     def test_retry_refuses_a_run_that_is_not_waiting(self, eorch_home: Path, tmp_path: Path) -> None:
         """One line, non-zero exit, nothing changed, for a run that has no kept server."""
         add_testbox(tmp_path)
