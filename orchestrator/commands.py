@@ -63,5 +63,10 @@ def last_lines(path: str, lines: int) -> list[str]:
     return ["tail", "-n", str(lines), path]
 
 
+def request_retry(run_dir: str) -> list[str]:
+    """Create RUN_DIR/retry: a recipe waiting on its kept server runs the client again (worker/recipes/warmserver.py)."""
+    return ["touch", f"{run_dir}/retry"]
+
+
 def probe_python(python: str) -> list[str]:
     return [python, "-c", "import sys; print(sys.version_info >= (3, 8))"]

@@ -96,6 +96,15 @@ class Eagle3Section(_Strict):
     server_access_log: bool = False
     # versions preflight requires of the interpreters: {"vllm": "0.33.0", "speculators": ">=0.9,<0.10"}
     expect_versions: dict[str, str] = Field(default_factory=dict)
+    # first the same recipe on a shrunken copy of the model (worker/recipes/canary.py); the full run starts
+    # only after it succeeded
+    canary: bool = True
+    canary_samples: int = Field(default=4, ge=1)
+    # one real sample sent and its output checked (shape, dtype, token ids, finite) before the dataset
+    first_sample_gate: bool = True
+    # a client-side failure keeps the loaded server for `eorch retry` (worker/recipes/warmserver.py)
+    keep_server: bool = False
+    keep_server_idle_s: float = Field(default=1800.0, gt=0)
 
     @field_validator("model", "data", "output", "vllm_python", "speculators_python")
     @classmethod

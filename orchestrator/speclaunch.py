@@ -12,10 +12,16 @@ from orchestrator.spec import CommandJob, Eagle3Job, load_spec, worker_payload
 
 
 def spec_launch_args(
-    path: Path, *, extra_env: Mapping[str, str], name: str | None, cwd: str | None, overrides: Sequence[str] = ()
+    path: Path, *, extra_env: Mapping[str, str], name: str | None, cwd: str | None, overrides: Sequence[str] = (),
+    canary: bool | None = None,
 ) -> dict[str, Any]:
-    """Keyword arguments for ``launcher.launch`` from a validated spec file (SpecError if invalid)."""
+    """Keyword arguments for ``launcher.launch`` from a validated spec file (SpecError if invalid).
+    ``canary``: ``--canary``/``--no-canary`` (None: the spec's ``eagle3.canary``, on by default)."""
     spec = load_spec(path, overrides)
+    if canary is not None:
+        if not isinstance(spec, Eagle3Job):
+            raise UsageError("--canary/--no-canary apply to an eagle3-extract spec; this spec runs a command")
+        spec = spec.model_copy(update={"eagle3": spec.eagle3.model_copy(update={"canary": canary})})
     if isinstance(spec, CommandJob):
         return {
             "argv": list(spec.command.argv),
@@ -42,7 +48,7 @@ def spec_launch_args(
 
 def split_launch_args(
     path: Path, hosts: Sequence[str], *, extra_env: Mapping[str, str], name: str | None, cwd: str | None,
-    overrides: Sequence[str] = (),
+    overrides: Sequence[str] = (), canary: bool | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
     """One (host, launch kwargs) per host for an eagle3-extract spec split across them: host i extracts rank i
     of ``len(hosts)`` (contiguous shares of the dataset).  Every spec is validated before anything starts."""
@@ -54,5 +60,6 @@ def split_launch_args(
     n = len(hosts)
     stem = name or base.name or "eagle3-extract"
     return [(host, spec_launch_args(path, extra_env=extra_env, name=f"{stem}-rank{i}-of-{n}", cwd=cwd,
-                                    overrides=[*overrides, f"eagle3.world_size={n}", f"eagle3.rank={i}"]))
+                                    overrides=[*overrides, f"eagle3.world_size={n}", f"eagle3.rank={i}"],
+                                    canary=canary))
             for i, host in enumerate(hosts)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from orchestrator.canary import effective_root_cause
 from orchestrator.logparse.tail import failure_evidence
 from orchestrator.store.models import Host, Run
 
@@ -36,7 +37,7 @@ def run_record(run: Run) -> dict[str, Any]:
         "started_at": _iso(run.started_at),
         "ended_at": _iso(run.ended_at),
         "log_offset": run.log_offset,
-        "root_cause": run.root_cause,
+        "root_cause": effective_root_cause(run.root_cause, run.canary),
         "command": run.command,
         "env": run.env,
         "cwd": run.cwd,
@@ -54,6 +55,9 @@ def run_record(run: Run) -> dict[str, Any]:
     }
     if run.kind != "command" or run.outputs:
         record["outputs"] = run.outputs
+    if run.kind == "eagle3-extract":
+        record["canary"] = run.canary
+        record["warm_server"] = run.warm_server
     if run.status in EVIDENCE_STATUSES:
         record["evidence"] = failure_evidence(run.parser_state)
     return record

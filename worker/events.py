@@ -2,11 +2,15 @@
 
 Stdlib only: this runs on the GPU host with its plain ``python3``.  Event shapes (exactly):
 
-    {"ts", "kind": "step", "step": prepare|serve|extract|verify|stop, "state": started|done|failed|skipped,
+    {"ts", "kind": "step", "step": canary|prepare|serve|gate|extract|verify|stop, "state": started|done|failed|skipped,
      "detail": {...}}
     {"ts", "kind": "progress", "step": "extract", "done": int, "total": int, "rate": float | None}
     {"ts", "kind": "outputs", "dir": str, "samples": int, "verified": bool, "bytes": int, "stray_locks": [...]}
     {"ts", "kind": "result", "ok": bool, "error": str | None}
+    {"ts", "kind": "canary", "state": started|succeeded|failed|cancelled, "seconds": float, "step": str | None,
+     "error": str | None, "tiny": {...}, "log_tail": str}      (worker/recipes/canary.py)
+    {"ts", "kind": "server_kept", "step", "error", "idle_timeout_s", "load_s", "port"}    (warmserver.py)
+    {"ts", "kind": "retry", "attempt": int, "waited_s": float, "saved_load_s": float}
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import time
 from pathlib import Path
 from typing import IO, Any, Literal
 
-Step = Literal["prepare", "serve", "extract", "verify", "stop"]
+Step = Literal["canary", "prepare", "serve", "gate", "extract", "verify", "stop"]
 StepState = Literal["started", "done", "failed", "skipped"]
 
 EVENTS_FILE = "events.jsonl"

@@ -19,6 +19,7 @@ TOPICS = (
     "orchestrator.cli.hosts",
     "orchestrator.cli.runs",
     "orchestrator.cli.preflight",
+    "orchestrator.cli.retry",
     "orchestrator.cli.log",
     "orchestrator.cli.watch",
     "orchestrator.cli.patch",

@@ -48,6 +48,12 @@ def launch(
                                                "eagle3-extract spec")] = False,
     force: Annotated[bool, typer.Option("--force", help="launch even when a preflight check fails (the report "
                                         "is kept on the run)")] = False,
+    keep_server: Annotated[bool, typer.Option(
+        "--keep-server", help="eagle3-extract: a client-side failure keeps the loaded server for `eorch retry` "
+        "(stopped by `eorch cancel` or the spec's keep_server_idle_s)")] = False,
+    canary: Annotated[bool | None, typer.Option(
+        "--canary/--no-canary", help="eagle3-extract: first run the recipe on a shrunken copy of the model and "
+        "start the full run only if it succeeds (default: the spec's eagle3.canary, on)")] = None,
     json_: Annotated[bool, typer.Option("--json", help="print the run record as JSON")] = False,
 ) -> None:
     """Start a command (after `--`) or a job spec detached on a host; returns at once with the run id.
@@ -57,19 +63,23 @@ def launch(
     hosts = host or ["local"]
     if set_ and spec is None:
         raise UsageError("--set overrides keys of a --spec file; give --spec")
+    if keep_server:
+        if spec is None:
+            raise UsageError("--keep-server applies to an eagle3-extract --spec, not to a command")
+        set_ = [*set_, "eagle3.keep_server=true"]
     if len(hosts) > 1:
         if spec is None or argv:
             raise UsageError("several --host split an eagle3-extract --spec across hosts; a command runs on one")
         _launch_split(spec, hosts, set_, name=name, env=env, cwd=cwd, python=python, patch=patch,
                       apply_patches=apply_patches, sbatch_args=sbatch_arg, json_=json_,
-                      checks=not no_preflight, force=force)
+                      checks=not no_preflight, force=force, canary=canary)
         return
     if spec is not None:
         if argv:
             raise UsageError("give either --spec or a command after `--`, not both")
         from orchestrator.speclaunch import spec_launch_args
 
-        kwargs = spec_launch_args(spec, extra_env=parse_env(env), name=name, cwd=cwd, overrides=set_)
+        kwargs = spec_launch_args(spec, extra_env=parse_env(env), name=name, cwd=cwd, overrides=set_, canary=canary)
         kwargs.update(python=python, patch=patch, apply_patches=apply_patches, sbatch_args=sbatch_arg)
         if kwargs["kind"] == "eagle3-extract" and not no_preflight:
             from orchestrator.cli.preflight import launch_checked
@@ -78,6 +88,8 @@ def launch(
         else:
             run = run_async(lambda ctx: launch_run(ctx, hosts[0], **kwargs))
     else:
+        if canary is not None:
+            raise UsageError("--canary/--no-canary apply to an eagle3-extract --spec, not to a command")
         parsed_env = parse_env(env)
         run = run_async(lambda ctx: launch_run(ctx, hosts[0], argv, name=name, env=parsed_env, cwd=cwd,
                                                python=python, patch=patch, apply_patches=apply_patches,
@@ -95,12 +107,14 @@ def _say_launched(run: Run) -> None:
 
 
 def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: str | None, env: list[str],
-                  cwd: str | None, json_: bool, checks: bool, force: bool, **common: object) -> None:
+                  cwd: str | None, json_: bool, checks: bool, force: bool, canary: bool | None = None,
+                  **common: object) -> None:
     """One run per host, rank i of len(hosts); all specs and hosts (and their preflights) are checked before the
     first starts."""
     from orchestrator.speclaunch import split_launch_args
 
-    plans = split_launch_args(spec, hosts, extra_env=parse_env(env), name=name, cwd=cwd, overrides=overrides)
+    plans = split_launch_args(spec, hosts, extra_env=parse_env(env), name=name, cwd=cwd, overrides=overrides,
+                              canary=canary)
     ctx = context()
     with ctx.db() as s:
         for h in hosts:
@@ -241,9 +255,25 @@ def show(
             console.print(line, highlight=False, soft_wrap=True)
     if steps:
         console.print(f"steps: {checklist(steps)}", highlight=False, markup=False)
+    if record.get("canary"):
+        console.print(canary_line(record["canary"]), highlight=False)
+    warm = record.get("warm_server")
+    if warm:
+        console.print(f"kept server: {warm.get('state')} · client failed at {warm.get('step')}: {warm.get('error')} · "
+                      f"retries {warm.get('retries')}, load time saved {warm.get('saved_load_s')}s"
+                      + (f" · `eorch retry {record['id']}`" if warm.get("state") == "waiting" else ""),
+                      highlight=False, markup=False)
     if record.get("outputs"):
         o = record["outputs"]
-        console.print(f"outputs: {o.get('samples')} samples in {o.get('dir')} · verified {o.get('verified')}")
+        if o.get("dir") is not None:
+            console.print(f"outputs: {o.get('samples')} samples in {o.get('dir')} · verified {o.get('verified')}")
+        gate = o.get("first_sample")
+        if gate:
+            checks = gate.get("checks") or {}
+            what = (f"sample {gate.get('index')}: shape {checks.get('shape')} {checks.get('dtype')}, token ids match, "
+                    "finite" if gate.get("verified") else f"sample {gate.get('index')}: {gate.get('error')}")
+            console.print(f"first-sample gate: {'passed' if gate.get('verified') else 'FAILED'} ({what})",
+                          highlight=False, markup=False)
     cause = record["root_cause"]
     if cause:
         console.print(f"[bold red]root cause[/] ({cause.get('process') or '?'}): "
@@ -254,6 +284,9 @@ def show(
 
             console.print(f"signature {cause['signature']}: {signature_hint(cause['signature']) or ''}",
                           highlight=False)
+        if cause.get("canary_step"):
+            console.print(f"(in the canary: {cause.get('canary_error') or cause['canary_step']})",
+                          highlight=False, markup=False)
         if cause.get("traceback"):
             console.print(cause["traceback"], highlight=False, markup=False)
     elif record.get("evidence"):
@@ -277,6 +310,20 @@ def _print_evidence(evidence: dict[str, Any]) -> None:
             console.print("  " + line, highlight=False, markup=False)
     else:
         console.print("the log is empty")
+
+
+def canary_line(c: dict[str, object]) -> str:
+    """``canary: succeeded in 41.2s (LlamaForCausalLM, 4 of 32 layers, ids [2, 16, 29, 32] → [1, 2, 3, 4])``."""
+    took = f" in {c['seconds']:.1f}s" if isinstance(c.get("seconds"), int | float) else ""
+    model = c.get("model") if isinstance(c.get("model"), dict) else None
+    what = (f" ({model['architecture']}, {model['num_hidden_layers']} of {model['target_layers']} layers, "
+            f"ids {model['target_layer_ids']} → {model['layer_ids']})") if model else ""
+    status = c.get("status")
+    style = {"succeeded": "green", "failed": "bold red"}.get(str(status), "yellow")
+    line = f"canary: [{style}]{status}[/]{took}{what}"
+    if status == "failed":
+        line += f" at {c.get('step')}: the full run was not started"
+    return line
 
 
 def logs(

@@ -27,6 +27,9 @@ DEFAULTS: dict[str, Any] = {
     "health_timeout_s": 1800.0, "stop_grace_s": 30.0, "request_timeout_s": 600.0, "server_access_log": False,
     "gpu_release_timeout_s": 30.0,
     "world_size": 1, "rank": 0, "expect_versions": {},
+    # the controller's spec turns the canary on by default; a hand-written spec.json runs without one
+    "canary": False, "canary_samples": 4, "first_sample_gate": True, "keep_server": False,
+    "keep_server_idle_s": 1800.0,
 }
 
 
