@@ -13,9 +13,6 @@ from orchestrator import commands
 from orchestrator.cli.common import console, context, print_json, run_async
 from orchestrator.context import Context
 from orchestrator.errors import NotFound, UsageError
-from orchestrator.launcher import launch as launch_run
-from orchestrator.launcher import parse_env
-from orchestrator.monitor import cancel_run
 from orchestrator.store import queries
 from orchestrator.store.models import Run
 from orchestrator.views import run_record
@@ -47,6 +44,9 @@ def launch(
     json_: Annotated[bool, typer.Option("--json", help="print the run record as JSON")] = False,
 ) -> None:
     """Start a command (after `--`) or a job spec detached on a host; returns at once with the run id."""
+    from orchestrator.launcher import launch as launch_run  # imported here: `eorch runs` starts faster
+    from orchestrator.launcher import parse_env
+
     argv = list(ctx_.args)
     hosts = host or ["local"]
     if set_ and spec is None:
@@ -85,6 +85,8 @@ def _say_launched(run: Run) -> None:
 def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: str | None, env: list[str],
                   cwd: str | None, json_: bool, **common: object) -> None:
     """One run per host, rank i of len(hosts); all specs and hosts are checked before the first starts."""
+    from orchestrator.launcher import launch as launch_run  # imported here: `eorch runs` starts faster
+    from orchestrator.launcher import parse_env
     from orchestrator.speclaunch import split_launch_args
 
     plans = split_launch_args(spec, hosts, extra_env=parse_env(env), name=name, cwd=cwd, overrides=overrides)
@@ -242,6 +244,8 @@ def cancel(
     json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Stop a run: TERM its process group and everything it spawned, KILL after a grace period."""
+    from orchestrator.monitor import cancel_run  # imported here: `eorch runs` starts faster
+
     result = run_async(lambda ctx: cancel_run(ctx, run, grace))
     if json_:
         print_json(result)
