@@ -98,6 +98,12 @@ def _listed_only() -> None:
 
 def run() -> None:
     """Console-script entry point."""
+    if command_word(sys.argv) == "daemon":
+        # Before anything else: a TERM from now on is handled (recorded, obeyed once the daemon can stop
+        # cleanly), never the default death by signal while it imports or opens the history.
+        from orchestrator.cli.termination import record_term
+
+        record_term()
     app = make_app(sys.argv)
     from rich.console import Console
 
