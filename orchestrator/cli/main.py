@@ -104,7 +104,11 @@ def run() -> None:
         from orchestrator.cli.termination import record_term
 
         record_term()
-    app = make_app(sys.argv)
+    try:
+        app = make_app(sys.argv)
+    except KeyboardInterrupt:  # Ctrl-C while the command is still being imported
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
     from rich.console import Console
 
     from orchestrator.errors import EorchError
