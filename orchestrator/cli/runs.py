@@ -13,6 +13,7 @@ from orchestrator import commands
 from orchestrator.cli.common import console, context, print_json, run_async
 from orchestrator.context import Context
 from orchestrator.errors import NotFound, UsageError
+from orchestrator.runstate import shown_phase
 from orchestrator.store import queries
 from orchestrator.store.models import Run
 from orchestrator.views import run_record
@@ -147,7 +148,8 @@ def runs(
         shards = f"{r['shards']['done']}/{r['shards']['total']}" if r["shards"] else ""
         cause = (r["root_cause"] or {}).get("signature") or (r["root_cause"] or {}).get("exception") or ""
         style = STATUS_STYLE.get(r["status"], "")
-        table.add_row(r["id"], r["name"], r["host"], f"[{style}]{r['status']}[/]", r["phase"], shards,
+        phase = shown_phase(r["status"], r["phase"], r["kind"]) or ""
+        table.add_row(r["id"], r["name"], r["host"], f"[{style}]{r['status']}[/]", phase, shards,
                       "" if r["exit_code"] is None else str(r["exit_code"]), r["started_at"] or "", cause)
     console.print(table)
 
@@ -164,8 +166,9 @@ def show(
         print_json(record)
         return
     style = STATUS_STYLE.get(record["status"], "")
+    phase = shown_phase(record["status"], record["phase"], record["kind"])
     console.print(f"[bold]{record['id']}[/] {record['name']} on {record['host']}: "
-                  f"[{style}]{record['status']}[/] · phase {record['phase']}"
+                  f"[{style}]{record['status']}[/]" + (f" · phase {phase}" if phase else "")
                   + (f" · exit {record['exit_code']}" if record["exit_code"] is not None else ""))
     console.print(f"command: {' '.join(record['command'])}", highlight=False)
     if record["scheduler"]:
