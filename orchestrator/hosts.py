@@ -88,6 +88,9 @@ class HostSession:
         if result.exit_status != 0:
             if result.exit_status == 127:
                 raise HostUnreachable(self.name, f"{self.python} not found on the host")
+            if b"Unknown option: -I" in result.stderr:  # Python 2: its last line is only "Try `python -h'"
+                result = Completed(result.argv, result.exit_status, b"", b"it has no -I option: eorch needs "
+                                   b"Python >= 3.8 on the host; choose one with `eorch host add --python`")
             raise self._failed("to start", result)
         return json.loads(result.stdout)  # type: ignore[no-any-return]
 
