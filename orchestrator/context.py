@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from orchestrator.config import Settings, load_settings
@@ -37,10 +38,13 @@ class Context:
             yield session
 
     def ensure_local_host(self) -> None:
-        with self.db() as s:
-            if s.get(Host, LOCAL_HOST) is None:
-                s.add(Host(name=LOCAL_HOST, destination="localhost", port=None, root=self.settings.local_root,
-                           python="python3", created_at=utcnow()))
+        try:
+            with self.db() as s:
+                if s.get(Host, LOCAL_HOST) is None:
+                    s.add(Host(name=LOCAL_HOST, destination="localhost", port=None, root=self.settings.local_root,
+                               python="python3", created_at=utcnow()))
+        except IntegrityError:  # a command started beside this one added it first
+            pass
 
     def host_row(self, name: str) -> Host:
         with self.db() as s:

@@ -116,10 +116,12 @@ class HostWatcher:
             queries.set_reachability(s, self.host, reachable, error)
         self.monitor.notify(HostReachabilityChanged(self.host, reachable, error))
 
-    def _stop_followers(self) -> None:
+    def _stop_followers(self) -> list[asyncio.Task[None]]:
+        tasks = [task for followed in self.followed.values() for task in followed.tasks]
         for followed in self.followed.values():
             followed.cancel()
         self.followed.clear()
+        return tasks
 
     async def run(self) -> None:
         backoff = 0.5
@@ -140,7 +142,10 @@ class HostWatcher:
                     continue
                 await self._pause()
         finally:
-            self._stop_followers()
+            # Wait for the followers to stop their tails: left to asyncio.run's final cancel sweep, a second
+            # cancel cut their stop short and the tail was reaped after the loop closed (Ctrl-C on `watch`
+            # printed "Event loop is closed").
+            await asyncio.gather(*self._stop_followers(), return_exceptions=True)
 
     def wake_up(self, polls: int) -> None:
         self.fast_polls = max(self.fast_polls, polls)

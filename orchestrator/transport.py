@@ -93,7 +93,16 @@ class LocalTransport:
             )
         except OSError as err:
             return Completed(tuple(argv), 127, b"", f"{argv[0]}: {err.strerror}".encode())
-        out, err = await asyncio.wait_for(proc.communicate(input), timeout)
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(input), timeout)
+        except BaseException:  # timed out or cancelled (Ctrl-C): reap it now, not after the loop closed
+            if proc.returncode is None:
+                try:
+                    proc.kill()
+                except ProcessLookupError:
+                    pass
+                await proc.wait()
+            raise
         return Completed(tuple(argv), proc.returncode, out, err)
 
     async def start(self, argv: Sequence[str]) -> RemoteProcess:

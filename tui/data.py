@@ -18,7 +18,7 @@ from orchestrator.errors import EorchError
 from orchestrator.logparse import signature_hint
 from orchestrator.logparse.tail import failure_evidence
 from orchestrator.recipesteps import StepLine, recipe_steps
-from orchestrator.runstate import RunStatus
+from orchestrator.runstate import RunStatus, shown_phase
 from orchestrator.store import queries
 from orchestrator.store.models import Alert, Host, Run
 from orchestrator.views import EVIDENCE_STATUSES
@@ -137,7 +137,8 @@ def run_row(run: Run) -> RunRow:
     cause = run.signature or run.exception or (run.root_cause or {}).get("exception") or ""
     slurm = run.scheduler_state or {}
     return RunRow(
-        id=run.id, name=run.name, host=run.host, status=run.status, phase=run.phase or "",
+        id=run.id, name=run.name, host=run.host, status=run.status,
+        phase=shown_phase(run.status, run.phase, run.kind) or "",
         created_at=run.created_at, started_at=run.started_at, ended_at=run.ended_at, exit_code=run.exit_code,
         shards_done=run.shards_done, shards_total=run.shards_total, shards_rate=run.shards_rate,
         shards_eta_s=run.shards_eta_s, progress_done=run.progress_done, progress_total=run.progress_total,

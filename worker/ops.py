@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Any
 
-from worker import fingerprint, gpulock, patching, preflight, procs
+from worker import boot, fingerprint, gpulock, patching, preflight, procs
 
 NVIDIA_QUERY = [
     "nvidia-smi",
@@ -85,7 +85,6 @@ def launch(
         "argv": argv,
         "env": env,
         "cwd": cwd,
-        "inherited_pythonpath": os.environ.get("PYTHONPATH"),
         "launched_at": time.time(),
     }
     with open(os.path.join(run_dir, "meta.json"), "w") as f:
@@ -101,17 +100,15 @@ def launch(
         from worker import slurm
 
         return slurm.submit(run_dir, run_id, list(sbatch_args or []))
-    wrapper_env = dict(os.environ)
-    wrapper_env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    worker_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     with open(os.path.join(run_dir, "wrapper.err"), "ab") as err:  # the wrapper keeps its own copy
         subprocess.Popen(
-            [sys.executable, "-m", "worker.wrap", run_dir],
+            boot.argv(sys.executable, worker_root, "worker.wrap", run_dir),
             start_new_session=True,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=err,
             cwd=run_dir,
-            env=wrapper_env,
             close_fds=True,
         )
     deadline = time.monotonic() + 15

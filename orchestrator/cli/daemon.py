@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from orchestrator.cli.common import context
+from orchestrator.cli.termination import term_recorder
 from orchestrator.context import Context
 from orchestrator.monitor import Monitor, MonitorLock
 
@@ -17,21 +18,29 @@ log = logging.getLogger("eorch.daemon")
 
 
 async def serve(ctx: Context, poll_interval: float | None = None) -> None:
-    """Follow every active run (new ones included) until SIGTERM/SIGINT, holding the monitor lock."""
+    """Follow every active run (new ones included) until SIGTERM/SIGINT, holding the monitor lock.
+
+    The stop handlers go in before anything is taken (the lock, a delivery): a TERM that came earlier, while
+    the process started (see ``termination``), stops it here, cleanly, before it begins.
+    """
     from orchestrator.alerts import monitor_listeners
 
-    listeners = monitor_listeners(ctx, bell=False)
-    with MonitorLock(ctx.settings.monitor_lock):
-        log.info("eorch daemon following runs (history %s)", ctx.settings.db_path)
-        task = asyncio.current_task()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            if task is not None:
-                loop.add_signal_handler(sig, task.cancel)
-        try:
+    early = term_recorder()
+    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        if task is not None:
+            loop.add_signal_handler(sig, task.cancel)
+    if early is not None and early.received:
+        log.info("eorch daemon stopped before it started (SIGTERM)")
+        return
+    try:
+        listeners = monitor_listeners(ctx, bell=False)
+        with MonitorLock(ctx.settings.monitor_lock):
+            log.info("eorch daemon following runs (history %s)", ctx.settings.db_path)
             await Monitor(ctx, listeners=listeners, poll_interval=poll_interval).run(forever=True)
-        except asyncio.CancelledError:
-            log.info("eorch daemon stopping; the jobs keep running")
+    except asyncio.CancelledError:
+        log.info("eorch daemon stopping; the jobs keep running")
 
 
 def daemon(

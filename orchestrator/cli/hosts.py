@@ -11,6 +11,7 @@ from rich.table import Table
 
 from orchestrator.cli.common import console, context, print_json, run_async
 from orchestrator.context import Context
+from orchestrator.destination import parse_destination
 from orchestrator.errors import HostKeyRefused, UsageError
 from orchestrator.hosts import LOCAL_HOST, HostSession, validate_host_name
 from orchestrator.launcher import parse_env
@@ -52,8 +53,9 @@ async def _pin_and_open(ctx: Context, session: HostSession, accept_new: bool) ->
 @host_app.command("add")
 def add(
     name: Annotated[str, typer.Argument(help="short name used in eorch commands")],
-    destination: Annotated[str, typer.Argument(help="what ssh accepts: [user@]host or an ~/.ssh/config alias")],
-    port: Annotated[int | None, typer.Option(help="ssh port (default: from ssh config, else 22)")] = None,
+    destination: Annotated[str, typer.Argument(
+        help="what ssh accepts: host, user@host, an IP, an ~/.ssh/config alias, or ssh://user@host:port")],
+    port: Annotated[int | None, typer.Option(help="ssh port (default: from the URL or ssh config, else 22)")] = None,
     root: Annotated[str, typer.Option(help="eorch's state dir on the host")] = "~/.eorch",
     python: Annotated[str, typer.Option(help="python3 interpreter on the host for eorch's worker")] = "python3",
     accept_new_host_key: Annotated[bool, typer.Option(
@@ -80,11 +82,12 @@ def add(
         if not arg.startswith("-"):
             raise UsageError(f"bad --sbatch-arg {arg!r}: give an sbatch option, like --sbatch-arg=--partition=gpu")
     host_env = parse_env(env)
+    dest = parse_destination(destination, port)
     ctx = context()
     with ctx.db() as s:
         if s.get(Host, name) is not None:
             raise UsageError(f"host {name!r} already exists (remove it with `eorch host rm {name}`)")
-    host = Host(name=name, destination=destination, port=port, root=root, python=python, created_at=utcnow(),
+    host = Host(name=name, destination=dest.login, port=dest.port, root=root, python=python, created_at=utcnow(),
                 scheduler=scheduler, sbatch_args=list(sbatch_arg) or None, env=host_env or None)
     session = HostSession.for_host(host, ctx.settings)
 
@@ -106,7 +109,8 @@ def add(
     for note in notes:
         console.print(note)
     via = " · jobs go through Slurm" if scheduler == "slurm" else ""
-    console.print(f"added host [bold]{name}[/] ({destination}){via}")
+    shown = dest.login + (f":{dest.port}" if dest.port else "")
+    console.print(f"added host [bold]{name}[/] ({shown}){via}", highlight=False)
 
 
 @host_app.command("list")

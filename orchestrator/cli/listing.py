@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from orchestrator.humanize import ago, run_time, short_span
+from orchestrator.runstate import shown_phase
 
 STATUS_STYLE = {
     "running": "cyan", "succeeded": "green", "failed": "bold red", "cancelled": "yellow",
@@ -76,7 +77,8 @@ def cells(record: dict[str, Any], now: datetime) -> dict[str, str]:
     created, started, ended = (_parse(record.get(k)) for k in ("created_at", "started_at", "ended_at"))
     return {
         "id": record["id"], "name": record["name"] or "", "host": record["host"], "status": record["status"],
-        "phase": record.get("phase") or "", "progress": progress_cell(record),
+        "phase": shown_phase(record["status"], record.get("phase"), record.get("kind") or "command") or "",
+        "progress": progress_cell(record),
         "exit": "" if record.get("exit_code") is None else str(record["exit_code"]),
         "started": started.strftime("%Y-%m-%d %H:%M") if started else "",
         "age": ago(created, now), "time": run_time(started, ended, now, active=record["status"] in ACTIVE),

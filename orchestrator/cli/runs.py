@@ -14,11 +14,8 @@ from orchestrator.cli.common import console, context, err_console, print_json, r
 from orchestrator.cli.listing import STATUS_STYLE
 from orchestrator.context import Context
 from orchestrator.errors import NotFound, PreflightRefused, UsageError
-from orchestrator.launcher import launch as launch_run
-from orchestrator.launcher import parse_env
-from orchestrator.monitor import cancel_run
 from orchestrator.recipesteps import checklist, recipe_steps
-from orchestrator.runstate import RunStatus
+from orchestrator.runstate import RunStatus, shown_phase
 from orchestrator.store import queries
 from orchestrator.store.models import Run
 from orchestrator.views import run_record
@@ -59,6 +56,9 @@ def launch(
     """Start a command (after `--`) or a job spec detached on a host; returns at once with the run id.
 
     An eagle3-extract spec is checked first (`eorch preflight`): a failed check refuses the launch."""
+    from orchestrator.launcher import launch as launch_run  # imported here: `eorch runs` starts faster
+    from orchestrator.launcher import parse_env
+
     argv = list(ctx_.args)
     hosts = host or ["local"]
     if set_ and spec is None:
@@ -111,6 +111,8 @@ def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: s
                   **common: object) -> None:
     """One run per host, rank i of len(hosts); all specs and hosts (and their preflights) are checked before the
     first starts."""
+    from orchestrator.launcher import launch as launch_run  # imported here: `eorch runs` starts faster
+    from orchestrator.launcher import parse_env
     from orchestrator.speclaunch import split_launch_args
 
     plans = split_launch_args(spec, hosts, extra_env=parse_env(env), name=name, cwd=cwd, overrides=overrides,
@@ -227,8 +229,9 @@ def show(
         print_json(record)
         return
     style = STATUS_STYLE.get(record["status"], "")
+    phase = shown_phase(record["status"], record["phase"], record["kind"])
     console.print(f"[bold]{record['id']}[/] {record['name']} on {record['host']}: "
-                  f"[{style}]{record['status']}[/] · phase {record['phase']}"
+                  f"[{style}]{record['status']}[/]" + (f" · phase {phase}" if phase else "")
                   + (f" · exit {record['exit_code']}" if record["exit_code"] is not None else ""))
     console.print(f"command: {shlex.join(record['command'])}", highlight=False, markup=False, soft_wrap=True)
     if record["scheduler"]:
@@ -368,6 +371,8 @@ def cancel(
     json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Stop a run: TERM its process group and everything it spawned, KILL after a grace period."""
+    from orchestrator.monitor import cancel_run  # imported here: `eorch runs` starts faster
+
     result = run_async(lambda ctx: cancel_run(ctx, run, grace))
     if json_:
         print_json(result)

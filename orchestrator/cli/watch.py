@@ -22,7 +22,7 @@ from orchestrator.notices import (
     RunProgressed,
     RunStatusChanged,
 )
-from orchestrator.runstate import RunStatus
+from orchestrator.runstate import RunStatus, shown_phase
 from orchestrator.store import queries
 from orchestrator.store.models import Run
 
@@ -83,12 +83,13 @@ class Printer:
             done, total, what = run.progress_done or 0, run.progress_total, "samples"
         else:
             done, total, what = run.shards_done or 0, run.shards_total, "shards"
-        state = (run.phase, run.status, done, total)
+        phase = shown_phase(run.status, run.phase, run.kind)
+        state = (phase, run.status, done, total)
         if self.last.get(run.id) == state:
             return
         previous = self.last.get(run.id)
         self.last[run.id] = state
-        label = f"{run.id} {run.name[:24]} · {run.phase}"
+        label = f"{run.id} {run.name[:24]}" + (f" · {phase}" if phase else "")
         if self.live:
             task = self.tasks.get(run.id)
             if task is None:
@@ -96,8 +97,8 @@ class Printer:
             else:
                 self.progress.update(task, description=label, total=total, completed=done)
             return
-        if previous is None or previous[0] != run.phase:
-            self._line(f"run {run.id} phase {run.phase}")
+        if phase and (previous is None or previous[0] != phase):
+            self._line(f"run {run.id} phase {phase}")
         if total and (previous is None or previous[2] != done or previous[3] != total):
             self._line(f"run {run.id} {what} {done}/{total}")
 

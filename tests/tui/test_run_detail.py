@@ -129,7 +129,7 @@ class TestRunDetail:
         async with app.run_test(size=(80, 24)) as pilot:
             await until(pilot, lambda: app.screen.detail is not None, "detail")
             header = text_of(app.screen, "#run-header").splitlines()
-            assert header[0] == "ff66aa77  sweep-queued  on hpc · launching · phase starting"
+            assert header[0] == "ff66aa77  sweep-queued  on hpc · launching"  # a plain command has no phase
             assert header[1] == "Slurm job 48213 · PENDING (Resources)"
             await pilot.press("escape")
             app.open_run(slurm["running"])

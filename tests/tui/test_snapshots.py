@@ -70,9 +70,9 @@ def test_run_detail_failed_without_exception(snap_compare, make_app, ctx, tmp_pa
 
 
 def test_run_detail_slurm_pending(snap_compare, make_app, seeded, ctx) -> None:
-    """You should see run ff66aa77 sweep-queued on hpc, launching (cyan), phase starting; under it `Slurm job
-    48213 · PENDING (Resources)` with PENDING in yellow; the `$ python sweep.py` command; the timeline `launch …`
-    and the log pane's `no log yet` note."""
+    """You should see run ff66aa77 sweep-queued on hpc, launching (cyan), no phase (a plain command); under it
+    `Slurm job 48213 · PENDING (Resources)` with PENDING in yellow; the `$ python sweep.py` command; the timeline
+    `launch …` and the log pane's `no log yet` note."""
     from seed import seed_slurm
 
     app = make_app(open_run=seed_slurm(ctx)["pending"])

@@ -20,7 +20,7 @@ from tui.format import progress_of, rate_text, slurm_text, span, stamp, status_t
 def header_text(detail: RunDetail) -> Text:
     row = detail.row
     text = Text.assemble((row.id, "bold"), "  ", (row.name, "bold"), f"  on {row.host} · ",
-                         status_text(row.status), f" · phase {row.phase or '—'}")
+                         status_text(row.status), f" · phase {row.phase}" if row.phase else "")
     if row.exit_code is not None:
         text.append(f" · exit {row.exit_code}")
     if detail.cancel_requested and not row.terminal:
