@@ -205,17 +205,37 @@ def fts_query(words: str) -> str:
 def search(session: Session, words: str, limit: int = 50) -> list[dict[str, Any]]:
     """Runs whose root cause (exception, message, traceback) or name contains all the words, best first."""
     rows = session.execute(
-        text("SELECT run_id, snippet(runs_fts, -1, '[', ']', '…', 12) AS snip, bm25(runs_fts) AS rank "
+        text("SELECT run_id, snippet(runs_fts, -1, :open, :close, '…', 12) AS snip, bm25(runs_fts) AS rank "
              "FROM runs_fts WHERE runs_fts MATCH :q ORDER BY rank LIMIT :limit"),
-        {"q": fts_query(words), "limit": limit},
+        {"q": fts_query(words), "limit": limit, "open": _MATCH_OPEN, "close": _MATCH_CLOSE},
     ).all()
     runs = {r.id: r for r in session.scalars(select(Run).where(Run.id.in_([row.run_id for row in rows])))}
     out = []
     for row in rows:
         run = runs.get(row.run_id)
         if run is not None:
-            out.append({"run": history_record(run), "snippet": row.snip})
+            plain, spans = _unmark(row.snip)
+            out.append({"run": history_record(run), "snippet": row.snip.replace(_MATCH_OPEN, "[").replace(
+                _MATCH_CLOSE, "]"), "snippet_text": plain, "snippet_matches": spans})
     return out
+
+
+# Marks around the matched words in an FTS snippet: characters no root cause text contains (it is made
+# inert), so they tell a match from a bracket in the text.
+_MATCH_OPEN, _MATCH_CLOSE = "\x02", "\x03"
+
+
+def _unmark(snippet: str) -> tuple[str, list[list[int]]]:
+    """The snippet without its match marks, and the [start, end) of each match in it."""
+    plain: list[str] = []
+    spans: list[list[int]] = []
+    pos = 0
+    for i, part in enumerate(snippet.replace(_MATCH_CLOSE, _MATCH_OPEN).split(_MATCH_OPEN)):
+        if i % 2:
+            spans.append([pos, pos + len(part)])
+        plain.append(part)
+        pos += len(part)
+    return "".join(plain), spans
 
 
 # -------------------------------------------------------------------------------------------------- stats

@@ -8,6 +8,7 @@ from typing import Any
 
 from orchestrator.context import Context
 from orchestrator.errors import UsageError
+from orchestrator.logparse.inert import inert_line
 from orchestrator.patches import prepare_launch, run_pythons
 from orchestrator.runstate import RunStatus
 from orchestrator.store.models import Run
@@ -50,6 +51,8 @@ async def launch(
     """
     if not argv:
         raise UsageError("no command given: put it after `--`, e.g. eorch launch --host H -- python train.py")
+    if name is not None and inert_line(name) != name:
+        raise UsageError("the run name has control characters or escape sequences; give a --name of plain text")
     with ctx.db() as s:
         host_row = get_host(s, host)  # unknown host: clear error before any connection
         slurm = host_row.scheduler == "slurm"
@@ -114,4 +117,4 @@ def _fill(text: str, values: Mapping[str, str]) -> str:
 
 def _default_name(argv: Sequence[str]) -> str:
     words = [a.rsplit("/", 1)[-1] for a in argv[:3]]
-    return " ".join(words)[:60]
+    return inert_line(" ".join(words))[:60]

@@ -11,9 +11,10 @@ from typing import Annotated, Any, TextIO
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from orchestrator import history
-from orchestrator.cli.common import console, context, print_json
+from orchestrator.cli.common import console, context, print_json, text
 from orchestrator.errors import UsageError
 from orchestrator.views import duration
 
@@ -35,8 +36,8 @@ def similar(
         print_json({"run": target_record, "similar": matches})
         return
     cause = target_record["root_cause"] or {}
-    console.print(f"[bold]{target_record['id']}[/] {target_record['name']}: {cause.get('exception') or 'error'}: "
-                  f"{cause.get('message') or ''}", highlight=False)
+    console.print(Text.assemble((target_record["id"], "bold"), f" {target_record['name']}: "
+                                f"{cause.get('exception') or 'error'}: {cause.get('message') or ''}"), highlight=False)
     console.print(f"fingerprint {target_record['fingerprint']}")
     if not matches:
         console.print("no earlier run failed this way")
@@ -45,8 +46,8 @@ def similar(
     for match in matches:
         r = match["run"]
         changed = "; ".join(_describe_change(k, v) for k, v in match["changes"].items()) or "nothing recorded"
-        table.add_row(r["id"], r["name"], r["host"], r["created_at"], r["status"],
-                      "" if r["exit_code"] is None else str(r["exit_code"]), changed)
+        table.add_row(text(r["id"]), text(r["name"]), text(r["host"]), r["created_at"], text(r["status"]),
+                      "" if r["exit_code"] is None else str(r["exit_code"]), text(changed))
     console.print(table)
 
 
@@ -72,12 +73,20 @@ def search(
         print_json(hits)
         return
     if not hits:
-        console.print(f"no run mentions {words!r}")
+        console.print(f"no run mentions {words!r}", markup=False)
         return
     table = Table("id", "name", "host", "status", "created", "match")
     for hit in hits:
         r = hit["run"]
-        table.add_row(r["id"], r["name"], r["host"], r["status"], r["created_at"], hit["snippet"])
+        snippet, plain, pos = Text(), hit["snippet_text"], 0
+        for start, end in hit["snippet_matches"]:  # the matched words stand out; brackets in the text stay
+            snippet.append_text(text(plain[pos:start]))
+            match = text(plain[start:end])
+            match.stylize("bold reverse")
+            snippet.append_text(match)
+            pos = end
+        snippet.append_text(text(plain[pos:]))
+        table.add_row(text(r["id"]), text(r["name"]), text(r["host"]), text(r["status"]), r["created_at"], snippet)
     console.print(table, highlight=False)
 
 
@@ -102,7 +111,7 @@ def stats(
     if figures["top_signatures"]:
         top = Table("signature", "runs", title="top failure signatures")
         for row in figures["top_signatures"]:
-            top.add_row(row["signature"], str(row["runs"]))
+            top.add_row(text(row["signature"]), str(row["runs"]))
         console.print(top)
 
 

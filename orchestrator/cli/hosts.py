@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
-from orchestrator.cli.common import console, context, print_json, run_async
+from orchestrator.cli.common import console, context, print_json, run_async, text
 from orchestrator.context import Context
 from orchestrator.errors import HostKeyRefused, UsageError
 from orchestrator.hosts import LOCAL_HOST, HostSession, validate_host_name
@@ -52,7 +53,7 @@ async def _pin_and_open(ctx: Context, session: HostSession, accept_new: bool) ->
 @host_app.command("add")
 def add(
     name: Annotated[str, typer.Argument(help="short name used in eorch commands")],
-    destination: Annotated[str, typer.Argument(help="what ssh accepts: [user@]host or an ~/.ssh/config alias")],
+    destination: Annotated[str, typer.Argument(help="what ssh accepts: \\[user@]host or an ~/.ssh/config alias")],
     port: Annotated[int | None, typer.Option(help="ssh port (default: from ssh config, else 22)")] = None,
     root: Annotated[str, typer.Option(help="eorch's state dir on the host")] = "~/.eorch",
     python: Annotated[str, typer.Option(help="python3 interpreter on the host for eorch's worker")] = "python3",
@@ -104,9 +105,9 @@ def add(
         host.reachable = True
         s.add(host)
     for note in notes:
-        console.print(note)
+        console.print(note, markup=False)
     via = " · jobs go through Slurm" if scheduler == "slurm" else ""
-    console.print(f"added host [bold]{name}[/] ({destination}){via}")
+    console.print(f"added host [bold]{escape(name)}[/] ({escape(destination)}){escape(via)}")
 
 
 @host_app.command("list")
@@ -122,7 +123,8 @@ def list_(json_: Annotated[bool, typer.Option("--json", help="print JSON")] = Fa
     for h in hosts:
         reach = {True: "[green]yes[/]", False: f"[red]no[/] since {h['unreachable_since']}", None: "?"}[h["reachable"]]
         scheduler = " ".join([h["scheduler"], *h["sbatch_args"]])
-        table.add_row(h["name"], h["destination"] + (f":{h['port']}" if h["port"] else ""), h["root"], scheduler, reach)
+        table.add_row(text(h["name"]), text(h["destination"] + (f":{h['port']}" if h["port"] else "")),
+                      text(h["root"]), text(scheduler), text(reach))
     console.print(table)
 
 
@@ -141,7 +143,7 @@ def rm(name: str) -> None:
         if s.scalars(select(Run.id).where(Run.host == name).limit(1)).first():
             raise UsageError(f"host {name!r} has runs in the history; it is kept")
         s.delete(host)
-    console.print(f"removed host {name}")
+    console.print(f"removed host {name}", markup=False)
 
 
 @host_app.command("check")
@@ -171,17 +173,18 @@ def check(
     if json_:
         print_json({"host": name, **facts})
         return
-    console.print(f"[bold]{name}[/]: {facts['hostname']} · {facts['os']} · Python {facts['python']}")
-    console.print(f"root {facts['root']}: {facts['disk_free_bytes'] / 2**30:.1f} GiB free")
+    console.print(f"[bold]{escape(name)}[/]: " + escape(f"{facts['hostname']} · {facts['os']} · Python {facts['python']}"))
+    console.print(f"root {facts['root']}: {facts['disk_free_bytes'] / 2**30:.1f} GiB free", markup=False)
     if facts.get("slurm"):
         parts = ", ".join(f"{p['partition']} ({p['state']}, {p['nodes']} nodes)"
                           for p in facts["slurm"]["partitions"])
-        console.print(f"Slurm login node: {facts['slurm']['slurm_version']}; partitions: {parts or 'none'}")
+        console.print(f"Slurm login node: {facts['slurm']['slurm_version']}; partitions: {parts or 'none'}", markup=False)
     if not facts["gpus"]:
         console.print("GPUs: none (no nvidia-smi or no devices)")
     for gpu in facts["gpus"]:
         free = gpu["memory_total_mib"] - gpu["memory_used_mib"]
-        console.print(f"GPU {gpu['index']}: {gpu['name']} · {free} MiB free of {gpu['memory_total_mib']} MiB")
+        console.print(f"GPU {gpu['index']}: {gpu['name']} · {free} MiB free of {gpu['memory_total_mib']} MiB",
+                      markup=False)
     if env:
         from orchestrator.views import env_lines
 

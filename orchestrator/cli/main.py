@@ -10,7 +10,7 @@ import importlib
 import sys
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 
 from orchestrator.errors import EorchError
 
@@ -57,13 +57,14 @@ def _register_topics(argv: list[str]) -> None:
 def run() -> None:
     """Console-script entry point."""
     _register_topics(sys.argv)
-    err_console = Console(stderr=True)
+    from orchestrator.cli.common import err_console  # escape sequences in a message never reach the terminal
+
     try:
         rc = app(prog_name="eorch", standalone_mode=False)
         if isinstance(rc, int) and rc:
             sys.exit(rc)
     except EorchError as err:
-        err_console.print(f"[bold red]error:[/] {err}", highlight=False, soft_wrap=True)
+        err_console.print(f"[bold red]error:[/] {escape(str(err))}", highlight=False, soft_wrap=True)
         sys.exit(err.exit_code)
     except KeyboardInterrupt:
         err_console.print("interrupted")

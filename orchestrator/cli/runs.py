@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from orchestrator import commands
-from orchestrator.cli.common import console, context, print_json, run_async
+from orchestrator.cli.common import console, context, print_json, run_async, text
 from orchestrator.context import Context
 from orchestrator.errors import NotFound, UsageError
 from orchestrator.launcher import launch as launch_run
@@ -79,7 +81,7 @@ def launch(
 
 def _say_launched(run: Run) -> None:
     slurm = f" as Slurm job {run.scheduler_job_id} (launching until it starts)" if run.scheduler_job_id else ""
-    console.print(f"launched run [bold]{run.id}[/] ({run.name}) on {run.host}{slurm}")
+    console.print(f"launched run [bold]{run.id}[/] ({escape(run.name)}) on {escape(run.host)}{slurm}")
 
 
 def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: str | None, env: list[str],
@@ -145,8 +147,9 @@ def runs(
         shards = f"{r['shards']['done']}/{r['shards']['total']}" if r["shards"] else ""
         cause = (r["root_cause"] or {}).get("signature") or (r["root_cause"] or {}).get("exception") or ""
         style = STATUS_STYLE.get(r["status"], "")
-        table.add_row(r["id"], r["name"], r["host"], f"[{style}]{r['status']}[/]", r["phase"], shards,
-                      "" if r["exit_code"] is None else str(r["exit_code"]), r["started_at"] or "", cause)
+        table.add_row(text(r["id"]), text(r["name"]), text(r["host"]), Text(r["status"], style=style),
+                      text(r["phase"]), shards, "" if r["exit_code"] is None else str(r["exit_code"]),
+                      r["started_at"] or "", text(cause))
     console.print(table)
 
 
@@ -162,16 +165,16 @@ def show(
         print_json(record)
         return
     style = STATUS_STYLE.get(record["status"], "")
-    console.print(f"[bold]{record['id']}[/] {record['name']} on {record['host']}: "
-                  f"[{style}]{record['status']}[/] · phase {record['phase']}"
+    console.print(f"[bold]{escape(record['id'])}[/] {escape(record['name'])} on {escape(record['host'])}: "
+                  f"[{style}]{record['status']}[/] · phase {escape(str(record['phase']))}"
                   + (f" · exit {record['exit_code']}" if record["exit_code"] is not None else ""))
-    console.print(f"command: {' '.join(record['command'])}", highlight=False)
+    console.print(f"command: {' '.join(record['command'])}", highlight=False, markup=False)
     if record["scheduler"]:
         sched = record["scheduler"]
         state = sched.get("state") or "submitted"
         why = f" ({sched['reason']})" if sched.get("reason") else ""
         node = f" on {sched['node']}" if sched.get("node") else ""
-        console.print(f"slurm job {sched['job_id']}: {state}{why}{node}", highlight=False)
+        console.print(f"slurm job {sched['job_id']}: {state}{why}{node}", highlight=False, markup=False)
     if record["shards"]:
         console.print(f"shards: {record['shards']['done']}/{record['shards']['total']}")
     if record["progress"]:
@@ -185,17 +188,18 @@ def show(
         console.print(line, highlight=False)
     if record.get("outputs"):
         o = record["outputs"]
-        console.print(f"outputs: {o.get('samples')} samples in {o.get('dir')} · verified {o.get('verified')}")
+        console.print(f"outputs: {o.get('samples')} samples in {o.get('dir')} · verified {o.get('verified')}",
+                      markup=False)
     cause = record["root_cause"]
     if cause:
-        console.print(f"[bold red]root cause[/] ({cause.get('process') or '?'}): "
-                      f"{cause.get('exception') or 'error'}: {cause.get('message') or '(empty message)'}",
+        console.print(Text.assemble(("root cause", "bold red"), f" ({cause.get('process') or '?'}): "
+                                    f"{cause.get('exception') or 'error'}: {cause.get('message') or '(empty message)'}"),
                       highlight=False)
         if cause.get("signature"):
             from orchestrator.logparse import signature_hint
 
             console.print(f"signature {cause['signature']}: {signature_hint(cause['signature']) or ''}",
-                          highlight=False)
+                          highlight=False, markup=False)
         if cause.get("traceback"):
             console.print(cause["traceback"], highlight=False, markup=False)
 
@@ -204,8 +208,13 @@ def logs(
     run: Annotated[str, typer.Argument(help="run id, id prefix or name")],
     follow: Annotated[bool, typer.Option("--follow", "-f", help="keep printing new output")] = False,
     tail: Annotated[int | None, typer.Option("--tail", "-n", help="only the last N lines")] = None,
+    raw: Annotated[bool, typer.Option("--raw", help="the log's bytes as written, escape sequences included "
+                                      "(a job's output can then act on your terminal)")] = False,
 ) -> None:
-    """Print the run's log from the host."""
+    """Print the run's log from the host, with the job's escape sequences and control characters removed."""
+    from orchestrator.logparse.inert import InertStream
+
+    out = _RawOut() if raw else InertStream()
     ctx = context()
     with ctx.db() as s:
         record = queries.get_run(s, run)
@@ -219,21 +228,32 @@ def logs(
             if result.exit_status != 0:
                 raise NotFound(f"log of run {record.id} not readable on {record.host}: "
                                f"{result.stderr.decode(errors='replace').strip()}")
-            sys.stdout.buffer.write(result.stdout)
+            sys.stdout.buffer.write(out.feed(result.stdout) + out.flush())
             return
         argv = ["tail", "-n", str(tail), "-F", path] if tail is not None else commands.follow_file(path, 0)
         proc = await session.transport.start(argv)
         try:
             while chunk := await proc.read(1 << 16):
-                sys.stdout.buffer.write(chunk)
+                sys.stdout.buffer.write(out.feed(chunk))
                 sys.stdout.buffer.flush()
         finally:
+            sys.stdout.buffer.write(out.flush())
             await proc.stop()
 
     try:
         run_async(go)
     except KeyboardInterrupt:
         pass
+
+
+class _RawOut:
+    """``eorch logs --raw``: the bytes unchanged (InertStream's interface)."""
+
+    def feed(self, data: bytes) -> bytes:
+        return data
+
+    def flush(self) -> bytes:
+        return b""
 
 
 def cancel(
