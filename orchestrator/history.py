@@ -18,6 +18,7 @@ from sqlalchemy import Select, delete, func, or_, select, text
 from sqlalchemy.orm import Session
 
 from orchestrator.errors import UsageError
+from orchestrator.secretenv import REDACTED, is_secret_key
 from orchestrator.store.models import Alert, Event, Run
 from orchestrator.store.queries import get_run, utcnow
 from orchestrator.views import run_record
@@ -147,11 +148,8 @@ def record_fingerprint(session: Session, run: Run) -> str | None:
 
 # ------------------------------------------------------------------------------------------------ similar
 
-_SECRET_KEY = re.compile(r"TOKEN|SECRET|PASSW|KEY|CREDENTIAL|AUTH", re.IGNORECASE)
-
-
 def _env_value(key: str, value: Any) -> Any:
-    return "<redacted>" if _SECRET_KEY.search(key) else value
+    return REDACTED if is_secret_key(key) else value
 
 
 def dict_changes(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None,

@@ -11,18 +11,19 @@ from orchestrator.errors import UsageError
 from orchestrator.logparse.inert import inert_line
 from orchestrator.patches import prepare_launch, run_pythons
 from orchestrator.runstate import RunStatus
+from orchestrator.secretenv import redacted_env, split_env
 from orchestrator.store.models import Run
 from orchestrator.store.queries import add_event, get_host, new_run_id, utcnow
 
 ENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def parse_env(pairs: Sequence[str]) -> dict[str, str]:
+def parse_env(pairs: Sequence[str], option: str = "--env") -> dict[str, str]:
     env: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not ENV_KEY_RE.match(key):
-            raise UsageError(f"bad --env {pair!r}: expected KEY=VALUE with KEY like MY_VAR")
+            raise UsageError(f"bad {option} {key!r}: expected KEY=VALUE with KEY like MY_VAR")  # no value: a secret
         env[key] = value
     return env
 
@@ -43,11 +44,15 @@ async def launch(
     patch: str | None = None,
     apply_patches: bool = False,
     sbatch_args: Sequence[str] = (),
+    secret_env: Mapping[str, str] | None = None,
 ) -> Run:
     """Start argv detached on host; returns the recorded run (status running).
 
     On a Slurm host the wrapper is submitted with sbatch (the host's sbatch args, then ``sbatch_args``) and
     the run is recorded as ``launching``: the monitor moves it to ``running`` when Slurm starts the job.
+
+    Secrets (``secret_env``, and the variables of ``env`` whose key looks like one: orchestrator.secretenv)
+    reach the job but are recorded, here and on the host, only as ``<redacted>``.
     """
     if not argv:
         raise UsageError("no command given: put it after `--`, e.g. eorch launch --host H -- python train.py")
@@ -68,10 +73,12 @@ async def launch(
     # What code the run will run (orchestrator.patches): patch set verified or applied, env fingerprinted.
     recorded = await prepare_launch(ctx, host, run_pythons(argv, spec, python, session.python), patch, apply_patches)
     scheduling = {"scheduler": "slurm", "sbatch_args": all_sbatch_args} if slurm else {}
+    public_env, secrets = split_env({**env, **(secret_env or {})}, explicit=secret_env or ())
     info = await session.call(
-        "launch", run_dir=run_dir, run_id=run_id, argv=list(argv), env=dict(env), cwd=cwd, files=dict(files or {}),
-        **scheduling,
+        "launch", run_dir=run_dir, run_id=run_id, argv=list(argv), env=public_env, secret_env=secrets, cwd=cwd,
+        files=dict(files or {}), **scheduling,
     )
+    env = redacted_env({**env, **(secret_env or {})}, explicit=secrets)
     status = RunStatus.LAUNCHING if slurm else RunStatus.RUNNING
     now = utcnow()
     run = Run(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from orchestrator.secretenv import redacted_env
 from orchestrator.store.models import Host, Run
 
 
@@ -34,7 +35,7 @@ def run_record(run: Run) -> dict[str, Any]:
         "log_offset": run.log_offset,
         "root_cause": run.root_cause,
         "command": run.command,
-        "env": run.env,
+        "env": redacted_env(run.env),  # also for runs recorded before secrets were kept out
         "cwd": run.cwd,
         "remote_dir": run.remote_dir,
         "cancel_requested": run.cancel_requested,

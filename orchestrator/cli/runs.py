@@ -34,7 +34,10 @@ def launch(
         "--host", "-H", help="host name (see `eorch host list`); several split an eagle3-extract spec's dataset, "
         "one rank per host")] = [],  # noqa: B006
     name: Annotated[str | None, typer.Option(help="a name for the run")] = None,
-    env: Annotated[list[str], typer.Option("--env", "-e", help="KEY=VALUE for the job (repeatable)")] = [],  # noqa: B006
+    env: Annotated[list[str], typer.Option("--env", "-e", help="KEY=VALUE for the job (repeatable); a KEY with "
+                                           "TOKEN, KEY, SECRET or PASSWORD in it is a secret")] = [],  # noqa: B006
+    secret_env: Annotated[list[str], typer.Option(
+        "--secret-env", help="KEY=VALUE for the job that is never recorded or printed (repeatable)")] = [],  # noqa: B006
     cwd: Annotated[str | None, typer.Option(help="working directory on the host")] = None,
     spec: Annotated[Path | None, typer.Option(help="a job spec TOML file instead of a command")] = None,
     set_: Annotated[list[str], typer.Option(
@@ -57,7 +60,8 @@ def launch(
         if spec is None or argv:
             raise UsageError("several --host split an eagle3-extract --spec across hosts; a command runs on one")
         _launch_split(spec, hosts, set_, name=name, env=env, cwd=cwd, python=python, patch=patch,
-                      apply_patches=apply_patches, sbatch_args=sbatch_arg, json_=json_)
+                      apply_patches=apply_patches, sbatch_args=sbatch_arg, json_=json_,
+                      secret_env=parse_env(secret_env, option="--secret-env"))
         return
     if spec is not None:
         if argv:
@@ -65,13 +69,15 @@ def launch(
         from orchestrator.speclaunch import spec_launch_args
 
         kwargs = spec_launch_args(spec, extra_env=parse_env(env), name=name, cwd=cwd, overrides=set_)
-        kwargs.update(python=python, patch=patch, apply_patches=apply_patches, sbatch_args=sbatch_arg)
+        kwargs.update(python=python, patch=patch, apply_patches=apply_patches, sbatch_args=sbatch_arg,
+                      secret_env=parse_env(secret_env, option="--secret-env"))
         run = run_async(lambda ctx: launch_run(ctx, hosts[0], **kwargs))
     else:
         parsed_env = parse_env(env)
         run = run_async(lambda ctx: launch_run(ctx, hosts[0], argv, name=name, env=parsed_env, cwd=cwd,
                                                python=python, patch=patch, apply_patches=apply_patches,
-                                               sbatch_args=sbatch_arg))
+                                               sbatch_args=sbatch_arg,
+                                               secret_env=parse_env(secret_env, option="--secret-env")))
     if json_:
         print_json(run_record(run))
     else:

@@ -84,7 +84,7 @@ def test_help_keeps_every_bracket(eorch_home: Path) -> None:
     main._register_topics(["eorch"])
     root = typer.main.get_command(main.app)
 
-    def commands(group, path):  # noqa: ANN001, ANN202
+    def commands(group, path):
         for name, cmd in getattr(group, "commands", {}).items():
             yield [*path, name], cmd
             yield from commands(cmd, [*path, name])
