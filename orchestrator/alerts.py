@@ -41,6 +41,7 @@ from orchestrator.alertchannels import (
 )
 from orchestrator.alertrules import AlertKind, AlertToRaise, HostSnapshot, RunFacts, RunSnapshot
 from orchestrator.context import Context
+from orchestrator.errors import HistoryReadOnly
 from orchestrator.logparse import signature_hint
 from orchestrator.notices import HostReachabilityChanged, Notice, RunProgressed, RunStatusChanged
 from orchestrator.store import queries
@@ -83,6 +84,8 @@ class AlertEngine:
         """Called by a monitor as it starts (holding the monitor lock): re-send what an earlier one left pending."""
         try:
             self.resend_pending()
+        except HistoryReadOnly:  # not an alert problem: the monitor cannot record anything either
+            raise
         except Exception:  # an alert problem must never stop the monitor
             log.exception("re-sending pending alerts failed")
 
@@ -106,6 +109,8 @@ class AlertEngine:
     def __call__(self, notice: Notice) -> None:
         try:
             self._handle(notice)
+        except HistoryReadOnly:
+            raise
         except Exception:  # an alert problem must never stop the monitor
             log.exception("alert evaluation failed for %s", type(notice).__name__)
 
@@ -153,6 +158,8 @@ class AlertEngine:
         self._last_tick = now_mono
         try:
             self.check_time_rules(tuple(getattr(monitor, "run_refs", ()) or ()))
+        except HistoryReadOnly:
+            raise
         except Exception:
             log.exception("periodic alert check failed")
 

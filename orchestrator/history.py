@@ -34,7 +34,11 @@ def parse_since(value: str, now: datetime | None = None) -> datetime:
     now = now or utcnow()
     match = _SINCE.match(value)
     if match:
-        return now - timedelta(seconds=float(match.group(1)) * _UNIT_S[match.group(2).lower()])
+        try:
+            return now - timedelta(seconds=float(match.group(1)) * _UNIT_S[match.group(2).lower()])
+        except (OverflowError, ValueError):
+            raise UsageError(f"{value!r} is further back than any date; use at most a few thousand years "
+                             "(e.g. 365d) or an ISO date") from None
     try:
         parsed = datetime.fromisoformat(value.strip().removesuffix("Z"))
     except ValueError as err:

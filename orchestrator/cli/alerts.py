@@ -10,7 +10,7 @@ from rich.table import Table
 from sqlalchemy import select
 
 from orchestrator import alertoutbox
-from orchestrator.cli.common import console, context, print_json, text
+from orchestrator.cli.common import check_limit, console, context, print_json, text
 from orchestrator.errors import UsageError
 from orchestrator.store import queries
 from orchestrator.store.models import Alert, AlertDelivery
@@ -37,8 +37,7 @@ def list_alerts(
         return
     if state is not None and state not in alertoutbox.STATES:
         raise UsageError(f"unknown delivery state {state!r}; known: {', '.join(alertoutbox.STATES)}")
-    if limit < 1:
-        raise UsageError("--limit must be at least 1")
+    check_limit(limit)
     ctx = context()
     with ctx.db() as s:
         stmt = select(Alert).order_by(Alert.created_at.desc(), Alert.id.desc()).limit(limit)

@@ -86,5 +86,17 @@ def run_async(make: Callable[[Context], Awaitable[T]]) -> T:
     return asyncio.run(main())
 
 
+MAX_LIMIT = 1_000_000
+
+
+def check_limit(limit: int, option: str = "--limit") -> int:
+    """A count the history can be asked for (SQLite integers are 64-bit; nobody reads a million rows)."""
+    if not 1 <= limit <= MAX_LIMIT:
+        from orchestrator.errors import UsageError
+
+        raise UsageError(f"{option} must be between 1 and {MAX_LIMIT}")
+    return limit
+
+
 def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, indent=2, default=str) + "\n")

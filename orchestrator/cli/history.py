@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from orchestrator import history
-from orchestrator.cli.common import console, context, print_json, text
+from orchestrator.cli.common import check_limit, console, context, print_json, text
 from orchestrator.errors import UsageError
 from orchestrator.views import duration
 
@@ -28,6 +28,7 @@ def similar(
     json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Earlier runs that failed the same way (same fingerprint), how they ended, and what changed since."""
+    check_limit(limit)
     ctx = context()
     with ctx.db() as s:
         target, matches = history.similar_runs(s, run, limit=limit)
@@ -66,6 +67,7 @@ def search(
     json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Full-text search over root-cause exceptions, messages and tracebacks of every run."""
+    check_limit(limit)
     ctx = context()
     with ctx.db() as s:
         hits = history.search(s, words, limit=limit)
@@ -134,6 +136,8 @@ def export(
     """Export runs and events: JSON lines ({"type": "run"|"event", ...}) or CSV."""
     if format_ not in ("json", "csv") or table not in ("runs", "events", "all"):
         raise UsageError("--format is json or csv; --table is runs, events or all")
+    if out is not None:
+        _check_writable(out, directory=format_ == "csv" and table == "all")
     ctx = context()
     with ctx.db() as s:
         if format_ == "json":
@@ -168,6 +172,20 @@ def export(
         finally:
             if out:
                 stream.close()
+
+
+def _check_writable(out: Path, *, directory: bool) -> None:
+    """`--out` names a file in a directory that exists (or, for csv of all, a directory we can make)."""
+    parent = out if directory else out.parent
+    if directory:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise UsageError(f"--out {out}: cannot make the directory: {err.strerror}") from None
+    elif not parent.is_dir():
+        raise UsageError(f"--out {out}: no directory {parent}; create it first")
+    elif out.is_dir():
+        raise UsageError(f"--out {out}: is a directory; give a file name")
 
 
 def prune(

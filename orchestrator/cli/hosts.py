@@ -71,6 +71,8 @@ def add(
 ) -> None:
     """Add a host after connecting to it once (host key verified); a slurm host must answer sinfo."""
     validate_host_name(name)
+    if port is not None and not 1 <= port <= 65535:
+        raise UsageError(f"--port {port} is not a TCP port: give 1 to 65535")
     if name == LOCAL_HOST:
         raise UsageError("`local` is built in; pick another name")
     if scheduler not in SCHEDULERS:

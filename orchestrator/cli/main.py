@@ -6,7 +6,9 @@ Each topic lives in its own module with a ``register(app)`` function; this modul
 
 from __future__ import annotations
 
+import errno
 import importlib
+import os
 import sys
 
 import typer
@@ -61,8 +63,16 @@ def run() -> None:
 
     try:
         rc = app(prog_name="eorch", standalone_mode=False)
+        sys.stdout.flush()  # a full disk or a closed pipe shows up here, not in the interpreter's exit
         if isinstance(rc, int) and rc:
             sys.exit(rc)
+    except OSError as err:
+        if not _output_failed(err):
+            raise
+        if err.errno != errno.EPIPE:  # a reader that stopped early (`| head`) needs no message
+            err_console.print(f"[bold red]error:[/] cannot write the output: {escape(err.strerror or str(err))}",
+                              highlight=False, soft_wrap=True)
+        sys.exit(1)
     except EorchError as err:
         err_console.print(f"[bold red]error:[/] {escape(str(err))}", highlight=False, soft_wrap=True)
         sys.exit(err.exit_code)
@@ -79,6 +89,18 @@ def run() -> None:
             err_console.print("aborted")
             sys.exit(1)
         raise
+
+
+def _output_failed(err: OSError) -> bool:
+    """Writing to stdout failed (a write error names no file; opening one does). stdout then goes to
+    /dev/null, so the interpreter's own flush at exit prints no second traceback."""
+    if err.filename is not None or err.errno not in (errno.ENOSPC, errno.EPIPE, errno.EDQUOT, errno.EIO, errno.EFBIG):
+        return False
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return True
 
 
 def _click_errors() -> tuple[type[Exception], ...]:

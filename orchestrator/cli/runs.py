@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from orchestrator import commands
-from orchestrator.cli.common import console, context, print_json, run_async, text
+from orchestrator.cli.common import check_limit, console, context, print_json, run_async, text
 from orchestrator.context import Context
 from orchestrator.errors import NotFound, UsageError
 from orchestrator.launcher import launch as launch_run
@@ -53,6 +53,9 @@ def launch(
 ) -> None:
     """Start a command (after `--`) or a job spec detached on a host; returns at once with the run id."""
     argv = list(ctx_.args)
+    if argv and argv[0].startswith("-"):  # a mistyped option of ours must not become the remote command
+        raise UsageError(f"no such option {argv[0]!r} (see eorch launch --help); the command goes after `--`, "
+                         "e.g. eorch launch --host H -- python train.py")
     hosts = host or ["local"]
     if set_ and spec is None:
         raise UsageError("--set overrides keys of a --spec file; give --spec")
@@ -138,6 +141,8 @@ def runs(
 ) -> None:
     """List runs, newest first, filtered by status, host, age, name, failure signature, exception or model."""
     from orchestrator.history import RunFilter, filtered_runs, history_record, parse_since
+
+    check_limit(limit)
 
     flt = RunFilter(status=status, host=host, since=parse_since(since) if since else None, name=name,
                     signature=signature, exception=exception, model=model, vllm=vllm, speculators=speculators,

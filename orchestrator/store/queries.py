@@ -57,7 +57,8 @@ def get_run(session: Session, ref: str) -> Run:
     run = session.get(Run, ref)
     if run is not None:
         return run
-    matches = list(session.scalars(select(Run).where(Run.id.startswith(ref)).limit(2)))
+    # autoescape: `%` and `_` in what the user typed are characters, not LIKE wildcards
+    matches = list(session.scalars(select(Run).where(Run.id.startswith(ref, autoescape=True)).limit(2)))
     if not matches:
         matches = list(session.scalars(select(Run).where(Run.name == ref).order_by(Run.created_at.desc()).limit(2)))
     if not matches:
