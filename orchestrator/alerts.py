@@ -43,6 +43,7 @@ from orchestrator.alertrules import AlertKind, AlertToRaise, HostSnapshot, RunFa
 from orchestrator.context import Context
 from orchestrator.errors import HistoryReadOnly
 from orchestrator.logparse import signature_hint
+from orchestrator.logparse.inert import inert_line
 from orchestrator.notices import HostReachabilityChanged, Notice, RunProgressed, RunStatusChanged
 from orchestrator.store import queries
 from orchestrator.store.models import Alert, Event, Host, Run
@@ -216,7 +217,7 @@ def ring_bell(alert: AlertToRaise, out: Any = None) -> None:
     out = out or sys.__stderr__
     if out is None or not out.isatty():
         return
-    title = alert.title.replace("\x1b", "").replace("\x07", "")
+    title = inert_line(alert.title)  # a C1 ST or an ESC in a run's name must not end the OSC early
     out.write(f"\a\x1b]9;{title}\x07")
     out.flush()
 

@@ -80,3 +80,23 @@ class TestRunNames:
             out = eorch(*args).stdout
             assert_inert(out, " ".join(args))
             assert run["id"] in out
+
+
+class TestTerminalNotification:
+    def test_bell_title_cannot_end_its_osc_early(self) -> None:
+        """The OSC 9 notification eorch writes on a (real pseudo-)terminal carries the alert title inert: a C1 ST
+        or ESC in a run's name cannot close it and start a sequence of its own."""
+        import os
+
+        from orchestrator.alertrules import AlertKind, AlertToRaise
+        from orchestrator.alerts import ring_bell
+
+        master, slave = os.openpty()
+        try:
+            with os.fdopen(slave, "w", closefd=False) as out:
+                ring_bell(AlertToRaise(AlertKind.FAILED, "k", "run x\x9c\x1b]52;c;eA==\x07 failed", "body"), out)
+            written = os.read(master, 4096).decode()
+        finally:
+            os.close(master)
+            os.close(slave)
+        assert written == "\a\x1b]9;run x failed\x07"
