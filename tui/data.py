@@ -18,6 +18,7 @@ from orchestrator.errors import EorchError
 from orchestrator.logparse import signature_hint
 from orchestrator.logparse.inert import inert, inert_line
 from orchestrator.runstate import RunStatus
+from orchestrator.secretenv import redacted_env
 from orchestrator.store import queries
 from orchestrator.store.models import Alert, Host, Run
 
@@ -223,7 +224,7 @@ def load_detail(ctx: Context, run_id: str, now: datetime) -> RunDetail:
         signature = run.signature or (cause or {}).get("signature")
         similar = _similar(s, run) if cause else ()
         return RunDetail(
-            row=row, command=tuple(inert_line(a) for a in run.command or ()), env=dict(run.env or {}), cwd=run.cwd,
+            row=row, command=tuple(inert_line(a) for a in run.command or ()), env=redacted_env(run.env), cwd=run.cwd,
             remote_dir=run.remote_dir, log_offset=run.log_offset or 0, cancel_requested=run.cancel_requested,
             env_fingerprint=dict(run.env_fingerprint) if run.env_fingerprint else None, root_cause=cause,
             hint=(cause or {}).get("hint") or _hint(signature), timeline=timeline(row, events, now),

@@ -20,7 +20,7 @@ HOSTILE = ("\x1b]52;c;Y3VybCBldmlsLnNofHNo\x07\x1b]2;pwned\x07\x1bc\x1b#8\x1b(0\
 JOB = (
     "import sys\n"
     f"sys.stdout.buffer.write(('before ' + {HOSTILE!r} + ' after\\n').encode())\n"
-    "sys.stdout.flush()\n"
+    "print('[alerts] [bold]kept[/bold]', flush=True)\n"
     f"raise RuntimeError('bad input ' + {HOSTILE!r} + ' end')\n"
 )
 
@@ -42,6 +42,7 @@ class TestJobOutputIsInert:
         logs = eorch("logs", run["id"])
         assert_inert(logs.stdout, "logs")
         assert "before red after" in logs.stdout and "RuntimeError: bad input red end" in logs.stdout
+        assert "[alerts] [bold]kept[/bold]" in logs.stdout  # brackets are data here too
 
         raw = eorch("logs", run["id"], "--raw").stdout
         assert f"before {HOSTILE} after" in raw
