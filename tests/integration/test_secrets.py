@@ -12,7 +12,9 @@ import stat
 import sys
 from pathlib import Path
 
+import pytest
 from helpers import add_testbox, eorch, launch, show
+from test_slurm import cluster, slurm_cluster  # noqa: F401 (fixtures)
 
 TOKEN = "hf_S3cr3tT0kenValue"
 PASSWORD = "pw-Only-The-Job-Sees"
@@ -83,3 +85,18 @@ class TestControllerEnvironment:
         run = json.loads(out.stdout)
         eorch("watch", run["id"], "--until-done", env={"EORCH_ALERT_URLS": ""})
         assert eorch("logs", run["id"]).stdout.strip() == "['EORCH_RUN_DIR', 'EORCH_RUN_ID']"
+
+
+class TestSlurmSecret:
+    @pytest.mark.usefixtures("cluster")
+    def test_secret_reaches_a_slurm_job_started_later(self, eorch_home: Path) -> None:
+        """On a Slurm host the job starts after sbatch returns: it still gets the secret, from the 0600 file
+        its wrapper deletes on start; meta.json and the history never hold it."""
+        run = launch(sys.executable, "-c", PRINT_HASHES, host="cluster",
+                     extra=("--env", f"HF_TOKEN={TOKEN}", "--secret-env", f"MY_PASS={PASSWORD}", "--env", "PLAIN=ok"))
+        eorch("watch", run["id"], "--until-done")
+        assert eorch("logs", run["id"]).stdout.split() == [
+            "HF_TOKEN", digest(TOKEN), "MY_PASS", digest(PASSWORD), "PLAIN", digest("ok")]
+        run_dir = Path(run["remote_dir"])
+        assert not (run_dir / "secret_env.json").exists()
+        assert TOKEN not in (run_dir / "meta.json").read_text() and TOKEN.encode() not in history_bytes(eorch_home)
