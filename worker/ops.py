@@ -99,7 +99,8 @@ def launch(
         return slurm.submit(run_dir, run_id, list(sbatch_args or []))
     wrapper_env = dict(os.environ)
     wrapper_env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    with open(os.path.join(run_dir, "wrapper.err"), "ab") as err:  # the wrapper keeps its own copy
+    err_fd = os.open(os.path.join(run_dir, "wrapper.err"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    with os.fdopen(err_fd, "ab") as err:  # the wrapper keeps its own copy
         subprocess.Popen(
             [sys.executable, "-m", "worker.wrap", run_dir],
             start_new_session=True,

@@ -53,7 +53,7 @@ class TestSecretEnv:
         assert json.loads(meta)["secret_keys"] == ["HF_TOKEN", "MY_PASS"]
         assert not (run_dir / "secret_env.json").exists()
         assert stat.S_IMODE(run_dir.stat().st_mode) == 0o700
-        for name in ("meta.json", "log", "rc", "wrapper.json"):
+        for name in ("meta.json", "log", "rc", "wrapper.json", "wrapper.err"):
             assert stat.S_IMODE((run_dir / name).stat().st_mode) == 0o600, name
 
     def test_secrets_in_a_command_spec_are_not_recorded(self, eorch_home: Path, tmp_path: Path) -> None:
