@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Any
 
-from worker import fingerprint, patching, procs
+from worker import fingerprint, gpulock, patching, preflight, procs
 
 NVIDIA_QUERY = [
     "nvidia-smi",
@@ -49,11 +49,13 @@ def launch(
     run_dir: str, run_id: str, argv: list[str], env: dict[str, str], cwd: str | None,
     files: dict[str, str] | None = None, scheduler: str = "direct", sbatch_args: list[str] | None = None,
     secret_env: dict[str, str] | None = None,
+    gpu_locks: list[int] | None = None, force_locks: bool = False,
 ) -> dict[str, Any]:
     """Start ``worker.wrap`` detached for a new run and return its identity once it is recorded.
 
     With ``scheduler="slurm"`` the wrapper is submitted with sbatch instead (worker.slurm) and the job id
-    comes back at once; the wrapper starts whenever Slurm runs the job.
+    comes back at once; the wrapper starts whenever Slurm runs the job.  ``gpu_locks``: GPU indices the run
+    takes (worker.gpulock) before its wrapper starts; one held by another live run refuses the launch.
 
     The run directory is 0700 and its files 0600 (a shared box's other users read none of it).
     ``secret_env`` is not written to ``meta.json``: it goes to ``secret_env.json``, which the wrapper reads
@@ -76,6 +78,14 @@ def launch(
         raise OpError(f"run directory already exists on the host: {run_dir}")
     os.makedirs(run_dir, mode=0o700)
     os.chmod(run_dir, 0o700)  # whatever the umask
+    locks: dict[str, Any] = {}
+    if gpu_locks and scheduler != "slurm":
+        root = os.path.dirname(os.path.dirname(os.path.abspath(run_dir)))
+        try:
+            locks = gpulock.acquire(root, run_id, run_dir, gpu_locks, force_locks)
+        except gpulock.GpuBusy as err:
+            shutil.rmtree(run_dir, ignore_errors=True)
+            raise OpError(str(err)) from None
     meta = {
         "run_id": run_id,
         "argv": argv,
@@ -91,6 +101,7 @@ def launch(
     _write_private(os.path.join(run_dir, "log"), "")
     for name, content in (files or {}).items():
         if os.sep in name or name.startswith("."):
+            gpulock.release(run_dir)
             raise OpError(f"bad run file name {name!r}")
         _write_private(os.path.join(run_dir, name), content)
     if scheduler == "slurm":
@@ -115,8 +126,10 @@ def launch(
     while time.monotonic() < deadline:
         info = _read_json(os.path.join(run_dir, "wrapper.json"))
         if info:
-            return {"run_dir": run_dir, **info, "log_path": os.path.join(run_dir, "log")}
+            return {"run_dir": run_dir, **info, "log_path": os.path.join(run_dir, "log"),
+                    **({"gpu_locks": locks} if locks else {})}
         time.sleep(0.01)
+    gpulock.release(run_dir)
     raise OpError("the wrapper did not start within 15 s (see wrapper.err in the run directory)")
 
 
@@ -264,4 +277,5 @@ OPERATIONS = {
     "resolve_root": resolve_root,
     "patch": patching.op,
     "fingerprint": fingerprint.op,
+    "preflight": preflight.op,
 }

@@ -9,6 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import ProgressBar, Static
 
+from orchestrator.preflight import lines as preflight_lines
 from orchestrator.views import env_lines
 from tui.data import RunDetail
 from tui.format import progress_of, rate_text, slurm_text, span, stamp, status_text
@@ -31,6 +32,10 @@ def header_text(detail: RunDetail) -> Text:
     for line in env_lines({"env_fingerprint": detail.env_fingerprint}):
         text.append("\n")
         text.append_text(Text.from_markup(line, style="dim"))
+    if detail.preflight:
+        for line in preflight_lines(detail.preflight, all_checks=False):
+            text.append("\n")
+            text.append_text(Text.from_markup(line, style="dim"))
     return text
 
 
@@ -48,6 +53,33 @@ def timeline_text(detail: RunDetail) -> Text:
         text.append(f" {span(step.duration_s)}" if not ongoing else " …", style="dim")
         if step.detail:
             text.append(f" ({step.detail})", style="red")
+    recipe = recipe_text(detail)
+    if recipe.plain:
+        text.append("\n")
+        text.append_text(recipe)
+    return text
+
+
+STEP_STYLE = {"done": "green", "failed": "bold red", "started": "bold cyan", "skipped": "dim"}
+
+
+def recipe_text(detail: RunDetail) -> Text:
+    """The recipe's verdict: its steps as a checklist with times, then its outputs."""
+    text = Text()
+    for index, line in enumerate(detail.steps):
+        if index:
+            text.append("  ")
+        text.append(line.text(), style=STEP_STYLE.get(line.state, ""))
+    out = detail.outputs
+    if out:
+        if text.plain:
+            text.append("\n")
+        verified = out.get("verified")
+        text.append(f"outputs: {out.get('samples')} samples · ")
+        text.append("verified" if verified else "not verified", style="green" if verified else "yellow")
+        size = out.get("bytes")
+        text.append((f" · {size / 2**20:.1f} MiB" if isinstance(size, int | float) else "")
+                    + f" · {out.get('dir')}", style="dim")
     return text
 
 
@@ -83,11 +115,24 @@ class RootCausePanel(VerticalScroll):
         self.query_one("#cause-text", Static).update(cause_text(detail))
 
 
+def evidence_text(detail: RunDetail) -> Text:
+    """A failure without an exception: its first error line and the log's last lines."""
+    text = Text(f"The run {detail.row.status} and its log shows no exception.", style="yellow")
+    evidence = detail.evidence or {}
+    if evidence.get("first_error_line"):
+        text.append("\nfirst error line: ", style="bold")
+        text.append(str(evidence["first_error_line"]), style="red")
+    tail = evidence.get("log_tail") or []
+    text.append(f"\n\nlast {len(tail)} lines of the log:\n" if tail else "\n\nthe log is empty", style="bold")
+    text.append("\n".join(str(line) for line in tail))
+    return text
+
+
 def cause_text(detail: RunDetail) -> Text:
     cause = detail.root_cause
     if not cause:
         if detail.row.status in ("failed", "lost"):
-            return Text(f"The run {detail.row.status} and its log shows no exception.", style="yellow")
+            return evidence_text(detail)
         return Text("No root cause: nothing has failed.", style="dim")
     text = Text()
     text.append(str(cause.get("exception") or "error"), style="bold red")
