@@ -52,7 +52,7 @@ class TestBracketsSurvive:
     def test_show(self, history: Path) -> None:
         """`eorch show` shows the name, the command, the process and the message with their brackets."""
         out = eorch("show", "b0000002").stdout
-        assert NAME in out and "echo [red]x[/red]" in out and "[EngineCore]" in out and MESSAGE in out
+        assert NAME in out and "echo '[red]x[/red]'" in out and "[EngineCore]" in out and MESSAGE in out
         assert "in [check]" in out
 
     def test_search(self, history: Path) -> None:
