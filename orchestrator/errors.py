@@ -54,6 +54,10 @@ class StoreError(EorchError):
     """The local history database cannot be opened or migrated."""
 
 
+class HistoryReadOnly(StoreError):
+    """The history database cannot be written: nothing a monitor does can be recorded, so it stops."""
+
+
 class HostError(EorchError):
     """Something went wrong reaching a host."""
 

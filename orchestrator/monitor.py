@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from orchestrator.context import Context
-from orchestrator.errors import HostError, MonitorBusy
+from orchestrator.errors import HostError, MonitorBusy, StoreError
 from orchestrator.follower import LogFollower, StepEventFollower
 from orchestrator.hosts import HostSession, RemoteOpFailed
 from orchestrator.logparse import exit_root_cause
@@ -355,6 +355,8 @@ class Monitor:
                 for host in hosts:
                     task = self.watchers.get(host)
                     if task is not None and task.done() and not task.cancelled() and task.exception():
+                        if isinstance(task.exception(), StoreError):  # nothing can be recorded: stop
+                            raise task.exception()  # type: ignore[misc]
                         log.error("watching host %s failed: %r", host, task.exception())
                     if task is None or task.done():
                         watcher = self.host_watchers[host] = HostWatcher(self, host)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import UsageError
+from orchestrator.secretenv import redacted_env, split_env
 from orchestrator.spec import CommandJob, Eagle3Job, load_spec, worker_payload
 
 
@@ -23,20 +24,26 @@ def spec_launch_args(
             raise UsageError("--canary/--no-canary apply to an eagle3-extract spec; this spec runs a command")
         spec = spec.model_copy(update={"eagle3": spec.eagle3.model_copy(update={"canary": canary})})
     if isinstance(spec, CommandJob):
+        payload = worker_payload(spec)
+        payload["command"]["env"] = redacted_env(payload["command"]["env"])
         return {
             "argv": list(spec.command.argv),
             "env": {**spec.command.env, **extra_env},
             "cwd": cwd or spec.command.cwd,
             "name": name or spec.name,
             "kind": "command",
-            "spec": worker_payload(spec),
+            "spec": payload,
         }
     assert isinstance(spec, Eagle3Job)
     payload = worker_payload(spec)
+    # Secrets of the recipe's env leave spec.json: they reach the recipe (and the server and client it
+    # starts, which inherit its environment) as the run's secret variables instead.
+    public, secrets = split_env(payload["eagle3"]["env"])
+    payload["eagle3"]["env"] = public
     return {
         # {python}, {worker} and {run_dir} are filled in by the launcher once the host session is open.
         "argv": ["{python}", "-m", "worker.recipes.eagle3", "{run_dir}/spec.json"],
-        "env": {"PYTHONPATH": "{worker}", **extra_env},
+        "env": {"PYTHONPATH": "{worker}", **secrets, **extra_env},
         "cwd": cwd,
         "name": name or spec.name or "eagle3-extract",
         "kind": "eagle3-extract",

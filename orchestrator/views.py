@@ -7,6 +7,7 @@ from typing import Any
 
 from orchestrator.canary import effective_root_cause
 from orchestrator.logparse.tail import failure_evidence
+from orchestrator.secretenv import redacted_env
 from orchestrator.store.models import Host, Run
 
 #: Statuses whose record carries the log's evidence (first error line, last lines).
@@ -39,7 +40,7 @@ def run_record(run: Run) -> dict[str, Any]:
         "log_offset": run.log_offset,
         "root_cause": effective_root_cause(run.root_cause, run.canary),
         "command": run.command,
-        "env": run.env,
+        "env": redacted_env(run.env),  # also for runs recorded before secrets were kept out
         "cwd": run.cwd,
         "remote_dir": run.remote_dir,
         "cancel_requested": run.cancel_requested,

@@ -16,9 +16,11 @@ from sqlalchemy import select
 from orchestrator.context import Context
 from orchestrator.errors import EorchError
 from orchestrator.logparse import signature_hint
+from orchestrator.logparse.inert import inert, inert_line
 from orchestrator.logparse.tail import failure_evidence
 from orchestrator.recipesteps import StepLine, recipe_steps
 from orchestrator.runstate import RunStatus, shown_phase
+from orchestrator.secretenv import redacted_env
 from orchestrator.store import queries
 from orchestrator.store.models import Alert, Host, Run
 from orchestrator.views import EVIDENCE_STATUSES
@@ -137,12 +139,12 @@ def run_row(run: Run) -> RunRow:
     cause = run.signature or run.exception or (run.root_cause or {}).get("exception") or ""
     slurm = run.scheduler_state or {}
     return RunRow(
-        id=run.id, name=run.name, host=run.host, status=run.status,
-        phase=shown_phase(run.status, run.phase, run.kind) or "",
+        id=run.id, name=inert_line(run.name), host=inert_line(run.host), status=run.status,
+        phase=inert_line(shown_phase(run.status, run.phase, run.kind) or ""),
         created_at=run.created_at, started_at=run.started_at, ended_at=run.ended_at, exit_code=run.exit_code,
         shards_done=run.shards_done, shards_total=run.shards_total, shards_rate=run.shards_rate,
         shards_eta_s=run.shards_eta_s, progress_done=run.progress_done, progress_total=run.progress_total,
-        progress_rate=run.progress_rate, cause=str(cause), slurm_job=run.scheduler_job_id or "",
+        progress_rate=run.progress_rate, cause=inert_line(str(cause)), slurm_job=run.scheduler_job_id or "",
         slurm_state=str(slurm.get("state") or ""), slurm_reason=str(slurm.get("reason") or ""),
         slurm_node=str(slurm.get("node") or ""),
     )
@@ -199,9 +201,14 @@ def _similar(session: Any, run: Run) -> tuple[SimilarRun, ...]:
         _run, matches = history.similar_runs(session, run.id, limit=5)
     except EorchError:  # no root cause to compare
         return ()
-    return tuple(SimilarRun(m["run"]["id"], m["run"]["name"], m["run"]["status"],
+    return tuple(SimilarRun(m["run"]["id"], inert_line(m["run"]["name"]), m["run"]["status"],
                             datetime.fromisoformat(m["run"]["created_at"].rstrip("Z")),
-                            history.describe_changes(m["changes"])) for m in matches)
+                            inert_line(history.describe_changes(m["changes"]))) for m in matches)
+
+
+def _inert_values(record: dict[str, Any]) -> dict[str, Any]:
+    """A job's strings (root cause, traceback) for the screen: no escape sequence reaches the terminal."""
+    return {k: inert(v) if isinstance(v, str) else v for k, v in record.items()}
 
 
 def load_detail(ctx: Context, run_id: str, now: datetime) -> RunDetail:
@@ -211,11 +218,11 @@ def load_detail(ctx: Context, run_id: str, now: datetime) -> RunDetail:
         events = [(e.ts, e.kind, dict(e.data or {}))
                   for e in queries.events_of(s, run.id, kinds=("status", "phase_changed", "phase", "step_step"))]
         steps = recipe_steps(data for _ts, kind, data in events if kind == "step_step")
-        cause = dict(run.root_cause) if run.root_cause else None
+        cause = _inert_values(run.root_cause) if run.root_cause else None
         signature = run.signature or (cause or {}).get("signature")
         similar = _similar(s, run) if cause else ()
         return RunDetail(
-            row=row, command=tuple(run.command or ()), env=dict(run.env or {}), cwd=run.cwd,
+            row=row, command=tuple(inert_line(a) for a in run.command or ()), env=redacted_env(run.env), cwd=run.cwd,
             remote_dir=run.remote_dir, log_offset=run.log_offset or 0, cancel_requested=run.cancel_requested,
             env_fingerprint=dict(run.env_fingerprint) if run.env_fingerprint else None, root_cause=cause,
             hint=(cause or {}).get("hint") or _hint(signature), timeline=timeline(row, events, now),
@@ -251,7 +258,7 @@ def load_alerts(ctx: Context, limit: int = 50) -> tuple[AlertRow, ...]:
     with ctx.db() as s:
         rows = list(s.scalars(select(Alert).order_by(Alert.created_at.desc(), Alert.id.desc()).limit(limit)))
         deliveries = alertoutbox.deliveries_of(s, [a.id for a in rows])
-    return tuple(AlertRow(a.title, a.body, a.kind, a.created_at, a.run_id,
+    return tuple(AlertRow(inert_line(a.title), inert(a.body), a.kind, a.created_at, a.run_id,
                           alertoutbox.overall_state(deliveries[a.id]),
                           "\n".join(alertoutbox.describe(d) for d in deliveries[a.id]))
                  for a in rows)

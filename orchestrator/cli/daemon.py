@@ -12,9 +12,11 @@ import typer
 from orchestrator.cli.common import context
 from orchestrator.cli.termination import term_recorder
 from orchestrator.context import Context
+from orchestrator.errors import UsageError
 from orchestrator.monitor import Monitor, MonitorLock
 
 log = logging.getLogger("eorch.daemon")
+MIN_POLL_S, MAX_POLL_S = 0.05, 86400.0
 
 
 async def serve(ctx: Context, poll_interval: float | None = None) -> None:
@@ -48,6 +50,8 @@ def daemon(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="log every alert delivery")] = False,
 ) -> None:
     """Run the monitor headless for all hosts (for a systemd/launchd user service); one monitor at a time."""
+    if poll_interval is not None and not MIN_POLL_S <= poll_interval <= MAX_POLL_S:  # nan fails both
+        raise UsageError(f"--poll-interval must be between {MIN_POLL_S} and {MAX_POLL_S:.0f} seconds")
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("apprise").setLevel(logging.ERROR)

@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
-from orchestrator.cli.common import console, context, print_json, run_async
+from orchestrator.cli.common import console, context, print_json, run_async, text
 from orchestrator.context import Context
 from orchestrator.destination import parse_destination
 from orchestrator.errors import HostKeyRefused, UsageError
@@ -72,6 +73,8 @@ def add(
 ) -> None:
     """Add a host after connecting to it once (host key verified); a slurm host must answer sinfo."""
     validate_host_name(name)
+    if port is not None and not 1 <= port <= 65535:
+        raise UsageError(f"--port {port} is not a TCP port: give 1 to 65535")
     if name == LOCAL_HOST:
         raise UsageError("`local` is built in; pick another name")
     if scheduler not in SCHEDULERS:
@@ -107,10 +110,10 @@ def add(
         host.reachable = True
         s.add(host)
     for note in notes:
-        console.print(note)
+        console.print(note, markup=False)
     via = " · jobs go through Slurm" if scheduler == "slurm" else ""
     shown = dest.login + (f":{dest.port}" if dest.port else "")
-    console.print(f"added host [bold]{name}[/] ({shown}){via}", highlight=False)
+    console.print(f"added host [bold]{escape(name)}[/] ({escape(shown)}){escape(via)}")
 
 
 @host_app.command("list")
@@ -126,7 +129,8 @@ def list_(json_: Annotated[bool, typer.Option("--json", help="print JSON")] = Fa
     for h in hosts:
         reach = {True: "[green]yes[/]", False: f"[red]no[/] since {h['unreachable_since']}", None: "?"}[h["reachable"]]
         scheduler = " ".join([h["scheduler"], *h["sbatch_args"]])
-        table.add_row(h["name"], h["destination"] + (f":{h['port']}" if h["port"] else ""), h["root"], scheduler, reach)
+        table.add_row(text(h["name"]), text(h["destination"] + (f":{h['port']}" if h["port"] else "")),
+                      text(h["root"]), text(scheduler), text(reach))
     console.print(table)
 
 
@@ -145,7 +149,7 @@ def rm(name: str) -> None:
         if s.scalars(select(Run.id).where(Run.host == name).limit(1)).first():
             raise UsageError(f"host {name!r} has runs in the history; it is kept")
         s.delete(host)
-    console.print(f"removed host {name}")
+    console.print(f"removed host {name}", markup=False)
 
 
 @host_app.command("check")
@@ -175,17 +179,18 @@ def check(
     if json_:
         print_json({"host": name, **facts})
         return
-    console.print(f"[bold]{name}[/]: {facts['hostname']} · {facts['os']} · Python {facts['python']}")
-    console.print(f"root {facts['root']}: {facts['disk_free_bytes'] / 2**30:.1f} GiB free")
+    console.print(f"[bold]{escape(name)}[/]: " + escape(f"{facts['hostname']} · {facts['os']} · Python {facts['python']}"))
+    console.print(f"root {facts['root']}: {facts['disk_free_bytes'] / 2**30:.1f} GiB free", markup=False)
     if facts.get("slurm"):
         parts = ", ".join(f"{p['partition']} ({p['state']}, {p['nodes']} nodes)"
                           for p in facts["slurm"]["partitions"])
-        console.print(f"Slurm login node: {facts['slurm']['slurm_version']}; partitions: {parts or 'none'}")
+        console.print(f"Slurm login node: {facts['slurm']['slurm_version']}; partitions: {parts or 'none'}", markup=False)
     if not facts["gpus"]:
         console.print("GPUs: none (no nvidia-smi or no devices)")
     for gpu in facts["gpus"]:
         free = gpu["memory_total_mib"] - gpu["memory_used_mib"]
-        console.print(f"GPU {gpu['index']}: {gpu['name']} · {free} MiB free of {gpu['memory_total_mib']} MiB")
+        console.print(f"GPU {gpu['index']}: {gpu['name']} · {free} MiB free of {gpu['memory_total_mib']} MiB",
+                      markup=False)
     if env:
         from orchestrator.views import env_lines
 

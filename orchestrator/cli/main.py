@@ -11,7 +11,9 @@ keeps ``COMMANDS`` equal to what the topics register.
 
 from __future__ import annotations
 
+import errno
 import importlib
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -113,17 +115,25 @@ def run() -> None:
     except KeyboardInterrupt:  # Ctrl-C while the command is still being imported
         sys.stderr.write("interrupted\n")
         sys.exit(130)
-    from rich.console import Console
+    from rich.markup import escape
 
+    from orchestrator.cli.common import err_console  # escape sequences in a message never reach the terminal
     from orchestrator.errors import EorchError
 
-    err_console = Console(stderr=True)
     try:
         rc = app(prog_name="eorch", standalone_mode=False)
+        sys.stdout.flush()  # a full disk or a closed pipe shows up here, not in the interpreter's exit
         if isinstance(rc, int) and rc:
             sys.exit(rc)
+    except OSError as err:
+        if not _output_failed(err):
+            raise
+        if err.errno != errno.EPIPE:  # a reader that stopped early (`| head`) needs no message
+            err_console.print(f"[bold red]error:[/] cannot write the output: {escape(err.strerror or str(err))}",
+                              highlight=False, soft_wrap=True)
+        sys.exit(1)
     except EorchError as err:
-        err_console.print(f"[bold red]error:[/] {err}", highlight=False, soft_wrap=True)
+        err_console.print(f"[bold red]error:[/] {escape(str(err))}", highlight=False, soft_wrap=True)
         sys.exit(err.exit_code)
     except KeyboardInterrupt:
         err_console.print("interrupted")
@@ -140,6 +150,18 @@ def run() -> None:
             err_console.print("aborted")
             sys.exit(1)
         raise
+
+
+def _output_failed(err: OSError) -> bool:
+    """Writing to stdout failed (a write error names no file; opening one does). stdout then goes to
+    /dev/null, so the interpreter's own flush at exit prints no second traceback."""
+    if err.filename is not None or err.errno not in (errno.ENOSPC, errno.EPIPE, errno.EDQUOT, errno.EIO, errno.EFBIG):
+        return False
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return True
 
 
 def _click_errors() -> tuple[type[Exception], ...]:

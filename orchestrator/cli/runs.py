@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
+from rich.text import Text
 
 from orchestrator import commands
-from orchestrator.cli.common import console, context, err_console, print_json, run_async
+from orchestrator.cli.common import check_limit, console, context, err_console, print_json, run_async
 from orchestrator.cli.listing import STATUS_STYLE
 from orchestrator.context import Context
 from orchestrator.errors import NotFound, PreflightRefused, UsageError
@@ -29,7 +31,10 @@ def launch(
         "--host", "-H", help="host name (see `eorch host list`); several split an eagle3-extract spec's dataset, "
         "one rank per host")] = [],  # noqa: B006
     name: Annotated[str | None, typer.Option(help="a name for the run")] = None,
-    env: Annotated[list[str], typer.Option("--env", "-e", help="KEY=VALUE for the job (repeatable)")] = [],  # noqa: B006
+    env: Annotated[list[str], typer.Option("--env", "-e", help="KEY=VALUE for the job (repeatable); a KEY with "
+                                           "TOKEN, KEY, SECRET or PASSWORD in it is a secret")] = [],  # noqa: B006
+    secret_env: Annotated[list[str], typer.Option(
+        "--secret-env", help="KEY=VALUE for the job that is never recorded or printed (repeatable)")] = [],  # noqa: B006
     cwd: Annotated[str | None, typer.Option(help="working directory on the host")] = None,
     spec: Annotated[Path | None, typer.Option(help="a job spec TOML file instead of a command")] = None,
     set_: Annotated[list[str], typer.Option(
@@ -60,6 +65,9 @@ def launch(
     from orchestrator.launcher import parse_env
 
     argv = list(ctx_.args)
+    if argv and argv[0].startswith("-"):  # a mistyped option of ours must not become the remote command
+        raise UsageError(f"no such option {argv[0]!r} (see eorch launch --help); the command goes after `--`, "
+                         "e.g. eorch launch --host H -- python train.py")
     hosts = host or ["local"]
     if set_ and spec is None:
         raise UsageError("--set overrides keys of a --spec file; give --spec")
@@ -72,7 +80,8 @@ def launch(
             raise UsageError("several --host split an eagle3-extract --spec across hosts; a command runs on one")
         _launch_split(spec, hosts, set_, name=name, env=env, cwd=cwd, python=python, patch=patch,
                       apply_patches=apply_patches, sbatch_args=sbatch_arg, json_=json_,
-                      checks=not no_preflight, force=force, canary=canary)
+                      secret_env=parse_env(secret_env, option="--secret-env"), checks=not no_preflight,
+                      force=force, canary=canary)
         return
     if spec is not None:
         if argv:
@@ -80,7 +89,8 @@ def launch(
         from orchestrator.speclaunch import spec_launch_args
 
         kwargs = spec_launch_args(spec, extra_env=parse_env(env), name=name, cwd=cwd, overrides=set_, canary=canary)
-        kwargs.update(python=python, patch=patch, apply_patches=apply_patches, sbatch_args=sbatch_arg)
+        kwargs.update(python=python, patch=patch, apply_patches=apply_patches, sbatch_args=sbatch_arg,
+                      secret_env=parse_env(secret_env, option="--secret-env"))
         if kwargs["kind"] == "eagle3-extract" and not no_preflight:
             from orchestrator.cli.preflight import launch_checked
 
@@ -93,7 +103,8 @@ def launch(
         parsed_env = parse_env(env)
         run = run_async(lambda ctx: launch_run(ctx, hosts[0], argv, name=name, env=parsed_env, cwd=cwd,
                                                python=python, patch=patch, apply_patches=apply_patches,
-                                               sbatch_args=sbatch_arg))
+                                               sbatch_args=sbatch_arg,
+                                               secret_env=parse_env(secret_env, option="--secret-env")))
     if json_:
         print_json(run_record(run))
     else:
@@ -103,7 +114,7 @@ def launch(
 
 def _say_launched(run: Run) -> None:
     slurm = f" as Slurm job {run.scheduler_job_id} (launching until it starts)" if run.scheduler_job_id else ""
-    console.print(f"launched run [bold]{run.id}[/] ({run.name}) on {run.host}{slurm}")
+    console.print(f"launched run [bold]{run.id}[/] ({escape(run.name)}) on {escape(run.host)}{slurm}")
 
 
 def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: str | None, env: list[str],
@@ -191,6 +202,8 @@ def runs(
     from orchestrator.cli.listing import print_runs
     from orchestrator.history import RunFilter, filtered_runs, history_record, parse_since
 
+    check_limit(limit)
+
     if status is not None and status not in STATUSES:
         raise UsageError(f"unknown status {status!r}: use one of {', '.join(STATUSES)}")
     flt = RunFilter(status=status, host=host, since=parse_since(since) if since else None, name=name,
@@ -230,8 +243,8 @@ def show(
         return
     style = STATUS_STYLE.get(record["status"], "")
     phase = shown_phase(record["status"], record["phase"], record["kind"])
-    console.print(f"[bold]{record['id']}[/] {record['name']} on {record['host']}: "
-                  f"[{style}]{record['status']}[/]" + (f" · phase {phase}" if phase else "")
+    console.print(f"[bold]{escape(record['id'])}[/] {escape(record['name'])} on {escape(record['host'])}: "
+                  f"[{style}]{record['status']}[/]" + (f" · phase {escape(phase)}" if phase else "")
                   + (f" · exit {record['exit_code']}" if record["exit_code"] is not None else ""))
     console.print(f"command: {shlex.join(record['command'])}", highlight=False, markup=False, soft_wrap=True)
     if record["scheduler"]:
@@ -239,7 +252,7 @@ def show(
         state = sched.get("state") or "submitted"
         why = f" ({sched['reason']})" if sched.get("reason") else ""
         node = f" on {sched['node']}" if sched.get("node") else ""
-        console.print(f"slurm job {sched['job_id']}: {state}{why}{node}", highlight=False)
+        console.print(f"slurm job {sched['job_id']}: {state}{why}{node}", highlight=False, markup=False)
     if record["shards"]:
         console.print(f"shards: {record['shards']['done']}/{record['shards']['total']}")
     if record["progress"]:
@@ -269,7 +282,8 @@ def show(
     if record.get("outputs"):
         o = record["outputs"]
         if o.get("dir") is not None:
-            console.print(f"outputs: {o.get('samples')} samples in {o.get('dir')} · verified {o.get('verified')}")
+            console.print(f"outputs: {o.get('samples')} samples in {o.get('dir')} · verified {o.get('verified')}",
+                          markup=False)
         gate = o.get("first_sample")
         if gate:
             checks = gate.get("checks") or {}
@@ -279,14 +293,14 @@ def show(
                           highlight=False, markup=False)
     cause = record["root_cause"]
     if cause:
-        console.print(f"[bold red]root cause[/] ({cause.get('process') or '?'}): "
-                      f"{cause.get('exception') or 'error'}: {cause.get('message') or '(empty message)'}",
+        console.print(Text.assemble(("root cause", "bold red"), f" ({cause.get('process') or '?'}): "
+                                    f"{cause.get('exception') or 'error'}: {cause.get('message') or '(empty message)'}"),
                       highlight=False)
         if cause.get("signature"):
             from orchestrator.logparse import signature_hint
 
             console.print(f"signature {cause['signature']}: {signature_hint(cause['signature']) or ''}",
-                          highlight=False)
+                          highlight=False, markup=False)
         if cause.get("canary_step"):
             console.print(f"(in the canary: {cause.get('canary_error') or cause['canary_step']})",
                           highlight=False, markup=False)
@@ -333,8 +347,13 @@ def logs(
     run: Annotated[str, typer.Argument(help="run id, id prefix or name")],
     follow: Annotated[bool, typer.Option("--follow", "-f", help="keep printing new output")] = False,
     tail: Annotated[int | None, typer.Option("--tail", "-n", help="only the last N lines")] = None,
+    raw: Annotated[bool, typer.Option("--raw", help="the log's bytes as written, escape sequences included "
+                                      "(a job's output can then act on your terminal)")] = False,
 ) -> None:
-    """Print the run's log from the host."""
+    """Print the run's log from the host, with the job's escape sequences and control characters removed."""
+    from orchestrator.logparse.inert import InertStream
+
+    out = _RawOut() if raw else InertStream()
     ctx = context()
     with ctx.db() as s:
         record = queries.get_run(s, run)
@@ -348,21 +367,32 @@ def logs(
             if result.exit_status != 0:
                 raise NotFound(f"log of run {record.id} not readable on {record.host}: "
                                f"{result.stderr.decode(errors='replace').strip()}")
-            sys.stdout.buffer.write(result.stdout)
+            sys.stdout.buffer.write(out.feed(result.stdout) + out.flush())
             return
         argv = ["tail", "-n", str(tail), "-F", path] if tail is not None else commands.follow_file(path, 0)
         proc = await session.transport.start(argv)
         try:
             while chunk := await proc.read(1 << 16):
-                sys.stdout.buffer.write(chunk)
+                sys.stdout.buffer.write(out.feed(chunk))
                 sys.stdout.buffer.flush()
         finally:
+            sys.stdout.buffer.write(out.flush())
             await proc.stop()
 
     try:
         run_async(go)
     except KeyboardInterrupt:
         pass
+
+
+class _RawOut:
+    """``eorch logs --raw``: the bytes unchanged (InertStream's interface)."""
+
+    def feed(self, data: bytes) -> bytes:
+        return data
+
+    def flush(self) -> bytes:
+        return b""
 
 
 def cancel(

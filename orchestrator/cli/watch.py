@@ -52,7 +52,7 @@ class Printer:
         self.out = out
         self.live = out.is_terminal
         self.progress = Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+            TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
             console=out, transient=False,
         )
         self.tasks: dict[str, TaskID] = {}
@@ -143,7 +143,7 @@ def watch(
         try:
             lock.acquire()
         except MonitorBusy as err:
-            console.print(f"{err} — showing the history read-only")
+            console.print(f"{err} — showing the history read-only", markup=False)
             await _read_only(ctx, named, printer, until_done)
             return
         try:
