@@ -15,7 +15,7 @@ import errno
 import importlib
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import typer
@@ -28,7 +28,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("runs", "orchestrator.cli.runs",
      "List runs, newest first, filtered by status, host, age, name, failure signature, exception or model."),
     ("show", "orchestrator.cli.runs", "Everything known about one run."),
-    ("logs", "orchestrator.cli.runs", "Print the run's log from the host."),
+    ("logs", "orchestrator.cli.runs",
+     "Print the run's log from the host, with the job's escape sequences and control characters removed."),
     ("cancel", "orchestrator.cli.runs",
      "Stop a run: TERM its process group and everything it spawned, KILL after a grace period."),
     ("preflight", "orchestrator.cli.preflight",
@@ -117,7 +118,6 @@ def run() -> None:
         sys.exit(130)
     from rich.markup import escape
 
-    from orchestrator.cli.common import err_console  # escape sequences in a message never reach the terminal
     from orchestrator.errors import EorchError
 
     try:
@@ -129,14 +129,14 @@ def run() -> None:
         if not _output_failed(err):
             raise
         if err.errno != errno.EPIPE:  # a reader that stopped early (`| head`) needs no message
-            err_console.print(f"[bold red]error:[/] cannot write the output: {escape(err.strerror or str(err))}",
+            _err_console().print(f"[bold red]error:[/] cannot write the output: {escape(err.strerror or str(err))}",
                               highlight=False, soft_wrap=True)
         sys.exit(1)
     except EorchError as err:
-        err_console.print(f"[bold red]error:[/] {escape(str(err))}", highlight=False, soft_wrap=True)
+        _err_console().print(f"[bold red]error:[/] {escape(str(err))}", highlight=False, soft_wrap=True)
         sys.exit(err.exit_code)
     except KeyboardInterrupt:
-        err_console.print("interrupted")
+        _err_console().print("interrupted")
         sys.exit(130)
     except SystemExit:
         raise
@@ -147,9 +147,17 @@ def run() -> None:
             err.show()  # type: ignore[attr-defined]
             sys.exit(err.exit_code)  # type: ignore[attr-defined]
         if isinstance(err, typer.Abort):
-            err_console.print("aborted")
+            _err_console().print("aborted")
             sys.exit(1)
         raise
+
+
+def _err_console() -> Any:
+    """The inert stderr console (escape sequences in a message never reach the terminal), imported only
+    when there is something to say: `eorch --help` stays light."""
+    from orchestrator.cli.common import err_console
+
+    return err_console
 
 
 def _output_failed(err: OSError) -> bool:
