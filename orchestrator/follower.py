@@ -202,7 +202,8 @@ def apply_step_event(run: Run, record: dict[str, Any]) -> None:
             record.get("done"), record.get("total"), record.get("rate"))
     elif kind == "outputs":
         gate = (run.outputs or {}).get("first_sample")
-        run.outputs = {k: record.get(k) for k in ("dir", "samples", "verified", "bytes", "stray_locks")}
+        run.outputs = {k: record.get(k) for k in ("dir", "samples", "verified", "bytes", "stray_locks",
+                                                  "client_errors", "first_client_error")}
         if gate is not None:
             run.outputs["first_sample"] = gate
     elif kind == "step" and record.get("step") == "gate" and record.get("state") in ("done", "failed"):

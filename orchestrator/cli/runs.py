@@ -284,6 +284,9 @@ def show(
         if o.get("dir") is not None:
             console.print(f"outputs: {o.get('samples')} samples in {o.get('dir')} · verified {o.get('verified')}",
                           markup=False)
+        if o.get("client_errors"):  # files may still be whole (verified above): speculators' own report
+            console.print(f"warning: speculators reported {o['client_errors']} sample(s) skipped; first: "
+                          f"{o.get('first_client_error')}", highlight=False, markup=False)
         gate = o.get("first_sample")
         if gate:
             checks = gate.get("checks") or {}

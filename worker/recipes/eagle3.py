@@ -287,7 +287,7 @@ class Eagle3Recipe:
                 state["last"], state["emitted"] = done, now
 
         progress()
-        rc = self._run("extract", plan.extract_argv(self.cfg, self.model, self.data, str(self.out)), progress)
+        rc = self._run("extract", plan.extract_argv(self.cfg, self.model, self.data, str(self.out), self.backend), progress)
         progress()
         done = count_hs(self.out, self.span)
         if rc != 0:

@@ -16,7 +16,9 @@ def finish(recipe: Any, t_start: float, error: str | None) -> None:
     verified = bool(res.get("verified")) and not res.get("stray_locks") and error is None
     samples = int(res.get("samples", count_hs(recipe.out, recipe.span)))
     nbytes = int(res["bytes"]) if "bytes" in res else hs_bytes(recipe.out, recipe.span)
-    recipe.events.outputs(str(recipe.out), samples, verified, nbytes, list(res.get("stray_locks", [])))
+    skipped = list(getattr(recipe, "client_errors", []))  # samples speculators reported skipped, with why
+    recipe.events.outputs(str(recipe.out), samples, verified, nbytes, list(res.get("stray_locks", [])),
+                          client_errors=len(skipped), first_client_error=skipped[0] if skipped else None)
     cfg = recipe.cfg
     if recipe.out.is_dir() and hasattr(recipe, "layer_ids"):
         manifest = {
