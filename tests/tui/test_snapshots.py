@@ -58,7 +58,7 @@ def test_run_detail_failed_without_exception(snap_compare, make_app, ctx, tmp_pa
     """You should see run ff00ff00 plain-fail, failed, exit 3, opened on the Root cause tab: `The run failed
     and its log shows no exception.`, `first error line: error: something bad` and the log's last lines
     (`step 0` … `step 11`, `error: something bad`)."""
-    from test_failure_evidence import add_plain_failure
+    from test_failed_run_view import add_plain_failure
 
     app = make_app(open_run=add_plain_failure(ctx, tmp_path / "local-root"))
 
