@@ -31,6 +31,7 @@ from orchestrator.notices import (
 from orchestrator.runstate import Liveness, RunStatus, status_from_liveness
 from orchestrator.store import queries
 from orchestrator.store.models import Run
+from orchestrator.truncation import truncation
 
 log = logging.getLogger("eorch.monitor")
 
@@ -181,9 +182,11 @@ class HostWatcher:
         for run in runs:
             if run.id not in self.followed:
                 self._follow(session, run)
+        # What each follower had read before the host looked: the only size a truncation is judged against.
+        read_before = {r.id: self.followed[r.id].log.fed for r in runs}
         report = await session.call("status_many", run_dirs=[r.remote_dir for r in runs])
         for run, live in zip(runs, report["runs"]):
-            await self.judge(session, run, live)
+            await self.judge(session, run, live, read_before[run.id])
         return True
 
     def _check_follower(self, run_id: str, followed: _Followed) -> None:
@@ -218,9 +221,12 @@ class HostWatcher:
                               {"log_size": live["log_size"], "error": repr(error) if error else "timed out"})
         return True
 
-    async def judge(self, session: HostSession, run: Run, live: dict[str, Any]) -> None:
-        followed = self.followed[run.id]
-        self._check_truncation(session, run, live, followed)
+    async def judge(self, session: HostSession, run: Run, live: dict[str, Any], read_before: int) -> None:
+        followed = self.followed.get(run.id)
+        if followed is None:  # restarted by a truncation found earlier this round
+            return
+        if self._check_truncation(session, run, live, followed, read_before):
+            return
         self._record_scheduler(run, live)
         liveness = Liveness(bool(live["started"]), bool(live["alive"]), live["rc"], bool(live["boot_changed"]))
         if liveness.alive or not liveness.started and live["rc"] is None and not liveness.boot_changed:
@@ -271,26 +277,28 @@ class HostWatcher:
         if changed:
             self.monitor.notify(RunStatusChanged(run.id, old, RunStatus.RUNNING.value))
 
-    def _check_truncation(self, session: HostSession, run: Run, live: dict[str, Any], followed: _Followed) -> None:
+    def _check_truncation(self, session: HostSession, run: Run, live: dict[str, Any], followed: _Followed,
+                          read_before: int) -> bool:
+        """A log replaced (new inode) or shrunk below what had been read before the host looked: start over."""
         size, inode = live.get("log_size"), live.get("log_inode")
         if size is None:
-            return
-        replaced = run.log_inode is not None and inode is not None and inode != run.log_inode
-        shrunk = size < followed.log.fed
+            return False
+        found = truncation(size=size, inode=inode, known_inode=run.log_inode, read_before=read_before)
         if run.log_inode is None and inode is not None:
             with self.ctx.db() as s:
                 row = s.get(Run, run.id)
                 if row is not None:
                     row.log_inode = inode
-        if not (replaced or shrunk):
-            return
+        if found is None:
+            return False
+        replaced = found.replaced
         old_offset = followed.log.fed
         followed.cancel()
         del self.followed[run.id]
         with self.ctx.db() as s:
             row = s.get(Run, run.id)
             if row is None:
-                return
+                return True
             queries.add_event(s, run.id, "log_truncated",
                               {"old_offset": old_offset, "new_size": size, "replaced": replaced})
             row.log_offset, row.parser_state, row.log_inode = 0, None, inode
@@ -299,6 +307,7 @@ class HostWatcher:
             fresh = s.get(Run, run.id)
         if fresh is not None:
             self._follow(session, fresh)
+        return True
 
 
 class Monitor:
