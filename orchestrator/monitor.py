@@ -20,7 +20,8 @@ from typing import Any, Self
 from orchestrator.context import Context
 from orchestrator.errors import HostError, MonitorBusy
 from orchestrator.follower import LogFollower, StepEventFollower
-from orchestrator.hosts import HostSession, RemoteOpFailed
+from orchestrator.hosts import HostSession
+from orchestrator.liveness import cancel_reached_host, liveness_from, vanished_reason
 from orchestrator.notices import (
     HostReachabilityChanged,
     LogTruncated,
@@ -28,7 +29,7 @@ from orchestrator.notices import (
     RunProgressed,
     RunStatusChanged,
 )
-from orchestrator.runstate import Liveness, RunStatus, status_from_liveness
+from orchestrator.runstate import RunStatus, ended, status_from_liveness
 from orchestrator.store import queries
 from orchestrator.store.models import Run
 from orchestrator.truncation import truncation
@@ -228,11 +229,11 @@ class HostWatcher:
         if self._check_truncation(session, run, live, followed, read_before):
             return
         self._record_scheduler(run, live)
-        liveness = Liveness(bool(live["started"]), bool(live["alive"]), live["rc"], bool(live["boot_changed"]))
-        if liveness.alive or not liveness.started and live["rc"] is None and not liveness.boot_changed:
+        liveness = liveness_from(live)
+        if not ended(liveness):
             return
-        # The process is gone: read the rest of the log before deciding how it ended.
-        if not await self._drained(run, followed, live):
+        # The process is gone: read the rest of the log before deciding how it ended (unless it is gone too).
+        if not liveness.vanished and not await self._drained(run, followed, live):
             return  # not read to the end yet: the next round follows again from the committed offset
         followed.cancel()
         self.followed.pop(run.id, None)
@@ -240,6 +241,7 @@ class HostWatcher:
             row = s.get(Run, run.id)
             if row is None:
                 return
+            row.cancel_requested = row.cancel_requested or cancel_reached_host(live)
             proposed = status_from_liveness(
                 liveness, cancel_requested=row.cancel_requested, log_failed=followed.log.log_failed
             )
@@ -249,9 +251,11 @@ class HostWatcher:
                 row.phase = "failed"
             elif proposed == RunStatus.SUCCEEDED and row.phase not in ("failed",):
                 row.phase = "stopped"
-            scheduler = {"scheduler": live["scheduler"]} if live.get("scheduler") else {}
+            facts = {"scheduler": live["scheduler"]} if live.get("scheduler") else {}
+            if liveness.vanished:
+                facts["reason"] = vanished_reason(live)
             changed = queries.propose_status(
-                s, row, proposed, exit_code=live["rc"], boot_changed=live["boot_changed"], **scheduler
+                s, row, proposed, exit_code=live["rc"], boot_changed=live["boot_changed"], **facts
             )
         if changed:
             self.monitor.notify(RunStatusChanged(run.id, old, proposed.value))
@@ -368,42 +372,3 @@ class Monitor:
                 task.cancel()
             await asyncio.gather(*self.watchers.values(), return_exceptions=True)
             await self.ctx.close()
-
-
-async def cancel_run(ctx: Context, ref: str, grace_s: float | None = None) -> dict[str, Any]:
-    """TERM the run's processes, KILL after the grace period, confirm nothing is left; mark cancelled."""
-    with ctx.db() as s:
-        run = queries.get_run(s, ref)
-        if RunStatus(run.status).is_terminal():
-            return {"run_id": run.id, "status": run.status, "already_terminal": True}
-        run.cancel_requested = True
-        queries.add_event(s, run.id, "cancel_requested", {})
-    session = await ctx.session(run.host)
-    grace = ctx.settings.config.monitor.cancel_grace_s if grace_s is None else grace_s
-    try:
-        result = await session.call_once("cancel", run_dir=run.remote_dir, run_id=run.id, grace_s=grace)
-    except RemoteOpFailed as err:
-        raise HostError(run.host, str(err)) from err
-    if result["remaining"]:
-        raise HostError(run.host, f"processes of run {run.id} survived SIGKILL: {result['remaining']}")
-    # Record the end ourselves unless a monitor elsewhere is following (it will, from the same facts).
-    lock = MonitorLock(ctx.settings.monitor_lock)
-    try:
-        lock.acquire()
-    except MonitorBusy:
-        return {"run_id": run.id, "status": "cancelled", "remaining": [], "recorded_by": "monitor"}
-    try:
-        monitor = Monitor(ctx, run_refs=[run.id], poll_interval=0.2)
-        watcher = HostWatcher(monitor, run.host)
-        try:
-            for _ in range(MAX_DRAIN_ATTEMPTS):
-                if not await watcher.poll(session):  # nothing active left: recorded
-                    break
-        finally:
-            watcher._stop_followers()
-    finally:
-        lock.release()
-    with ctx.db() as s:
-        final = s.get(Run, run.id)
-        status = final.status if final else "cancelled"
-    return {"run_id": run.id, "status": status, "remaining": [], "rc": result.get("rc")}

@@ -10,12 +10,12 @@ import typer
 from rich.table import Table
 
 from orchestrator import commands
+from orchestrator.cancel import cancel_run
 from orchestrator.cli.common import console, context, print_json, run_async
 from orchestrator.context import Context
 from orchestrator.errors import NotFound, UsageError
 from orchestrator.launcher import launch as launch_run
 from orchestrator.launcher import parse_env
-from orchestrator.monitor import cancel_run
 from orchestrator.store import queries
 from orchestrator.store.models import Run
 from orchestrator.views import run_record
@@ -248,7 +248,16 @@ def cancel(
     elif result.get("already_terminal"):
         console.print(f"run {result['run_id']} already ended ({result['status']})")
     else:
-        console.print(f"cancelled run {result['run_id']}: no process left")
+        console.print(cancel_summary(result), highlight=False)
+
+
+def cancel_summary(result: dict[str, object]) -> str:
+    """What a cancel did, as one line that matches the run's recorded status."""
+    gone = " (its run directory was gone from the host; exit code unknown)" if result.get("run_dir_gone") else ""
+    if result["status"] == "cancelled":
+        return f"cancelled run {result['run_id']}: no process left{gone}"
+    why = f": {result['reason']}" if result.get("reason") else ""
+    return f"run {result['run_id']} is {result['status']}{why}; no process of it is left{gone}"
 
 
 def register(app: typer.Typer) -> None:

@@ -51,7 +51,7 @@ def expected_events(log: bytes) -> tuple[Counter[tuple[str, int | None]], dict[s
 
 def recorded_events(home: Path, run_id: str) -> Counter[tuple[str, int | None]]:
     marks = ",".join("?" * len(LOG_KINDS))
-    rows = db_rows(home, f"select kind, line_no from events where run_id=? and kind in ({marks})",  # noqa: S608
+    rows = db_rows(home, f"select kind, line_no from events where run_id=? and kind in ({marks})",
                    run_id, *LOG_KINDS)
     return Counter((k, n) for k, n in rows)
 

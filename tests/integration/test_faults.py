@@ -6,12 +6,23 @@ gives (faultkit.assert_history_matches_log), and the run's status is true.
 
 from __future__ import annotations
 
+import os
+import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
-from faultkit import DbHolder, assert_history_matches_log, error_lines_job, kinds_of, wait_until
-from helpers import add_testbox, eorch, launch, show
+from faultkit import (
+    DbHolder,
+    assert_history_matches_log,
+    error_lines_job,
+    kinds_of,
+    status_events,
+    wait_until,
+)
+from helpers import add_testbox, eorch, launch, pids_with_run_id, show
+from sshd import free_port
 
 
 def watch_in_background(*run_ids: str) -> subprocess.Popen[bytes]:
@@ -63,3 +74,76 @@ class TestNoFalseTruncation:
         assert show(run["id"])["status"] == "succeeded"
         assert_history_matches_log(eorch_home, run)
         eorch("show", run["id"])
+
+
+class TestCancelTruth:
+    def test_a_cancel_that_never_reached_the_host_does_not_decide_the_result(
+        self, eorch_home: Path, tmp_path: Path, sshd
+    ) -> None:
+        """The host is unreachable: cancel fails, the job goes on, and its later exit 0 is a success."""
+        add_testbox(tmp_path)
+        flag = tmp_path / "stop"
+        run = launch(sys.executable, "-c", error_lines_job(5, prefix="cancel", flag=flag, every_s=0.01))
+        config = tmp_path / "ssh_config"
+        good = config.read_text()
+        config.write_text(good.replace(f"Port {sshd.port}", f"Port {free_port()}"))
+        refused = eorch("cancel", run["id"], check=False)
+        assert refused.returncode == 1 and "Traceback" not in refused.stderr
+        assert show(run["id"])["cancel_requested"] is False
+        config.write_text(good)
+        flag.write_text("")
+        eorch("watch", run["id"], "--until-done")
+        record = show(run["id"])
+        assert (record["status"], record["exit_code"]) == ("succeeded", 0)
+        assert "cancel_requested" not in kinds_of(eorch_home, run["id"])
+        assert_history_matches_log(eorch_home, run)
+
+    def test_a_cancel_that_reached_the_host_counts_even_if_the_link_then_drops(
+        self, eorch_home: Path, tmp_path: Path
+    ) -> None:
+        """The host keeps the request (a marker in the run directory): a monitor that finds the job ended
+        by it records `cancelled`, whoever records first."""
+        add_testbox(tmp_path)
+        run = launch("sleep", "300")
+        eorch("cancel", run["id"])
+        record = show(run["id"])
+        assert record["status"] == "cancelled" and record["cancel_requested"] is True
+        assert Path(run["remote_dir"], "cancel_requested").exists()
+
+
+class TestRunDirectoryRemoved:
+    def test_a_vanished_run_directory_makes_the_run_lost_and_watch_returns(
+        self, eorch_home: Path, tmp_path: Path
+    ) -> None:
+        """A cleanup of the runs directory: the run becomes lost with the reason; watch returns."""
+        add_testbox(tmp_path)
+        run = launch(sys.executable, "-c", error_lines_job(50, prefix="gone", flag=tmp_path / "never", every_s=0.01))
+        try:
+            wait_until(lambda: show(run["id"])["log_offset"] > 0 or log_size(run) > 1000, what="some output")
+            shutil.rmtree(run["remote_dir"])
+            watched = eorch("watch", run["id"], "--until-done", check=False, timeout=90)
+            assert watched.returncode != 0
+            record = show(run["id"])
+            assert record["status"] == "lost"
+            reasons = [e.get("reason") for e in status_events(eorch_home, run["id"]) if e.get("to") == "lost"]
+            assert reasons and "run directory" in reasons[0] and "gone" in reasons[0]
+            cancelled = eorch("cancel", run["id"])
+            assert "lost" in cancelled.stdout and "no process left" not in cancelled.stdout
+        finally:
+            for pid in pids_with_run_id(run["id"]):
+                os.kill(pid, signal.SIGKILL)
+
+    def test_cancel_after_the_directory_vanished_kills_the_job_and_says_so(
+        self, eorch_home: Path, tmp_path: Path
+    ) -> None:
+        """The job still runs without its directory: cancel finds it by its marker, kills it, and the run
+        stops being `running`."""
+        add_testbox(tmp_path)
+        run = launch("sleep", "300")
+        wait_until(lambda: pids_with_run_id(run["id"]), what="the job")
+        shutil.rmtree(run["remote_dir"])
+        out = eorch("cancel", run["id"])
+        assert pids_with_run_id(run["id"]) == []
+        record = show(run["id"])
+        assert record["status"] in ("cancelled", "lost")
+        assert "run directory" in out.stdout and "gone" in out.stdout

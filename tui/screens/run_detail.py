@@ -125,7 +125,7 @@ class RunDetailScreen(Screen[None]):
 
     @work(exclusive=True, group="cancel")
     async def cancel_run(self) -> None:
-        from orchestrator.monitor import cancel_run
+        from orchestrator.cancel import cancel_run
 
         try:
             result = await cancel_run(self.eorch.ctx, self.run_id)
