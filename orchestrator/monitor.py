@@ -21,7 +21,7 @@ from orchestrator.context import Context
 from orchestrator.errors import HostError, MonitorBusy
 from orchestrator.follower import LogFollower, StepEventFollower
 from orchestrator.hosts import HostSession
-from orchestrator.liveness import cancel_reached_host, liveness_from, vanished_reason
+from orchestrator.liveness import cancel_reached_host, liveness_from, lost_reason
 from orchestrator.notices import (
     HostReachabilityChanged,
     LogTruncated,
@@ -32,6 +32,7 @@ from orchestrator.notices import (
 from orchestrator.runstate import RunStatus, ended, status_from_liveness
 from orchestrator.store import queries
 from orchestrator.store.models import Run
+from orchestrator.store.queries import utcnow
 from orchestrator.truncation import truncation
 
 log = logging.getLogger("eorch.monitor")
@@ -229,7 +230,10 @@ class HostWatcher:
         if self._check_truncation(session, run, live, followed, read_before):
             return
         self._record_scheduler(run, live)
-        liveness = liveness_from(live)
+        pending_for = (utcnow() - run.created_at).total_seconds() if run.status == RunStatus.PENDING.value else None
+        liveness = liveness_from(live, pending_for_s=pending_for)
+        if pending_for is not None and liveness.alive:
+            self._propose(run.id, RunStatus.RUNNING, recorded_by="monitor", note="its launch was cut off")
         if not ended(liveness):
             return
         # The process is gone: read the rest of the log before deciding how it ended (unless it is gone too).
@@ -252,13 +256,21 @@ class HostWatcher:
             elif proposed == RunStatus.SUCCEEDED and row.phase not in ("failed",):
                 row.phase = "stopped"
             facts = {"scheduler": live["scheduler"]} if live.get("scheduler") else {}
-            if liveness.vanished:
-                facts["reason"] = vanished_reason(live)
+            if (reason := lost_reason(liveness, live)) is not None:
+                facts["reason"] = reason
             changed = queries.propose_status(
                 s, row, proposed, exit_code=live["rc"], boot_changed=live["boot_changed"], **facts
             )
         if changed:
             self.monitor.notify(RunStatusChanged(run.id, old, proposed.value))
+
+    def _propose(self, run_id: str, status: RunStatus, **data: Any) -> None:
+        with self.ctx.db() as s:
+            row = s.get(Run, run_id)
+            old = row.status if row is not None else None
+            changed = row is not None and queries.propose_status(s, row, status, **data)
+        if changed and old is not None:
+            self.monitor.notify(RunStatusChanged(run_id, old, status.value))
 
     def _record_scheduler(self, run: Run, live: dict[str, Any]) -> None:
         """Slurm runs: keep the job's state and pending reason on the run; launching → running once it started."""

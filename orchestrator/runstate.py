@@ -56,11 +56,13 @@ class Liveness:
     rc: int | None
     boot_changed: bool = False
     vanished: bool = False  # the run directory is gone from the host: nothing left to follow or judge by
+    never_started: bool = False  # recorded, but its launch was cut off before the wrapper started
 
 
 def ended(live: Liveness) -> bool:
     """Whether the observation settles the run (the process is gone, or there is nothing left to watch)."""
-    return not live.alive and (live.started or live.rc is not None or live.boot_changed or live.vanished)
+    return not live.alive and (live.started or live.rc is not None or live.boot_changed or live.vanished
+                               or live.never_started)
 
 
 def status_from_liveness(live: Liveness, *, cancel_requested: bool, log_failed: bool) -> RunStatus:
@@ -75,7 +77,7 @@ def status_from_liveness(live: Liveness, *, cancel_requested: bool, log_failed: 
     """
     if cancel_requested and not live.alive:
         return RunStatus.CANCELLED
-    if live.vanished:
+    if live.vanished or live.never_started:
         return RunStatus.LOST
     if live.rc is not None:
         if live.rc == 0 and not log_failed:

@@ -82,8 +82,11 @@ class DbHolder:
     """Another process holding the history's write lock (as a long `eorch prune` does) for ``hold_s``."""
 
     SCRIPT = (
-        "import sqlite3, sys, time\n"
+        "import os, sqlite3, sys, time\n"
         "conn = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=60)\n"
+        "if len(sys.argv) > 3:\n"
+        "    print('held', flush=True)\n"
+        "    while not os.path.isdir(sys.argv[3]) or not os.listdir(sys.argv[3]): time.sleep(0.001)\n"
         "conn.execute('BEGIN IMMEDIATE')\n"
         "conn.execute(\"delete from events where ts < '2000-01-01'\")\n"
         "print('held', flush=True)\n"
@@ -91,9 +94,11 @@ class DbHolder:
         "conn.execute('COMMIT')\n"
     )
 
-    def __init__(self, home: Path, hold_s: float) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-c", self.SCRIPT, str(home / "eorch.db"), str(hold_s)],
-                                     stdout=subprocess.PIPE, text=True)
+    def __init__(self, home: Path, hold_s: float, *, when_exists: Path | None = None) -> None:
+        """``when_exists``: take the lock only once something appears in that directory (returns at once)."""
+        trigger = [str(when_exists)] if when_exists else []
+        self.proc = subprocess.Popen([sys.executable, "-c", self.SCRIPT, str(home / "eorch.db"), str(hold_s),
+                                      *trigger], stdout=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None
         assert self.proc.stdout.readline().strip() == "held"
 

@@ -16,12 +16,13 @@ from pathlib import Path
 from faultkit import (
     DbHolder,
     assert_history_matches_log,
+    db_is_writable,
     error_lines_job,
     kinds_of,
     status_events,
     wait_until,
 )
-from helpers import add_testbox, eorch, launch, pids_with_run_id, show
+from helpers import add_testbox, db_rows, eorch, launch, pids_with_run_id, show
 from sshd import free_port
 
 
@@ -147,3 +148,64 @@ class TestRunDirectoryRemoved:
         record = show(run["id"])
         assert record["status"] in ("cancelled", "lost")
         assert "run directory" in out.stdout and "gone" in out.stdout
+
+
+def remote_runs(root: Path) -> list[str]:
+    runs_dir = root / "runs"
+    return sorted(os.listdir(runs_dir)) if runs_dir.is_dir() else []
+
+
+class TestLaunchRecordsFirst:
+    def test_a_db_locked_beyond_the_busy_timeout_starts_nothing(self, eorch_home: Path, tmp_path: Path) -> None:
+        """The history's write lock held past the busy timeout: one line, no job on the host, no row."""
+        root = add_testbox(tmp_path)
+        holder = DbHolder(eorch_home, 12.0)
+        try:
+            out = eorch("launch", "--host", "gpu", "--", "sleep", "300", check=False)
+        finally:
+            holder.wait()
+        assert out.returncode == 1, out.stderr
+        assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+        assert "locked" in out.stderr and "nothing was started" in out.stderr
+        assert remote_runs(root) == []
+        assert db_rows(eorch_home, "select count(*) from runs")[0][0] == 0
+
+    def test_a_read_only_db_starts_nothing(self, eorch_home: Path, tmp_path: Path) -> None:
+        """A history that cannot be written: one line, no job on the host."""
+        root = add_testbox(tmp_path)
+        eorch("runs")  # the history exists and is migrated
+        db = eorch_home / "eorch.db"
+        subprocess.run(["chattr", "+i", str(db)], check=True)
+        try:
+            out = eorch("launch", "--host", "gpu", "--", "sleep", "300", check=False)
+        finally:
+            subprocess.run(["chattr", "-i", str(db)], check=True)
+        assert out.returncode == 1, out.stderr
+        assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+        assert "read-only" in out.stderr and "nothing was started" in out.stderr
+        assert remote_runs(root) == []
+
+    def test_a_launch_cut_off_after_the_start_leaves_a_pending_row_the_monitor_settles(
+        self, eorch_home: Path, tmp_path: Path
+    ) -> None:
+        """The job started but its start could not be recorded (the lock taken in between): the row stays
+        pending, the user is told so in one line, and `watch` records the run from the host's facts."""
+        root = add_testbox(tmp_path)
+        # Another process takes the history's lock the moment the run directory appears on the host, so
+        # the launcher's second write (after the start) times out.
+        holder = DbHolder(eorch_home, 8.0, when_exists=root / "runs")
+        try:
+            out = eorch("launch", "--host", "gpu", "--", sys.executable, "-c", error_lines_job(20, prefix="cut"),
+                        check=False)
+        finally:
+            holder.wait()
+        assert out.returncode == 1, out.stderr
+        assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+        assert "pending" in out.stderr and "eorch watch" in out.stderr
+        (run_id,) = remote_runs(root)
+        assert db_rows(eorch_home, "select status from runs where id=?", run_id) == [("pending",)]
+        wait_until(lambda: db_is_writable(eorch_home), what="the lock to go")
+        eorch("watch", run_id, "--until-done")
+        record = show(run_id)
+        assert record["status"] == "succeeded"
+        assert_history_matches_log(eorch_home, record)
