@@ -207,10 +207,13 @@ class HostWatcher:
         followed.log.stream.drain_to(live["log_size"] or 0)
         if followed.steps is not None:
             followed.steps.stream.drain_to(live["events_size"] or 0)
+        read_before = followed.log.fed
         _, pending = await asyncio.wait(followed.tasks, timeout=DRAIN_TIMEOUT_S)
         error = followed.failure()
         if not pending and error is None:
             return True
+        if error is None and followed.log.fed > read_before:
+            return False  # a long backlog, still being read: keep following, it is no failed attempt
         followed.cancel()
         del self.followed[run.id]
         attempts = self.drain_attempts[run.id] = self.drain_attempts.get(run.id, 0) + 1

@@ -214,19 +214,19 @@ def logs(
     async def go(ctx: Context) -> None:
         session = await ctx.session(record.host)
         if not follow:
-            argv = commands.last_lines(path, tail) if tail is not None else ["cat", path]
-            result = await session.transport.run(argv, timeout=None)
-            if result.exit_status != 0:
-                raise NotFound(f"log of run {record.id} not readable on {record.host}: "
-                               f"{result.stderr.decode(errors='replace').strip()}")
-            sys.stdout.buffer.write(result.stdout)
-            return
-        argv = ["tail", "-n", str(tail), "-F", path] if tail is not None else commands.follow_file(path, 0)
+            # Streamed in chunks (memory stays flat at any log size); readable first, for a clear error.
+            check = await session.transport.run(commands.readable(path))
+            if check.exit_status != 0:
+                raise NotFound(f"log of run {record.id} not readable on {record.host}: {path}")
+            argv = commands.last_lines(path, tail) if tail is not None else commands.whole_file(path)
+        else:
+            argv = ["tail", "-n", str(tail), "-F", path] if tail is not None else commands.follow_file(path, 0)
         proc = await session.transport.start(argv)
         try:
             while chunk := await proc.read(1 << 16):
                 sys.stdout.buffer.write(chunk)
-                sys.stdout.buffer.flush()
+                if follow:
+                    sys.stdout.buffer.flush()
         finally:
             await proc.stop()
 
