@@ -209,3 +209,70 @@ class TestLaunchRecordsFirst:
         record = show(run_id)
         assert record["status"] == "succeeded"
         assert_history_matches_log(eorch_home, record)
+
+
+def following_started(home: Path, run: dict) -> bool:
+    return show(run["id"])["log_offset"] > 2000
+
+
+class TestMonitorAndLinkFaults:
+    def test_monitor_killed_three_times_records_every_line_once(self, eorch_home: Path, tmp_path: Path) -> None:
+        """`watch` SIGKILLed mid-stream and restarted: it resumes at the committed offset."""
+        add_testbox(tmp_path)
+        flag = tmp_path / "stop"
+        run = launch(sys.executable, "-c", error_lines_job(300, prefix="kill", flag=flag, every_s=0.005))
+        for _ in range(3):
+            watcher = watch_in_background(run["id"])
+            offset = show(run["id"])["log_offset"]
+            wait_until(lambda o=offset: show(run["id"])["log_offset"] > o, what="more lines recorded")
+            os.kill(watcher.pid, signal.SIGKILL)
+            watcher.wait()
+        flag.write_text("")
+        eorch("watch", run["id"], "--until-done")
+        assert show(run["id"])["status"] == "succeeded"
+        assert_history_matches_log(eorch_home, run)
+
+    def test_links_dropped_again_and_again_record_every_line_once(
+        self, eorch_home: Path, tmp_path: Path, sshd
+    ) -> None:
+        """Every SSH connection killed eight times while the log grows: nothing lost, nothing twice."""
+        add_testbox(tmp_path)
+        flag = tmp_path / "stop"
+        run = launch(sys.executable, "-c", error_lines_job(300, prefix="link", flag=flag, every_s=0.005))
+        watcher = watch_in_background(run["id"])
+        try:
+            wait_until(lambda: following_started(eorch_home, run), what="following to start")
+            for _ in range(8):
+                sshd.kill_connections()
+                offset = show(run["id"])["log_offset"]
+                wait_until(lambda o=offset: show(run["id"])["log_offset"] > o, timeout=60, what="following again")
+            flag.write_text("")
+            watcher.wait(120)
+        finally:
+            watcher.kill()
+        assert watcher.returncode == 0
+        assert show(run["id"])["status"] == "succeeded"
+        assert "log_truncated" not in kinds_of(eorch_home, run["id"])
+        assert_history_matches_log(eorch_home, run)
+
+    def test_a_db_locked_beyond_the_busy_timeout_while_following_loses_nothing(
+        self, eorch_home: Path, tmp_path: Path
+    ) -> None:
+        """Writes fail for 8 s (the busy timeout is 5 s): the monitor keeps going and resumes from the
+        committed offset."""
+        add_testbox(tmp_path)
+        flag = tmp_path / "stop"
+        run = launch(sys.executable, "-c", error_lines_job(300, prefix="locked", flag=flag, every_s=0.005))
+        watcher = watch_in_background(run["id"])
+        try:
+            wait_until(lambda: following_started(eorch_home, run), what="following to start")
+            DbHolder(eorch_home, 8.0).wait()
+            offset = show(run["id"])["log_offset"]
+            wait_until(lambda: show(run["id"])["log_offset"] > offset, timeout=60, what="following again")
+            flag.write_text("")
+            watcher.wait(120)
+        finally:
+            watcher.kill()
+        assert watcher.returncode == 0, watcher.stderr.read() if watcher.stderr else ""
+        assert show(run["id"])["status"] == "succeeded"
+        assert_history_matches_log(eorch_home, run)
