@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from orchestrator.context import Context
-from orchestrator.errors import HostError, MonitorBusy
+from orchestrator.errors import HostError, MonitorBusy, StoreError
 from orchestrator.follower import LogFollower, StepEventFollower
 from orchestrator.hosts import HostSession
 from orchestrator.liveness import cancel_reached_host, liveness_from, lost_reason
@@ -31,6 +31,7 @@ from orchestrator.notices import (
 )
 from orchestrator.runstate import RunStatus, ended, status_from_liveness
 from orchestrator.store import queries
+from orchestrator.store.db import check_writable, describe_write_failure, is_read_only
 from orchestrator.store.models import Run
 from orchestrator.store.queries import utcnow
 from orchestrator.truncation import truncation
@@ -366,6 +367,7 @@ class Monitor:
     async def run(self, *, until_done: bool = False, forever: bool = False) -> None:
         """Watch until the runs are terminal (until_done), or until none are active (default), or forever."""
         try:
+            check_writable(self.ctx.sessionmaker)  # a read-only history: one clear error, not a loop
             for start in self.starters:
                 start(self)
             while True:
@@ -373,7 +375,10 @@ class Monitor:
                 for host in hosts:
                     task = self.watchers.get(host)
                     if task is not None and task.done() and not task.cancelled() and task.exception():
-                        log.error("watching host %s failed: %r", host, task.exception())
+                        error = task.exception()
+                        if error is not None and is_read_only(error):
+                            raise StoreError(f"cannot record: {describe_write_failure(error)}") from error
+                        log.error("watching host %s failed: %r", host, error)
                     if task is None or task.done():
                         watcher = self.host_watchers[host] = HostWatcher(self, host)
                         self.watchers[host] = asyncio.create_task(watcher.run(), name=f"host-{host}")

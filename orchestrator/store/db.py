@@ -93,6 +93,20 @@ def describe_write_failure(err: SQLAlchemyError) -> str:
     return f"the history database cannot be written: {text}"
 
 
+def is_read_only(err: BaseException) -> bool:
+    return isinstance(err, OperationalError) and "readonly" in str(err.orig)
+
+
+def check_writable(make_session: sessionmaker[Session]) -> None:
+    """Raise ``StoreError`` when the history cannot be written at all; a locked one is only busy."""
+    try:
+        with make_session.begin() as s:
+            s.execute(text("DELETE FROM events WHERE 0"))  # takes the write lock, changes nothing
+    except OperationalError as err:
+        if is_read_only(err):
+            raise StoreError(f"cannot record: {describe_write_failure(err)}") from err
+
+
 def open_store(db_path: Path) -> sessionmaker[Session]:
     engine = make_engine(db_path)
     migrate(engine)

@@ -276,3 +276,26 @@ class TestMonitorAndLinkFaults:
         assert watcher.returncode == 0, watcher.stderr.read() if watcher.stderr else ""
         assert show(run["id"])["status"] == "succeeded"
         assert_history_matches_log(eorch_home, run)
+
+
+class TestReadOnlyHistoryWhileFollowing:
+    def test_watch_on_a_read_only_history_says_so_and_a_later_watch_records_everything_once(
+        self, eorch_home: Path, tmp_path: Path
+    ) -> None:
+        """`watch` cannot record into a read-only history: one line, non-zero exit; writable again, the
+        next watch records every line once."""
+        add_testbox(tmp_path)
+        flag = tmp_path / "stop"
+        run = launch(sys.executable, "-c", error_lines_job(100, prefix="ro", flag=flag, every_s=0.005))
+        files = [p for p in eorch_home.glob("eorch.db*")]
+        subprocess.run(["chattr", "+i", *map(str, files)], check=True)
+        try:
+            out = eorch("watch", run["id"], "--until-done", check=False, timeout=60)
+        finally:
+            subprocess.run(["chattr", "-i", *map(str, files)], check=True)
+        assert out.returncode != 0
+        assert "Traceback" not in out.stderr and "read-only" in out.stderr
+        flag.write_text("")
+        eorch("watch", run["id"], "--until-done")
+        assert show(run["id"])["status"] == "succeeded"
+        assert_history_matches_log(eorch_home, run)
