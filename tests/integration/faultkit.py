@@ -66,7 +66,10 @@ def assert_history_matches_log(home: Path, run: dict) -> tuple[int, int]:
     offset, counts = db_rows(home, "select log_offset, event_counts from runs where id=?", run["id"])[0]
     assert offset == len(log)
     assert (json.loads(counts) if counts else {}).get("seen", {}) == expected_seen
-    return log.count(b"\n"), sum(recorded.values())
+    lines, stored = log.count(b"\n"), sum(recorded.values())
+    # The figures of the closing note: `pytest tests/integration/test_faults.py -s | grep fault-figures`.
+    print(f"fault-figures run={run['id']} lines={lines} events_stored={stored} events_seen={expected_seen}")
+    return lines, stored
 
 
 def kinds_of(home: Path, run_id: str) -> list[str]:

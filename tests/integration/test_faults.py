@@ -58,7 +58,8 @@ class TestNoFalseTruncation:
             assert_history_matches_log(eorch_home, run)
 
     def test_a_writer_holding_the_db_3s_duplicates_nothing(self, eorch_home: Path, tmp_path: Path) -> None:
-        """Another process (a long prune) holds the history's write lock for 3 s, twice, while a log grows."""
+        """Another process (a long prune) holds the history's write lock for 3 s, twice, while a log grows;
+        then real `eorch prune` runs go on beside the follower."""
         add_testbox(tmp_path)
         flag = tmp_path / "stop"
         run = launch(sys.executable, "-c", error_lines_job(200, prefix="busy", flag=flag, every_s=0.002))
@@ -67,6 +68,8 @@ class TestNoFalseTruncation:
             wait_until(lambda: show(run["id"])["log_offset"] > 10000, what="following to start")
             for _ in range(2):
                 DbHolder(eorch_home, 3.0).wait()
+            for _ in range(2):
+                eorch("prune", "--before", "30d", "--yes")
             flag.write_text("")
             watcher.wait(120)
         finally:
