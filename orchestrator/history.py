@@ -180,6 +180,20 @@ def run_changes(earlier: Run, later: Run) -> dict[str, Any]:
     return changes
 
 
+def describe_changes(changes: Mapping[str, Any]) -> str:
+    """`vllm_version: 0.16.0 → 0.17.1; env: VLLM_USE_V1 1→0` — what `run_changes` found, in one line."""
+    return "; ".join(_describe_change(k, v) for k, v in changes.items()) or "nothing recorded"
+
+
+def _describe_change(key: str, change: Any) -> str:
+    if isinstance(change, dict) and set(change) == {"from", "to"}:
+        before, after = change["from"], change["to"]
+        if isinstance(before, list) or isinstance(after, list):
+            return f"{key}: {' '.join(before or [])!r} → {' '.join(after or [])!r}"
+        return f"{key}: {before} → {after}"
+    return f"{key}: " + ", ".join(f"{k} {v['from']}→{v['to']}" for k, v in change.items())
+
+
 def similar_runs(session: Session, ref: str, limit: int = 20) -> tuple[Run, list[dict[str, Any]]]:
     """Earlier runs with the same failure fingerprint, newest first, each with what changed since it."""
     run = get_run(session, ref)

@@ -54,6 +54,9 @@ async def launch(
     patch: str | None = None,
     apply_patches: bool = False,
     sbatch_args: Sequence[str] = (),
+    preflight: dict[str, Any] | None = None,
+    gpu_locks: Sequence[int] = (),
+    force_locks: bool = False,
 ) -> Run:
     """Start argv detached on host; returns the recorded run (status running).
 
@@ -61,6 +64,7 @@ async def launch(
 
     On a Slurm host the wrapper is submitted with sbatch (the host's sbatch args, then ``sbatch_args``) and
     the run is recorded as ``launching``: the monitor moves it to ``running`` when Slurm starts the job.
+    ``preflight`` is the report stored on the run; ``gpu_locks`` the GPUs the run locks on the host.
     """
     if not argv:
         raise UsageError("no command given: put it after `--`, e.g. eorch launch --host H -- python train.py")
@@ -78,7 +82,9 @@ async def launch(
     env = {k: _fill(v, fill) for k, v in (env or {}).items()} if kind != "command" else dict(env or {})
     # What code the run will run (orchestrator.patches): patch set verified or applied, env fingerprinted.
     recorded = await prepare_launch(ctx, host, run_pythons(argv, spec, python, session.python), patch, apply_patches)
-    scheduling = {"scheduler": "slurm", "sbatch_args": all_sbatch_args} if slurm else {}
+    scheduling: dict[str, Any] = {"scheduler": "slurm", "sbatch_args": all_sbatch_args} if slurm else {}
+    if gpu_locks and not slurm:
+        scheduling.update(gpu_locks=list(gpu_locks), force_locks=force_locks)
     run = Run(
         id=run_id,
         name=name or _default_name(argv),
@@ -96,6 +102,7 @@ async def launch(
         remote_dir=run_dir,
         log_offset=0,
         events_offset=0,
+        preflight=preflight,
         **recorded,
     )
     # Recorded before anything starts: a history that cannot be written stops the launch here.
@@ -131,6 +138,8 @@ def _record_started(ctx: Context, run_id: str, info: dict[str, Any], slurm: bool
             raise StoreError(f"run {run_id} vanished from the history during its launch")
         run.pgid, run.proc_start_time = info.get("pgid"), info.get("start_time")
         run.boot_id, run.scheduler_job_id = info.get("boot_id"), info.get("job_id")
+        if run.preflight and info.get("gpu_locks"):
+            run.preflight = {**run.preflight, "gpu_locks": info["gpu_locks"]}
         if slurm:
             propose_status(s, run, RunStatus.LAUNCHING, slurm_job_id=info["job_id"], sbatch_args=sbatch_args)
         else:

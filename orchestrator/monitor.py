@@ -22,6 +22,7 @@ from orchestrator.errors import HostError, MonitorBusy, StoreError
 from orchestrator.follower import LogFollower, StepEventFollower
 from orchestrator.hosts import HostSession
 from orchestrator.liveness import cancel_reached_host, liveness_from, lost_reason
+from orchestrator.logparse import exit_root_cause
 from orchestrator.notices import (
     HostReachabilityChanged,
     LogTruncated,
@@ -255,6 +256,10 @@ class HostWatcher:
             )
             old = row.status
             row.exit_code = live["rc"]
+            if proposed is RunStatus.FAILED and row.root_cause is None:
+                killed = exit_root_cause(live["rc"])  # a log that just stops: the exit status may say why
+                if killed is not None:
+                    row.root_cause, row.signature = killed.to_json(), killed.signature
             if proposed in (RunStatus.FAILED, RunStatus.LOST) and row.phase not in ("failed",):
                 row.phase = "failed"
             elif proposed == RunStatus.SUCCEEDED and row.phase not in ("failed",):

@@ -11,14 +11,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import select
 
 from orchestrator.context import Context
 from orchestrator.errors import EorchError
 from orchestrator.logparse import signature_hint
+from orchestrator.logparse.tail import failure_evidence
+from orchestrator.recipesteps import StepLine, recipe_steps
 from orchestrator.runstate import RunStatus
 from orchestrator.store import queries
 from orchestrator.store.models import Alert, Host, Run
+from orchestrator.views import EVIDENCE_STATUSES
 
 Clock = Callable[[], datetime]
 
@@ -82,6 +85,7 @@ class SimilarRun:
     name: str
     status: str
     created_at: datetime
+    changed: str = ""  # what changed between that run and this one (`history.describe_changes`)
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,10 @@ class RunDetail:
     hint: str | None
     timeline: tuple[TimelineStep, ...]
     similar: tuple[SimilarRun, ...] = ()
+    evidence: dict[str, Any] | None = None  # a failure's first error line and log tail (views.run_record)
+    preflight: dict[str, Any] | None = None  # the launch's preflight report (runs.preflight)
+    steps: tuple[StepLine, ...] = ()  # the recipe's steps, for recipe runs
+    outputs: dict[str, Any] | None = None  # the recipe's outputs: dir, samples, verified, bytes
 
     @property
     def log_path(self) -> str | None:
@@ -183,27 +191,16 @@ def _hint(signature: str | None) -> str | None:
 
 
 def _similar(session: Any, run: Run) -> tuple[SimilarRun, ...]:
-    """Earlier runs that failed the same way: history.similar when it exists, else same signature/fingerprint."""
+    """Earlier runs that failed the same way, as `eorch similar` finds them, with what changed since."""
+    from orchestrator import history
+
     try:
-        from orchestrator import history
-    except ImportError:
-        history = None  # type: ignore[assignment]
-    found: list[Run] = []
-    if history is not None and hasattr(history, "similar"):
-        try:
-            result = history.similar(session, run.id)
-        except (TypeError, EorchError):  # an API we do not know yet, or a run it cannot compare
-            result = []
-        found = [r for r in (getattr(x, "run", x) for x in result) if isinstance(r, Run)]
-    elif run.fingerprint or run.signature:
-        conds = []
-        if run.fingerprint:
-            conds.append(Run.fingerprint == run.fingerprint)
-        if run.signature:
-            conds.append(Run.signature == run.signature)
-        stmt = select(Run).where(or_(*conds), Run.id != run.id).order_by(Run.created_at.desc()).limit(5)
-        found = list(session.scalars(stmt))
-    return tuple(SimilarRun(r.id, r.name, r.status, r.created_at) for r in found if r.id != run.id)[:5]
+        _run, matches = history.similar_runs(session, run.id, limit=5)
+    except EorchError:  # no root cause to compare
+        return ()
+    return tuple(SimilarRun(m["run"]["id"], m["run"]["name"], m["run"]["status"],
+                            datetime.fromisoformat(m["run"]["created_at"].rstrip("Z")),
+                            history.describe_changes(m["changes"])) for m in matches)
 
 
 def load_detail(ctx: Context, run_id: str, now: datetime) -> RunDetail:
@@ -211,7 +208,8 @@ def load_detail(ctx: Context, run_id: str, now: datetime) -> RunDetail:
         run = queries.get_run(s, run_id)
         row = run_row(run)
         events = [(e.ts, e.kind, dict(e.data or {}))
-                  for e in queries.events_of(s, run.id, kinds=("status", "phase_changed", "phase"))]
+                  for e in queries.events_of(s, run.id, kinds=("status", "phase_changed", "phase", "step_step"))]
+        steps = recipe_steps(data for _ts, kind, data in events if kind == "step_step")
         cause = dict(run.root_cause) if run.root_cause else None
         signature = run.signature or (cause or {}).get("signature")
         similar = _similar(s, run) if cause else ()
@@ -221,6 +219,9 @@ def load_detail(ctx: Context, run_id: str, now: datetime) -> RunDetail:
             env_fingerprint=dict(run.env_fingerprint) if run.env_fingerprint else None, root_cause=cause,
             hint=(cause or {}).get("hint") or _hint(signature), timeline=timeline(row, events, now),
             similar=similar,
+            evidence=failure_evidence(run.parser_state) if run.status in EVIDENCE_STATUSES else None,
+            preflight=dict(run.preflight) if run.preflight else None,
+            steps=steps, outputs=dict(run.outputs) if run.outputs else None,
         )
 
 

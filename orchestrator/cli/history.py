@@ -44,19 +44,10 @@ def similar(
     table = Table("id", "name", "host", "created", "status", "exit", "what changed since then")
     for match in matches:
         r = match["run"]
-        changed = "; ".join(_describe_change(k, v) for k, v in match["changes"].items()) or "nothing recorded"
+        changed = history.describe_changes(match["changes"])
         table.add_row(r["id"], r["name"], r["host"], r["created_at"], r["status"],
                       "" if r["exit_code"] is None else str(r["exit_code"]), changed)
     console.print(table)
-
-
-def _describe_change(key: str, change: Any) -> str:
-    if isinstance(change, dict) and set(change) == {"from", "to"}:
-        before, after = change["from"], change["to"]
-        if isinstance(before, list) or isinstance(after, list):
-            return f"{key}: {' '.join(before or [])!r} → {' '.join(after or [])!r}"
-        return f"{key}: {before} → {after}"
-    return f"{key}: " + ", ".join(f"{k} {v['from']}→{v['to']}" for k, v in change.items())
 
 
 def search(

@@ -2,28 +2,28 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from orchestrator import commands
 from orchestrator.cancel import cancel_run
-from orchestrator.cli.common import console, context, print_json, run_async
+from orchestrator.cli.common import console, context, err_console, print_json, run_async
+from orchestrator.cli.listing import STATUS_STYLE
 from orchestrator.context import Context
-from orchestrator.errors import NotFound, UsageError
+from orchestrator.errors import NotFound, PreflightRefused, UsageError
 from orchestrator.launcher import launch as launch_run
 from orchestrator.launcher import parse_env
+from orchestrator.recipesteps import checklist, recipe_steps
+from orchestrator.runstate import RunStatus
 from orchestrator.store import queries
 from orchestrator.store.models import Run
 from orchestrator.views import run_record
 
-STATUS_STYLE = {
-    "running": "cyan", "succeeded": "green", "failed": "bold red", "cancelled": "yellow",
-    "lost": "magenta", "launching": "cyan", "pending": "dim",
-}
+STATUSES = tuple(s.value for s in RunStatus)
 
 
 def launch(
@@ -44,9 +44,15 @@ def launch(
     sbatch_arg: Annotated[list[str], typer.Option(
         "--sbatch-arg", help="extra sbatch option for this run on a slurm host, e.g. --sbatch-arg=--gres=gpu:8 "
         "(repeatable; after the host's)")] = [],  # noqa: B006
+    no_preflight: Annotated[bool, typer.Option("--no-preflight", help="skip the preflight checks of an "
+                                               "eagle3-extract spec")] = False,
+    force: Annotated[bool, typer.Option("--force", help="launch even when a preflight check fails (the report "
+                                        "is kept on the run)")] = False,
     json_: Annotated[bool, typer.Option("--json", help="print the run record as JSON")] = False,
 ) -> None:
-    """Start a command (after `--`) or a job spec detached on a host; returns at once with the run id."""
+    """Start a command (after `--`) or a job spec detached on a host; returns at once with the run id.
+
+    An eagle3-extract spec is checked first (`eorch preflight`): a failed check refuses the launch."""
     argv = list(ctx_.args)
     hosts = host or ["local"]
     if set_ and spec is None:
@@ -55,7 +61,8 @@ def launch(
         if spec is None or argv:
             raise UsageError("several --host split an eagle3-extract --spec across hosts; a command runs on one")
         _launch_split(spec, hosts, set_, name=name, env=env, cwd=cwd, python=python, patch=patch,
-                      apply_patches=apply_patches, sbatch_args=sbatch_arg, json_=json_)
+                      apply_patches=apply_patches, sbatch_args=sbatch_arg, json_=json_,
+                      checks=not no_preflight, force=force)
         return
     if spec is not None:
         if argv:
@@ -64,7 +71,12 @@ def launch(
 
         kwargs = spec_launch_args(spec, extra_env=parse_env(env), name=name, cwd=cwd, overrides=set_)
         kwargs.update(python=python, patch=patch, apply_patches=apply_patches, sbatch_args=sbatch_arg)
-        run = run_async(lambda ctx: launch_run(ctx, hosts[0], **kwargs))
+        if kwargs["kind"] == "eagle3-extract" and not no_preflight:
+            from orchestrator.cli.preflight import launch_checked
+
+            run = launch_checked(hosts[0], kwargs, force=force, json_=json_)
+        else:
+            run = run_async(lambda ctx: launch_run(ctx, hosts[0], **kwargs))
     else:
         parsed_env = parse_env(env)
         run = run_async(lambda ctx: launch_run(ctx, hosts[0], argv, name=name, env=parsed_env, cwd=cwd,
@@ -83,8 +95,9 @@ def _say_launched(run: Run) -> None:
 
 
 def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: str | None, env: list[str],
-                  cwd: str | None, json_: bool, **common: object) -> None:
-    """One run per host, rank i of len(hosts); all specs and hosts are checked before the first starts."""
+                  cwd: str | None, json_: bool, checks: bool, force: bool, **common: object) -> None:
+    """One run per host, rank i of len(hosts); all specs and hosts (and their preflights) are checked before the
+    first starts."""
     from orchestrator.speclaunch import split_launch_args
 
     plans = split_launch_args(spec, hosts, extra_env=parse_env(env), name=name, cwd=cwd, overrides=overrides)
@@ -95,9 +108,19 @@ def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: s
     started: list[Run] = []
 
     async def go(c: Context) -> list[Run]:
+        from orchestrator.preflightrun import preflight
+
+        extra: dict[str, dict[str, Any]] = {}
+        for h, kwargs in plans if checks else ():
+            patch = None if common.get("apply_patches") else common.get("patch")
+            report = await preflight(c, h, kwargs["spec"], patch=patch, python=common.get("python"))  # type: ignore[arg-type]
+            report = report.with_(forced=bool(report.failed and force))
+            if report.failed and not force:
+                raise PreflightRefused(h, report.to_dict())
+            extra[h] = {"preflight": report.to_dict(), "gpu_locks": report.gpus, "force_locks": force}
         for h, kwargs in plans:
             try:
-                started.append(await launch_run(c, h, **kwargs, **common))  # type: ignore[arg-type]
+                started.append(await launch_run(c, h, **kwargs, **common, **extra.get(h, {})))  # type: ignore[arg-type]
             except Exception:
                 if started:
                     console.print(f"[yellow]launched before the failure: {' '.join(r.id for r in started)} "
@@ -105,7 +128,16 @@ def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: s
                 raise
         return started
 
-    runs_ = run_async(go)
+    try:
+        runs_ = run_async(go)
+    except PreflightRefused as err:
+        from orchestrator.cli.preflight import print_report
+
+        if json_:
+            print_json({"preflight": err.report})
+        else:
+            print_report(err.report, to_stderr=True)
+        raise
     if json_:
         print_json([run_record(r) for r in runs_])
         return
@@ -126,28 +158,43 @@ def runs(
     speculators: Annotated[str | None, typer.Option(help="only runs that ran this speculators version")] = None,
     patch_set: Annotated[str | None, typer.Option(help="only runs launched with this patch set")] = None,
     limit: Annotated[int, typer.Option(help="at most this many")] = 50,
+    wide: Annotated[bool, typer.Option("--wide", "-w", help="more columns: host, phase, exit code, start time")]
+    = False,
     json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
-    """List runs, newest first, filtered by status, host, age, name, failure signature, exception or model."""
+    """List runs, newest first, filtered by status, host, age, name, failure signature, exception or model.
+
+    Examples:
+
+        eorch runs --status failed --since 7d
+
+        eorch runs --host gpu1 --wide
+
+        eorch runs --json | jq '.[0].id'
+    """
+    from orchestrator.cli.listing import print_runs
     from orchestrator.history import RunFilter, filtered_runs, history_record, parse_since
 
+    if status is not None and status not in STATUSES:
+        raise UsageError(f"unknown status {status!r}: use one of {', '.join(STATUSES)}")
     flt = RunFilter(status=status, host=host, since=parse_since(since) if since else None, name=name,
                     signature=signature, exception=exception, model=model, vllm=vllm, speculators=speculators,
                     patch_set=patch_set)
     ctx = context()
     with ctx.db() as s:
         records = [history_record(r) for r in filtered_runs(s, flt, limit=limit)]
+        anything = bool(records) or queries.any_run(s)
     if json_:
         print_json(records)
         return
-    table = Table("id", "name", "host", "status", "phase", "shards", "exit", "started", "root cause")
-    for r in records:
-        shards = f"{r['shards']['done']}/{r['shards']['total']}" if r["shards"] else ""
-        cause = (r["root_cause"] or {}).get("signature") or (r["root_cause"] or {}).get("exception") or ""
-        style = STATUS_STYLE.get(r["status"], "")
-        table.add_row(r["id"], r["name"], r["host"], f"[{style}]{r['status']}[/]", r["phase"], shards,
-                      "" if r["exit_code"] is None else str(r["exit_code"]), r["started_at"] or "", cause)
-    console.print(table)
+    if not anything:
+        err_console.print("no runs yet: start one with `eorch launch --host local -- echo hello` "
+                          "(or `eorch host add NAME user@host` first)", highlight=False, markup=False)
+        return
+    if not records:
+        err_console.print("no runs match these filters", highlight=False)
+        return
+    print_runs(console, records, queries.utcnow(), wide=wide)
 
 
 def show(
@@ -157,7 +204,11 @@ def show(
     """Everything known about one run."""
     ctx = context()
     with ctx.db() as s:
-        record = run_record(queries.get_run(s, run))
+        found = queries.get_run(s, run)
+        record = run_record(found)
+        steps = recipe_steps(e.data or {} for e in queries.events_of(s, found.id, kinds=("step_step",)))
+    if steps:
+        record["steps"] = [{"step": x.step, "state": x.state, "seconds": x.seconds} for x in steps]
     if json_:
         print_json(record)
         return
@@ -165,7 +216,7 @@ def show(
     console.print(f"[bold]{record['id']}[/] {record['name']} on {record['host']}: "
                   f"[{style}]{record['status']}[/] · phase {record['phase']}"
                   + (f" · exit {record['exit_code']}" if record["exit_code"] is not None else ""))
-    console.print(f"command: {' '.join(record['command'])}", highlight=False)
+    console.print(f"command: {shlex.join(record['command'])}", highlight=False, markup=False, soft_wrap=True)
     if record["scheduler"]:
         sched = record["scheduler"]
         state = sched.get("state") or "submitted"
@@ -183,6 +234,13 @@ def show(
 
     for line in env_lines(record):
         console.print(line, highlight=False)
+    if record.get("preflight"):
+        from orchestrator.preflight import lines
+
+        for line in lines(record["preflight"], all_checks=False):
+            console.print(line, highlight=False, soft_wrap=True)
+    if steps:
+        console.print(f"steps: {checklist(steps)}", highlight=False, markup=False)
     if record.get("outputs"):
         o = record["outputs"]
         console.print(f"outputs: {o.get('samples')} samples in {o.get('dir')} · verified {o.get('verified')}")
@@ -198,6 +256,27 @@ def show(
                           highlight=False)
         if cause.get("traceback"):
             console.print(cause["traceback"], highlight=False, markup=False)
+    elif record.get("evidence"):
+        _print_evidence(record["evidence"])
+
+
+#: Lines of a failed run's log tail that `eorch show` prints (`--json` has all that are kept).
+SHOWN_TAIL_LINES = 10
+
+
+def _print_evidence(evidence: dict[str, Any]) -> None:
+    """A failure that printed no exception: its first error line and the log's last lines."""
+    console.print("[bold red]no exception in the log[/]")
+    if evidence.get("first_error_line"):
+        console.print("first error line: ", end="")
+        console.print(evidence["first_error_line"], highlight=False, markup=False)
+    tail = (evidence.get("log_tail") or [])[-SHOWN_TAIL_LINES:]
+    if tail:
+        console.print(f"last {len(tail)} lines of the log:")
+        for line in tail:
+            console.print("  " + line, highlight=False, markup=False)
+    else:
+        console.print("the log is empty")
 
 
 def logs(

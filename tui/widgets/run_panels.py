@@ -5,12 +5,15 @@ from __future__ import annotations
 import shlex
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import ProgressBar, Static
+from textual.widgets import OptionList, ProgressBar, Static
+from textual.widgets.option_list import Option
 
+from orchestrator.preflight import lines as preflight_lines
 from orchestrator.views import env_lines
-from tui.data import RunDetail
+from tui.data import RunDetail, SimilarRun
 from tui.format import progress_of, rate_text, slurm_text, span, stamp, status_text
 
 
@@ -31,6 +34,10 @@ def header_text(detail: RunDetail) -> Text:
     for line in env_lines({"env_fingerprint": detail.env_fingerprint}):
         text.append("\n")
         text.append_text(Text.from_markup(line, style="dim"))
+    if detail.preflight:
+        for line in preflight_lines(detail.preflight, all_checks=False):
+            text.append("\n")
+            text.append_text(Text.from_markup(line, style="dim"))
     return text
 
 
@@ -48,6 +55,33 @@ def timeline_text(detail: RunDetail) -> Text:
         text.append(f" {span(step.duration_s)}" if not ongoing else " …", style="dim")
         if step.detail:
             text.append(f" ({step.detail})", style="red")
+    recipe = recipe_text(detail)
+    if recipe.plain:
+        text.append("\n")
+        text.append_text(recipe)
+    return text
+
+
+STEP_STYLE = {"done": "green", "failed": "bold red", "started": "bold cyan", "skipped": "dim"}
+
+
+def recipe_text(detail: RunDetail) -> Text:
+    """The recipe's verdict: its steps as a checklist with times, then its outputs."""
+    text = Text()
+    for index, line in enumerate(detail.steps):
+        if index:
+            text.append("  ")
+        text.append(line.text(), style=STEP_STYLE.get(line.state, ""))
+    out = detail.outputs
+    if out:
+        if text.plain:
+            text.append("\n")
+        verified = out.get("verified")
+        text.append(f"outputs: {out.get('samples')} samples · ")
+        text.append("verified" if verified else "not verified", style="green" if verified else "yellow")
+        size = out.get("bytes")
+        text.append((f" · {size / 2**20:.1f} MiB" if isinstance(size, int | float) else "")
+                    + f" · {out.get('dir')}", style="dim")
     return text
 
 
@@ -74,20 +108,59 @@ class ShardProgress(Horizontal):
 
 
 class RootCausePanel(VerticalScroll):
-    """Exception, message, hint, where it was seen before, and the full traceback."""
+    """Exception, message, hint, the full traceback, and the earlier runs that failed the same way (Enter on
+    one opens it; each says what changed since)."""
+
+    _similar_shown: tuple[SimilarRun, ...] = ()
 
     def compose(self) -> ComposeResult:
         yield Static("", id="cause-text")
+        yield Static("", id="similar-title")
+        yield OptionList(id="similar-runs")
 
     def show(self, detail: RunDetail) -> None:
         self.query_one("#cause-text", Static).update(cause_text(detail))
+        title = self.query_one("#similar-title", Static)
+        options = self.query_one("#similar-runs", OptionList)
+        title.display = options.display = bool(detail.similar)
+        title.update(Text("\nseen before (Enter opens the run; what changed since):", style="bold"))
+        if detail.similar != self._similar_shown:  # a refresh must not move the user's highlight
+            self._similar_shown = detail.similar
+            options.clear_options()
+            options.add_options(Option(similar_text(r), id=r.id) for r in detail.similar)
+
+    @on(OptionList.OptionSelected, "#similar-runs")
+    def _open_similar(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option.id is not None:
+            self.app.open_run(event.option.id)  # type: ignore[attr-defined]
+
+
+def similar_text(run: SimilarRun) -> Text:
+    text = Text.assemble((run.id, "bold"), f" {run.name} · ", status_text(run.status), f" · {stamp(run.created_at)}")
+    if run.changed:
+        text.append(f"\n  changed since: {run.changed}", style="dim")
+    return text
+
+
+def evidence_text(detail: RunDetail) -> Text:
+    """A failure without an exception: its first error line and the log's last lines."""
+    text = Text(f"The run {detail.row.status} and its log shows no exception.", style="yellow")
+    evidence = detail.evidence or {}
+    if evidence.get("first_error_line"):
+        text.append("\nfirst error line: ", style="bold")
+        text.append(str(evidence["first_error_line"]), style="red")
+    tail = evidence.get("log_tail") or []
+    text.append(f"\n\nlast {len(tail)} lines of the log:\n" if tail else "\n\nthe log is empty", style="bold")
+    text.append("\n".join(str(line) for line in tail))
+    return text
 
 
 def cause_text(detail: RunDetail) -> Text:
     cause = detail.root_cause
     if not cause:
         if detail.row.status in ("failed", "lost"):
-            return Text(f"The run {detail.row.status} and its log shows no exception.", style="yellow")
+            return evidence_text(detail)
         return Text("No root cause: nothing has failed.", style="dim")
     text = Text()
     text.append(str(cause.get("exception") or "error"), style="bold red")

@@ -1,7 +1,7 @@
 """runs.event_counts: how many log events of each budgeted kind a run saw and how many were stored
 
-Revision ID: 0005
-Revises: 0004
+Revision ID: 0006
+Revises: 0005
 Create Date: 2026-12-01 09:30:00
 
 A column added in place (ALTER TABLE ADD COLUMN), so ``runs`` is not recreated and the FTS triggers of 0002
@@ -13,8 +13,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0005"
-down_revision = "0004"
+revision = "0006"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 
