@@ -302,3 +302,25 @@ class TestReadOnlyHistoryWhileFollowing:
         eorch("watch", run["id"], "--until-done")
         assert show(run["id"])["status"] == "succeeded"
         assert_history_matches_log(eorch_home, run)
+
+
+class TestLongDrain:
+    def test_a_backlog_longer_than_the_drain_timeout_is_read_to_the_end(
+        self, eorch_home: Path, tmp_path: Path, monkeypatch
+    ) -> None:
+        """Draining an ended run's backlog takes longer than MAX_DRAIN_ATTEMPTS drain timeouts: while it makes
+        progress it goes on (before: cut off as `log_not_drained`, the verdict taken on part of the log)."""
+        import asyncio
+
+        from orchestrator import monitor
+        from orchestrator.context import Context
+
+        add_testbox(tmp_path)
+        run = launch(sys.executable, "-c", error_lines_job(60000, prefix="backlog"))
+        wait_until(lambda: Path(run["remote_dir"], "rc").exists(), what="the run to end")
+        monkeypatch.setattr(monitor, "DRAIN_TIMEOUT_S", 0.1)  # 3 attempts: 0.3 s, far less than the drain
+        ctx = Context.load()
+        asyncio.run(monitor.Monitor(ctx, run_refs=[run["id"]], poll_interval=0.2).run(until_done=True))
+        assert "log_not_drained" not in kinds_of(eorch_home, run["id"])
+        assert show(run["id"])["status"] == "succeeded"
+        assert_history_matches_log(eorch_home, run)
