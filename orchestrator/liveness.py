@@ -50,3 +50,8 @@ def lost_reason(live: Liveness, report: dict[str, Any]) -> str | None:
         text += f"; {len(pids)} of its processes still run (pids {', '.join(map(str, pids[:8]))}): eorch cannot " \
                 "follow them; kill them on the host"
     return text
+
+
+def lost_root_cause(reason: str) -> dict[str, Any]:
+    """The ``root_cause`` of a run lost for ``reason`` (eorch's own finding, not the job's log)."""
+    return {"exception": None, "message": reason, "process": "eorch", "traceback": None, "signature": None}

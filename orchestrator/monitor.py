@@ -21,7 +21,7 @@ from orchestrator.context import Context
 from orchestrator.errors import HostError, MonitorBusy, StoreError
 from orchestrator.follower import LogFollower, StepEventFollower
 from orchestrator.hosts import HostSession
-from orchestrator.liveness import cancel_reached_host, liveness_from, lost_reason
+from orchestrator.liveness import cancel_reached_host, liveness_from, lost_reason, lost_root_cause
 from orchestrator.logparse import exit_root_cause
 from orchestrator.notices import (
     HostReachabilityChanged,
@@ -267,6 +267,8 @@ class HostWatcher:
             facts = {"scheduler": live["scheduler"]} if live.get("scheduler") else {}
             if (reason := lost_reason(liveness, live)) is not None:
                 facts["reason"] = reason
+                if proposed is RunStatus.LOST and row.root_cause is None:  # what show and watch print
+                    row.root_cause = lost_root_cause(reason)
             changed = queries.propose_status(
                 s, row, proposed, exit_code=live["rc"], boot_changed=live["boot_changed"], **facts
             )
@@ -276,8 +278,7 @@ class HostWatcher:
     def _propose(self, run_id: str, status: RunStatus, **data: Any) -> None:
         with self.ctx.db() as s:
             row = s.get(Run, run_id)
-            old = row.status if row is not None else None
-            changed = row is not None and queries.propose_status(s, row, status, **data)
+            old, changed = (row.status, queries.propose_status(s, row, status, **data)) if row else (None, False)
         if changed and old is not None:
             self.monitor.notify(RunStatusChanged(run_id, old, status.value))
 

@@ -131,6 +131,7 @@ class TestRunDirectoryRemoved:
             assert record["status"] == "lost"
             reasons = [e.get("reason") for e in status_events(eorch_home, run["id"]) if e.get("to") == "lost"]
             assert reasons and "run directory" in reasons[0] and "gone" in reasons[0]
+            assert "is gone from the host" in eorch("show", run["id"]).stdout
             cancelled = eorch("cancel", run["id"])
             assert "lost" in cancelled.stdout and "no process left" not in cancelled.stdout
         finally:
