@@ -127,7 +127,7 @@ async def idle_cost(ctx, sshd, seconds: float) -> dict[str, float]:
     connections = (sshd.dir / "sshd.log").read_text().count("Accepted publickey") - log_before
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
-    from orchestrator.monitor import cancel_run
+    from orchestrator.cancel import cancel_run
 
     await cancel_run(ctx, run.id, 1)
     return {"seconds": seconds, "ssh_connections_opened": connections,

@@ -76,6 +76,14 @@ def follow_file(path: str, offset: int) -> list[str]:
     return ["tail", "-c", f"+{offset + 1}", "-F", path]
 
 
+def whole_file(path: str) -> list[str]:
+    return ["cat", path]
+
+
+def readable(path: str) -> list[str]:
+    return ["test", "-r", path]
+
+
 def last_lines(path: str, lines: int) -> list[str]:
     return ["tail", "-n", str(lines), path]
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from orchestrator import commands
 from orchestrator.context import Context
+from orchestrator.eventbudget import EventBudget
 from orchestrator.hosts import HostSession
 from orchestrator.logparse import LogParser
 from orchestrator.notices import Notice, RunProgressed
@@ -89,6 +90,7 @@ class LogFollower:
         self.parser = LogParser.restore(run.parser_state) if run.parser_state else LogParser()
         if not run.parser_state and run.log_offset:
             raise RuntimeError(f"run {run.id}: log offset without parser state")
+        self.budget = EventBudget(run.event_counts)
         self.fed = self.parser.line_end_offset  # bytes handed to the parser, partial line included
         self.stream = _Stream(session, f"{run.remote_dir}/log")
         self.finished = asyncio.Event()
@@ -129,15 +131,19 @@ class LogFollower:
     def _commit(self, events: list[Any], *, final: bool = False) -> None:
         offset = self.fed if final else self.parser.line_end_offset
         dicts = [e.to_dict() for e in events]
+        # Counted in a copy: a commit that fails (database locked) leaves the budget as the history has it.
+        budget = EventBudget(self.budget.snapshot())
+        stored = budget.admit(dicts)
         with self.ctx.db() as s:
             run = s.get(Run, self.run_id)
             if run is None:
                 return
             if not events and offset == run.log_offset:
                 return
-            add_events(s, self.run_id, ((d["kind"], d.get("line_no"), d) for d in dicts))
+            add_events(s, self.run_id, ((d["kind"], d.get("line_no"), d) for d in stored))
             run.log_offset = offset
             run.parser_state = self.parser.snapshot()
+            run.event_counts = budget.snapshot()
             run.last_output_at = utcnow()
             for key, value in run_fields_from(self.parser).items():
                 setattr(run, key, merge_phase(run.phase, value) if key == "phase" else value)
@@ -146,6 +152,7 @@ class LogFollower:
                     run.shards_rate, run.shards_eta_s = d.get("rate_per_s"), d.get("eta_s")
                 elif d["kind"] == "progress_reported" and run.kind == "command":
                     run.progress_done, run.progress_total = d.get("done"), d.get("total")
+        self.budget = budget
         self.notify(RunProgressed(self.run_id, tuple(dicts)))
 
 

@@ -1,4 +1,11 @@
-"""Starting a run: the remote wrapper first, then the history row, so a failed launch writes nothing."""
+"""Starting a run: recorded first (``pending``), then started, then marked started — never a job the
+history does not know about.
+
+A history that cannot be written stops the launch before the host is touched. A launch the host refuses
+(command not found, no such directory) removes its pending row, so bad input leaves the history as it was.
+A launch cut off after that (the link dropped, the history locked) leaves the row ``pending``: the monitor
+settles it from the host's facts (worker started → running; nothing there → lost).
+"""
 
 from __future__ import annotations
 
@@ -6,14 +13,19 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sqlalchemy import delete
+from sqlalchemy.exc import SQLAlchemyError
+
 from orchestrator.context import Context
-from orchestrator.errors import UsageError
+from orchestrator.errors import HostError, StoreError, UsageError
+from orchestrator.hosts import RemoteOpFailed
 from orchestrator.logparse.inert import inert_line
 from orchestrator.patches import prepare_launch, run_pythons
 from orchestrator.runstate import RunStatus
 from orchestrator.secretenv import redacted_env, split_env
-from orchestrator.store.models import Run
-from orchestrator.store.queries import add_event, get_host, new_run_id, utcnow
+from orchestrator.store.db import describe_write_failure
+from orchestrator.store.models import Event, Run
+from orchestrator.store.queries import get_host, new_run_id, propose_status, utcnow
 
 ENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -51,6 +63,8 @@ async def launch(
 ) -> Run:
     """Start argv detached on host; returns the recorded run (status running).
 
+    Raises ``StoreError`` (one line) when the history cannot be written, saying whether anything started.
+
     On a Slurm host the wrapper is submitted with sbatch (the host's sbatch args, then ``sbatch_args``) and
     the run is recorded as ``launching``: the monitor moves it to ``running`` when Slurm starts the job.
 
@@ -79,48 +93,80 @@ async def launch(
     scheduling: dict[str, Any] = {"scheduler": "slurm", "sbatch_args": all_sbatch_args} if slurm else {}
     if gpu_locks and not slurm:
         scheduling.update(gpu_locks=list(gpu_locks), force_locks=force_locks)
+    # Secrets reach the job through the host's launch op only; the history and the host's meta.json keep names.
     public_env, secrets = split_env({**env, **(secret_env or {})}, explicit=secret_env or ())
-    info = await session.call(
-        "launch", run_dir=run_dir, run_id=run_id, argv=list(argv), env=public_env, secret_env=secrets, cwd=cwd,
-        files=dict(files or {}), **scheduling,
-    )
-    env = redacted_env({**env, **(secret_env or {})}, explicit=secrets)
-    status = RunStatus.LAUNCHING if slurm else RunStatus.RUNNING
-    now = utcnow()
+    recorded_env = redacted_env({**env, **(secret_env or {})}, explicit=secrets)
     run = Run(
         id=run_id,
         name=name or _default_name(argv),
         host=host,
         kind=kind,
         command=list(argv),
-        env=dict(env),
+        env=dict(recorded_env),
         cwd=cwd,
         spec=spec,
         model=model,
-        status=status.value,
+        status=RunStatus.PENDING.value,
         phase="starting",
         cancel_requested=False,
-        created_at=now,
-        started_at=None if slurm else now,
+        created_at=utcnow(),
         remote_dir=run_dir,
-        pgid=info.get("pgid"),
-        proc_start_time=info.get("start_time"),
-        boot_id=info.get("boot_id"),
-        scheduler_job_id=info.get("job_id"),
         log_offset=0,
         events_offset=0,
-        preflight={**preflight, "gpu_locks": info["gpu_locks"]} if preflight and info.get("gpu_locks") else preflight,
+        preflight=preflight,
         **recorded,
     )
+    # Recorded before anything starts: a history that cannot be written stops the launch here.
+    try:
+        with ctx.db() as s:
+            s.add(run)
+    except SQLAlchemyError as err:
+        raise StoreError(f"cannot record the run: {describe_write_failure(err)}; nothing was started on {host}") \
+            from err
+    try:
+        info = await session.call(
+            "launch", run_dir=run_dir, run_id=run_id, argv=list(argv), env=public_env, secret_env=secrets, cwd=cwd,
+            files=dict(files or {}), **scheduling,
+        )
+    except RemoteOpFailed:
+        _forget(ctx, run_id)  # the host refused before starting anything: the history is as it was
+        raise
+    except HostError as err:
+        raise HostError(host, f"{err}; whether run {run_id} started is unknown: it is recorded as pending, "
+                              f"`eorch watch {run_id}` finds out, `eorch cancel {run_id}` stops it") from err
+    try:
+        return _record_started(ctx, run_id, info, slurm, all_sbatch_args)
+    except SQLAlchemyError as err:
+        raise StoreError(f"run {run_id} started on {host} but {describe_write_failure(err)}: it stays pending "
+                         f"in the history; `eorch watch {run_id}` records it from the host") from err
+
+
+def _record_started(ctx: Context, run_id: str, info: dict[str, Any], slurm: bool, sbatch_args: list[str]) -> Run:
+    """pending → launching (Slurm: submitted) or running (the wrapper is up), with the process identity."""
     with ctx.db() as s:
-        s.add(run)
-        s.flush()
+        run = s.get(Run, run_id)
+        if run is None:
+            raise StoreError(f"run {run_id} vanished from the history during its launch")
+        run.pgid, run.proc_start_time = info.get("pgid"), info.get("start_time")
+        run.boot_id, run.scheduler_job_id = info.get("boot_id"), info.get("job_id")
+        if run.preflight and info.get("gpu_locks"):
+            run.preflight = {**run.preflight, "gpu_locks": info["gpu_locks"]}
         if slurm:
-            add_event(s, run_id, "status", {"from": "pending", "to": "launching", "slurm_job_id": info["job_id"],
-                                            "sbatch_args": all_sbatch_args})
+            propose_status(s, run, RunStatus.LAUNCHING, slurm_job_id=info["job_id"], sbatch_args=sbatch_args)
         else:
-            add_event(s, run_id, "status", {"from": "pending", "to": "running", "pid": info.get("pid")})
+            propose_status(s, run, RunStatus.RUNNING, pid=info.get("pid"))
     return run
+
+
+def _forget(ctx: Context, run_id: str) -> None:
+    """Drop the pending row of a launch the host refused (it stays pending if the history is not writable:
+    the monitor then records it as lost, the launch never having reached the host)."""
+    try:
+        with ctx.db() as s:
+            s.execute(delete(Event).where(Event.run_id == run_id))
+            s.execute(delete(Run).where(Run.id == run_id))
+    except SQLAlchemyError:
+        pass
 
 
 def _fill(text: str, values: Mapping[str, str]) -> str:

@@ -20,7 +20,8 @@ from typing import Any, Self
 from orchestrator.context import Context
 from orchestrator.errors import HostError, MonitorBusy, StoreError
 from orchestrator.follower import LogFollower, StepEventFollower
-from orchestrator.hosts import HostSession, RemoteOpFailed
+from orchestrator.hosts import HostSession
+from orchestrator.liveness import cancel_reached_host, liveness_from, lost_reason, lost_root_cause
 from orchestrator.logparse import exit_root_cause
 from orchestrator.notices import (
     HostReachabilityChanged,
@@ -29,9 +30,12 @@ from orchestrator.notices import (
     RunProgressed,
     RunStatusChanged,
 )
-from orchestrator.runstate import Liveness, RunStatus, status_from_liveness
+from orchestrator.runstate import RunStatus, ended, status_from_liveness
 from orchestrator.store import queries
+from orchestrator.store.db import check_writable, describe_write_failure, is_read_only
 from orchestrator.store.models import Run
+from orchestrator.store.queries import utcnow
+from orchestrator.truncation import truncation
 
 log = logging.getLogger("eorch.monitor")
 
@@ -187,9 +191,11 @@ class HostWatcher:
         for run in runs:
             if run.id not in self.followed:
                 self._follow(session, run)
+        # What each follower had read before the host looked: the only size a truncation is judged against.
+        read_before = {r.id: self.followed[r.id].log.fed for r in runs}
         report = await session.call("status_many", run_dirs=[r.remote_dir for r in runs])
         for run, live in zip(runs, report["runs"]):
-            await self.judge(session, run, live)
+            await self.judge(session, run, live, read_before[run.id])
         return True
 
     def _check_follower(self, run_id: str, followed: _Followed) -> None:
@@ -208,10 +214,13 @@ class HostWatcher:
         followed.log.stream.drain_to(live["log_size"] or 0)
         if followed.steps is not None:
             followed.steps.stream.drain_to(live["events_size"] or 0)
+        read_before = followed.log.fed
         _, pending = await asyncio.wait(followed.tasks, timeout=DRAIN_TIMEOUT_S)
         error = followed.failure()
         if not pending and error is None:
             return True
+        if error is None and followed.log.fed > read_before:
+            return False  # a long backlog, still being read: keep following, it is no failed attempt
         followed.cancel()
         del self.followed[run.id]
         attempts = self.drain_attempts[run.id] = self.drain_attempts.get(run.id, 0) + 1
@@ -224,15 +233,21 @@ class HostWatcher:
                               {"log_size": live["log_size"], "error": repr(error) if error else "timed out"})
         return True
 
-    async def judge(self, session: HostSession, run: Run, live: dict[str, Any]) -> None:
-        followed = self.followed[run.id]
-        self._check_truncation(session, run, live, followed)
-        self._record_scheduler(run, live)
-        liveness = Liveness(bool(live["started"]), bool(live["alive"]), live["rc"], bool(live["boot_changed"]))
-        if liveness.alive or not liveness.started and live["rc"] is None and not liveness.boot_changed:
+    async def judge(self, session: HostSession, run: Run, live: dict[str, Any], read_before: int) -> None:
+        followed = self.followed.get(run.id)
+        if followed is None:  # restarted by a truncation found earlier this round
             return
-        # The process is gone: read the rest of the log before deciding how it ended.
-        if not await self._drained(run, followed, live):
+        if self._check_truncation(session, run, live, followed, read_before):
+            return
+        self._record_scheduler(run, live)
+        pending_for = (utcnow() - run.created_at).total_seconds() if run.status == RunStatus.PENDING.value else None
+        liveness = liveness_from(live, pending_for_s=pending_for)
+        if pending_for is not None and liveness.alive:
+            self._propose(run.id, RunStatus.RUNNING, recorded_by="monitor", note="its launch was cut off")
+        if not ended(liveness):
+            return
+        # The process is gone: read the rest of the log before deciding how it ended (unless it is gone too).
+        if not liveness.vanished and not await self._drained(run, followed, live):
             return  # not read to the end yet: the next round follows again from the committed offset
         followed.cancel()
         self.followed.pop(run.id, None)
@@ -240,6 +255,7 @@ class HostWatcher:
             row = s.get(Run, run.id)
             if row is None:
                 return
+            row.cancel_requested = row.cancel_requested or cancel_reached_host(live)
             proposed = status_from_liveness(
                 liveness, cancel_requested=row.cancel_requested, log_failed=followed.log.log_failed
             )
@@ -253,12 +269,23 @@ class HostWatcher:
                 row.phase = "failed"
             elif proposed == RunStatus.SUCCEEDED and row.phase not in ("failed",):
                 row.phase = "stopped"
-            scheduler = {"scheduler": live["scheduler"]} if live.get("scheduler") else {}
+            facts = {"scheduler": live["scheduler"]} if live.get("scheduler") else {}
+            if (reason := lost_reason(liveness, live)) is not None:
+                facts["reason"] = reason
+                if proposed is RunStatus.LOST and row.root_cause is None:  # what show and watch print
+                    row.root_cause = lost_root_cause(reason)
             changed = queries.propose_status(
-                s, row, proposed, exit_code=live["rc"], boot_changed=live["boot_changed"], **scheduler
+                s, row, proposed, exit_code=live["rc"], boot_changed=live["boot_changed"], **facts
             )
         if changed:
             self.monitor.notify(RunStatusChanged(run.id, old, proposed.value))
+
+    def _propose(self, run_id: str, status: RunStatus, **data: Any) -> None:
+        with self.ctx.db() as s:
+            row = s.get(Run, run_id)
+            old, changed = (row.status, queries.propose_status(s, row, status, **data)) if row else (None, False)
+        if changed and old is not None:
+            self.monitor.notify(RunStatusChanged(run_id, old, status.value))
 
     def _record_scheduler(self, run: Run, live: dict[str, Any]) -> None:
         """Slurm runs: keep the job's state and pending reason on the run; launching → running once it started."""
@@ -281,26 +308,28 @@ class HostWatcher:
         if changed:
             self.monitor.notify(RunStatusChanged(run.id, old, RunStatus.RUNNING.value))
 
-    def _check_truncation(self, session: HostSession, run: Run, live: dict[str, Any], followed: _Followed) -> None:
+    def _check_truncation(self, session: HostSession, run: Run, live: dict[str, Any], followed: _Followed,
+                          read_before: int) -> bool:
+        """A log replaced (new inode) or shrunk below what had been read before the host looked: start over."""
         size, inode = live.get("log_size"), live.get("log_inode")
         if size is None:
-            return
-        replaced = run.log_inode is not None and inode is not None and inode != run.log_inode
-        shrunk = size < followed.log.fed
+            return False
+        found = truncation(size=size, inode=inode, known_inode=run.log_inode, read_before=read_before)
         if run.log_inode is None and inode is not None:
             with self.ctx.db() as s:
                 row = s.get(Run, run.id)
                 if row is not None:
                     row.log_inode = inode
-        if not (replaced or shrunk):
-            return
+        if found is None:
+            return False
+        replaced = found.replaced
         old_offset = followed.log.fed
         followed.cancel()
         del self.followed[run.id]
         with self.ctx.db() as s:
             row = s.get(Run, run.id)
             if row is None:
-                return
+                return True
             queries.add_event(s, run.id, "log_truncated",
                               {"old_offset": old_offset, "new_size": size, "replaced": replaced})
             row.log_offset, row.parser_state, row.log_inode = 0, None, inode
@@ -309,6 +338,7 @@ class HostWatcher:
             fresh = s.get(Run, run.id)
         if fresh is not None:
             self._follow(session, fresh)
+        return True
 
 
 class Monitor:
@@ -348,6 +378,7 @@ class Monitor:
     async def run(self, *, until_done: bool = False, forever: bool = False) -> None:
         """Watch until the runs are terminal (until_done), or until none are active (default), or forever."""
         try:
+            check_writable(self.ctx.sessionmaker)  # a read-only history: one clear error, not a loop
             for start in self.starters:
                 start(self)
             while True:
@@ -355,9 +386,12 @@ class Monitor:
                 for host in hosts:
                     task = self.watchers.get(host)
                     if task is not None and task.done() and not task.cancelled() and task.exception():
-                        if isinstance(task.exception(), StoreError):  # nothing can be recorded: stop
-                            raise task.exception()  # type: ignore[misc]
-                        log.error("watching host %s failed: %r", host, task.exception())
+                        error = task.exception()
+                        if isinstance(error, StoreError):  # nothing can be recorded: stop
+                            raise error
+                        if error is not None and is_read_only(error):
+                            raise StoreError(f"cannot record: {describe_write_failure(error)}") from error
+                        log.error("watching host %s failed: %r", host, error)
                     if task is None or task.done():
                         watcher = self.host_watchers[host] = HostWatcher(self, host)
                         self.watchers[host] = asyncio.create_task(watcher.run(), name=f"host-{host}")
@@ -371,42 +405,3 @@ class Monitor:
                 task.cancel()
             await asyncio.gather(*self.watchers.values(), return_exceptions=True)
             await self.ctx.close()
-
-
-async def cancel_run(ctx: Context, ref: str, grace_s: float | None = None) -> dict[str, Any]:
-    """TERM the run's processes, KILL after the grace period, confirm nothing is left; mark cancelled."""
-    with ctx.db() as s:
-        run = queries.get_run(s, ref)
-        if RunStatus(run.status).is_terminal():
-            return {"run_id": run.id, "status": run.status, "already_terminal": True}
-        run.cancel_requested = True
-        queries.add_event(s, run.id, "cancel_requested", {})
-    session = await ctx.session(run.host)
-    grace = ctx.settings.config.monitor.cancel_grace_s if grace_s is None else grace_s
-    try:
-        result = await session.call_once("cancel", run_dir=run.remote_dir, run_id=run.id, grace_s=grace)
-    except RemoteOpFailed as err:
-        raise HostError(run.host, str(err)) from err
-    if result["remaining"]:
-        raise HostError(run.host, f"processes of run {run.id} survived SIGKILL: {result['remaining']}")
-    # Record the end ourselves unless a monitor elsewhere is following (it will, from the same facts).
-    lock = MonitorLock(ctx.settings.monitor_lock)
-    try:
-        lock.acquire()
-    except MonitorBusy:
-        return {"run_id": run.id, "status": "cancelled", "remaining": [], "recorded_by": "monitor"}
-    try:
-        monitor = Monitor(ctx, run_refs=[run.id], poll_interval=0.2)
-        watcher = HostWatcher(monitor, run.host)
-        try:
-            for _ in range(MAX_DRAIN_ATTEMPTS):
-                if not await watcher.poll(session):  # nothing active left: recorded
-                    break
-        finally:
-            watcher._stop_followers()
-    finally:
-        lock.release()
-    with ctx.db() as s:
-        final = s.get(Run, run.id)
-        status = final.status if final else "cancelled"
-    return {"run_id": run.id, "status": status, "remaining": [], "rc": result.get("rc")}

@@ -55,19 +55,30 @@ class Liveness:
     alive: bool
     rc: int | None
     boot_changed: bool = False
+    vanished: bool = False  # the run directory is gone from the host: nothing left to follow or judge by
+    never_started: bool = False  # recorded, but its launch was cut off before the wrapper started
+
+
+def ended(live: Liveness) -> bool:
+    """Whether the observation settles the run (the process is gone, or there is nothing left to watch)."""
+    return not live.alive and (live.started or live.rc is not None or live.boot_changed or live.vanished
+                               or live.never_started)
 
 
 def status_from_liveness(live: Liveness, *, cancel_requested: bool, log_failed: bool) -> RunStatus:
     """Map one liveness observation to a status proposal.
 
     An ``rc`` decides how the run ended; a process gone without ``rc`` is ``lost`` (SIGKILL, OOM killer,
-    reboot). A job that exited 0 but whose log shows a failure (a traceback, a script that printed an empty
+    reboot), and so is a run whose directory vanished from the host (a cleanup, a reinstalled host). A job
+    that exited 0 but whose log shows a failure (a traceback, a script that printed an empty
     ``ERROR: `` and returned) is ``failed``: the user must not be told it succeeded.  ``log_failed`` is the
     log parser's verdict (``LogFollower.log_failed``): a lone ``ERROR`` record, such as a server rejecting
     one request and serving on, is not a failure.
     """
     if cancel_requested and not live.alive:
         return RunStatus.CANCELLED
+    if live.vanished or live.never_started:
+        return RunStatus.LOST
     if live.rc is not None:
         if live.rc == 0 and not log_failed:
             return RunStatus.SUCCEEDED

@@ -79,21 +79,44 @@ class _Client(asyncssh.SSHClient):
         self._lost.set()
 
 
+# asyncssh buffers a channel's incoming data in two places: the stream (paused at one window's worth) and,
+# while the stream is paused, the channel itself. Resuming the stream delivers the channel's backlog and
+# re-opens the whole window for each delivery, so a reader taking less than a window per read lets the
+# channel's backlog grow without bound while the consumer is slower than the link (1.1 GB for a 900 MB
+# log). Reading a whole window at a time drains as much as each resume lets in: memory stays ~3 windows.
+STREAM_WINDOW = 2 * 1024 * 1024  # asyncssh's default channel window
+
+
 class _SshProcess:
     def __init__(self, proc: asyncssh.SSHClientProcess[bytes]) -> None:
         self._proc = proc
+        self._buf = b""  # what the last window-sized read brought and the caller has not taken yet
+        self._pos = 0
 
     async def read(self, n: int) -> bytes:
-        try:
-            return await self._proc.stdout.read(n)
-        except (asyncssh.Error, OSError, asyncssh.misc.ChannelOpenError):
-            return b""
+        if self._pos >= len(self._buf):
+            try:
+                self._buf, self._pos = await self._proc.stdout.read(STREAM_WINDOW), 0
+            except (asyncssh.Error, OSError, asyncssh.misc.ChannelOpenError):
+                return b""
+        chunk = self._buf[self._pos : self._pos + n]
+        self._pos += len(chunk)
+        if self._pos >= len(self._buf):
+            self._buf, self._pos = b"", 0
+        return chunk
 
     async def readline(self) -> bytes:
+        head = b""
+        if self._pos < len(self._buf):
+            end = self._buf.find(b"\n", self._pos)
+            if end >= 0:
+                line, self._pos = self._buf[self._pos : end + 1], end + 1
+                return line
+            head, self._buf, self._pos = self._buf[self._pos :], b"", 0
         try:
-            return await self._proc.stdout.readline()
+            return head + await self._proc.stdout.readline()
         except (asyncssh.Error, OSError):
-            return b""
+            return head
 
     async def write(self, data: bytes) -> None:
         self._proc.stdin.write(data)
@@ -206,7 +229,8 @@ class SshTransport:
     async def start(self, argv: Sequence[str]) -> RemoteProcess:
         conn = self._require()
         try:
-            proc = await conn.create_process(commands.shell(argv), encoding=None, stderr=asyncssh.DEVNULL)
+            proc = await conn.create_process(commands.shell(argv), encoding=None, stderr=asyncssh.DEVNULL,
+                                             window=STREAM_WINDOW)
         except (asyncssh.Error, OSError) as err:
             raise HostUnreachable(self.name, _describe(err)) from err
         return _SshProcess(proc)

@@ -25,6 +25,9 @@ NVIDIA_QUERY = [
 ]
 
 
+CANCEL_MARKER = "cancel_requested"  # written in the run directory by cancel, before any signal
+
+
 class OpError(Exception):
     """A request that cannot be done; the message is shown to the user."""
 
@@ -166,9 +169,13 @@ def status(run_dir: str) -> dict[str, Any]:
         alive = False
     log_size, log_inode = _file_facts(os.path.join(run_dir, "log"))
     events_size, _ = _file_facts(os.path.join(run_dir, "events.jsonl"))
+    exists = os.path.isdir(run_dir)
     return {
         "run_dir": run_dir,
-        "exists": os.path.isdir(run_dir),
+        "exists": exists,
+        # A directory removed under a live job: what still carries the run's marker (cancel can end it).
+        "marked_pids": [] if exists else procs.pids_with_marker("EORCH_RUN_ID", os.path.basename(run_dir)),
+        "cancel_requested": os.path.exists(os.path.join(run_dir, CANCEL_MARKER)),
         "started": bool(info),
         "rc": rc,
         "alive": alive,
@@ -192,6 +199,10 @@ def cancel(run_dir: str, run_id: str, grace_s: float = 10.0) -> dict[str, Any]:
 
     if slurm.job_id_of(run_dir):
         return slurm.cancel(run_dir, run_id, grace_s)
+    exists = os.path.isdir(run_dir)
+    if exists:  # the request is kept on the host: whoever records the end knows it was a cancel
+        with open(os.path.join(run_dir, CANCEL_MARKER), "w") as f:
+            f.write(f"{time.time()}\n")
     info = _read_json(os.path.join(run_dir, "wrapper.json")) or {}
     wrapper_pid = int(info["pid"]) if info else None
     wrapper_alive = bool(wrapper_pid) and procs.is_same_process(wrapper_pid, info.get("start_time"))
@@ -214,7 +225,7 @@ def cancel(run_dir: str, run_id: str, grace_s: float = 10.0) -> dict[str, Any]:
         time.sleep(0.02)
     time.sleep(0.05)
     left = procs.pids_with_marker("EORCH_RUN_ID", run_id)
-    return {"run_dir": run_dir, "killed": killed, "remaining": left, "rc": _read_rc(run_dir)}
+    return {"run_dir": run_dir, "exists": exists, "killed": killed, "remaining": left, "rc": _read_rc(run_dir)}
 
 
 def _gpus() -> list[dict[str, Any]]:

@@ -147,6 +147,8 @@ def _status(run_dir: str, job_id: str, entry: dict[str, str | None] | None, erro
     return {
         "run_dir": run_dir,
         "exists": os.path.isdir(run_dir),
+        "marked_pids": [],
+        "cancel_requested": os.path.exists(os.path.join(run_dir, CANCEL_MARKER)),
         "started": started,
         "rc": rc,
         "alive": alive,

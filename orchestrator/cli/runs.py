@@ -365,19 +365,19 @@ def logs(
     async def go(ctx: Context) -> None:
         session = await ctx.session(record.host)
         if not follow:
-            argv = commands.last_lines(path, tail) if tail is not None else ["cat", path]
-            result = await session.transport.run(argv, timeout=None)
-            if result.exit_status != 0:
-                raise NotFound(f"log of run {record.id} not readable on {record.host}: "
-                               f"{result.stderr.decode(errors='replace').strip()}")
-            sys.stdout.buffer.write(out.feed(result.stdout) + out.flush())
-            return
-        argv = ["tail", "-n", str(tail), "-F", path] if tail is not None else commands.follow_file(path, 0)
+            # Streamed in chunks (memory stays flat at any log size); readable first, for a clear error.
+            check = await session.transport.run(commands.readable(path))
+            if check.exit_status != 0:
+                raise NotFound(f"log of run {record.id} not readable on {record.host}: {path}")
+            argv = commands.last_lines(path, tail) if tail is not None else commands.whole_file(path)
+        else:
+            argv = ["tail", "-n", str(tail), "-F", path] if tail is not None else commands.follow_file(path, 0)
         proc = await session.transport.start(argv)
         try:
             while chunk := await proc.read(1 << 16):
                 sys.stdout.buffer.write(out.feed(chunk))
-                sys.stdout.buffer.flush()
+                if follow:
+                    sys.stdout.buffer.flush()
         finally:
             sys.stdout.buffer.write(out.flush())
             await proc.stop()
@@ -404,7 +404,7 @@ def cancel(
     json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Stop a run: TERM its process group and everything it spawned, KILL after a grace period."""
-    from orchestrator.monitor import cancel_run  # imported here: `eorch runs` starts faster
+    from orchestrator.cancel import cancel_run  # imported here: `eorch runs` starts faster
 
     result = run_async(lambda ctx: cancel_run(ctx, run, grace))
     if json_:
@@ -412,7 +412,16 @@ def cancel(
     elif result.get("already_terminal"):
         console.print(f"run {result['run_id']} already ended ({result['status']})")
     else:
-        console.print(f"cancelled run {result['run_id']}: no process left")
+        console.print(cancel_summary(result), highlight=False)
+
+
+def cancel_summary(result: dict[str, object]) -> str:
+    """What a cancel did, as one line that matches the run's recorded status."""
+    gone = " (its run directory was gone from the host; exit code unknown)" if result.get("run_dir_gone") else ""
+    if result["status"] == "cancelled":
+        return f"cancelled run {result['run_id']}: no process left{gone}"
+    why = f": {result['reason']}" if result.get("reason") else ""
+    return f"run {result['run_id']} is {result['status']}{why}; no process of it is left{gone}"
 
 
 def register(app: typer.Typer) -> None:

@@ -19,13 +19,14 @@ if TYPE_CHECKING:
     from alembic.config import Config
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent.parent / "migrations"
+BUSY_TIMEOUT_S = 5  # how long a write waits for another process's transaction before it fails
 
 
 def _set_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA foreign_keys=ON")
-    cur.execute("PRAGMA busy_timeout=5000")
+    cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_S * 1000}")
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.close()
 
@@ -101,6 +102,30 @@ def migrate(engine: Engine) -> None:
                 command.upgrade(cfg, "head")
     except SQLAlchemyError as err:
         raise StoreError(f"cannot open or migrate the history database: {err.__class__.__name__}: {err}") from err
+
+
+def describe_write_failure(err: SQLAlchemyError) -> str:
+    """Why a write to the history failed, in words a user can act on."""
+    text = str(getattr(err, "orig", None) or err)
+    if "locked" in text or "busy" in text:
+        return f"the history database is locked by another process beyond the {BUSY_TIMEOUT_S} s busy timeout"
+    if "readonly" in text or "read-only" in text:
+        return "the history database is read-only (check the permissions of $EORCH_HOME/eorch.db)"
+    return f"the history database cannot be written: {text}"
+
+
+def is_read_only(err: BaseException) -> bool:
+    return isinstance(err, OperationalError) and "readonly" in str(err.orig)
+
+
+def check_writable(make_session: sessionmaker[Session]) -> None:
+    """Raise ``StoreError`` when the history cannot be written at all; a locked one is only busy."""
+    try:
+        with make_session.begin() as s:
+            s.execute(text("DELETE FROM events WHERE 0"))  # takes the write lock, changes nothing
+    except OperationalError as err:
+        if is_read_only(err):
+            raise StoreError(f"cannot record: {describe_write_failure(err)}") from err
 
 
 def open_store(db_path: Path) -> sessionmaker[Session]:

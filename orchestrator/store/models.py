@@ -87,6 +87,8 @@ class Run(Base):
     parser_state: Mapped[dict | None] = mapped_column(JSON)  # type: ignore[type-arg]
     events_offset: Mapped[int] = mapped_column(BigInteger, default=0)
     last_output_at: Mapped[datetime | None] = mapped_column(DateTime)
+    # Log events seen / stored per budgeted kind (orchestrator.eventbudget), committed with log_offset.
+    event_counts: Mapped[dict | None] = mapped_column(JSON)  # type: ignore[type-arg]
 
     shards_done: Mapped[int | None] = mapped_column(Integer)
     shards_total: Mapped[int | None] = mapped_column(Integer)

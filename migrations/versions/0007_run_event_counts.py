@@ -1,0 +1,28 @@
+"""runs.event_counts: how many log events of each budgeted kind a run saw and how many were stored
+
+Revision ID: 0007
+Revises: 0006
+Create Date: 2026-12-01 09:30:00
+
+A column added in place (ALTER TABLE ADD COLUMN), so ``runs`` is not recreated and the FTS triggers of 0002
+keep their rowids; the downgrade drops it with SQLite's ALTER TABLE DROP COLUMN for the same reason.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0007"
+down_revision = "0006"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("runs", recreate="never") as batch:
+        batch.add_column(sa.Column("event_counts", sa.JSON(), nullable=True))
+
+
+def downgrade() -> None:
+    op.execute("ALTER TABLE runs DROP COLUMN event_counts")
