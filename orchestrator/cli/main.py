@@ -67,6 +67,8 @@ TOPICS = (
     "orchestrator.cli.history", "orchestrator.cli.daemon", "orchestrator.cli.tui", "orchestrator.cli.tools",
 )
 TOPIC_OF = {name: topic for name, topic, _ in COMMANDS}
+# Topics that add subcommands to another topic's group (`eorch host setup` lives in tools).
+EXTENDS = {"host": ("orchestrator.cli.tools",)}
 HELP = "Launch, follow and understand long GPU jobs on remote hosts over SSH."
 
 
@@ -89,7 +91,7 @@ def make_app(argv: list[str]) -> typer.Typer:
             app.command(name, help=summary, add_help_option=False)(_listed_only)
         return app
     topic = TOPIC_OF.get(word)
-    for module in (topic,) if topic else TOPICS:
+    for module in (topic, *EXTENDS.get(word or "", ())) if topic else TOPICS:
         importlib.import_module(module).register(app)
     return app
 

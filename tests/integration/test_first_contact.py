@@ -76,7 +76,7 @@ class TestDestinations:
     @pytest.mark.parametrize("args, words", [
         (["--", "-oProxyCommand=touch x"], "characters ssh does not accept"),
         (["ssh://me@127.0.0.1:2222", "--port", "2200"], "disagrees with --port 2200"),
-        (["127.0.0.1", "--port", "99999"], "use 1-65535"),
+        (["127.0.0.1", "--port", "99999"], "give 1 to 65535"),
     ])
     def test_a_bad_destination_is_one_line_and_nothing_stored(
         self, plain_home: Path, args: list[str], words: str

@@ -75,3 +75,12 @@ class TestWhatStartUpImports:
         topics = {m for m in modules if m in main.TOPICS}
         assert topics == {"orchestrator.cli.runs"}
         assert not {"orchestrator.monitor", "orchestrator.launcher", "asyncssh"} & set(modules)
+
+
+class TestGroupsAcrossTopics:
+    def test_host_setup_is_there_when_only_the_host_command_is_loaded(self) -> None:
+        """`eorch host setup` is registered by the tools topic: loading `host` alone must bring it."""
+        group = get_command(main.make_app(["eorch", "host", "setup", "--help"]))
+        ctx = group.make_context("eorch", ["host"], resilient_parsing=True)
+        host = group.get_command(ctx, "host")  # type: ignore[attr-defined]
+        assert "setup" in host.list_commands(ctx)  # type: ignore[union-attr]
