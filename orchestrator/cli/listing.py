@@ -52,7 +52,8 @@ def _parse(value: str | None) -> datetime | None:
 
 
 def progress_cell(record: dict[str, Any]) -> str:
-    """`54/64 ETA 4m19s` (shards) while loading, `120/200` for a recipe's samples; ETA only while active."""
+    """`54/64 ETA 4m19s` (shards) while loading, `120/200` for a recipe's samples (ETA only while active);
+    without numbers, the phase."""
     active = record["status"] in ACTIVE
     shards, progress = record.get("shards"), record.get("progress")
     if shards and (record.get("phase") == "loading" or not progress):
@@ -63,7 +64,8 @@ def progress_cell(record: dict[str, Any]) -> str:
         return text
     if progress:
         return f"{progress['done']}/{progress['total']}"
-    return ""
+    # No numbers yet: what the log says the run is doing (`loading`, `serving`), as `--wide`'s PHASE column.
+    return shown_phase(record["status"], record.get("phase"), record.get("kind") or "command") or ""
 
 
 def cause_cell(record: dict[str, Any]) -> str:
