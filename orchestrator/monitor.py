@@ -9,18 +9,16 @@ becomes terminal only after its log has been drained to the size it had when the
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import logging
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Self
+from typing import Any
 
 from orchestrator.context import Context
 from orchestrator.errors import HostError, MonitorBusy
 from orchestrator.follower import LogFollower, StepEventFollower
 from orchestrator.hosts import HostSession, RemoteOpFailed
+from orchestrator.monitorlock import MonitorLock
 from orchestrator.notices import (
     HostReachabilityChanged,
     LogTruncated,
@@ -28,6 +26,7 @@ from orchestrator.notices import (
     RunProgressed,
     RunStatusChanged,
 )
+from orchestrator.observed import record_observation
 from orchestrator.runstate import Liveness, RunStatus, status_from_liveness
 from orchestrator.store import queries
 from orchestrator.store.models import Run
@@ -44,38 +43,6 @@ WAKE_EVENT_KINDS = frozenset({"error_seen", "traceback_completed", "root_cause_f
 FAST_POLL_S = 0.05
 FAST_POLLS_AFTER_OUTPUT = 6
 FAST_POLLS_AFTER_ERROR = 60
-
-
-class MonitorLock:
-    """One monitor follows runs at a time (an flock in $EORCH_HOME); others only read the history."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fd: int | None = None
-
-    def acquire(self) -> None:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as err:
-            os.close(fd)
-            holder = self.path.read_text().strip() or "another process"
-            raise MonitorBusy(f"runs are already being followed by {holder}; it records for everyone") from err
-        os.ftruncate(fd, 0)
-        os.write(fd, f"pid {os.getpid()}".encode())
-        self._fd = fd
-
-    def release(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-
-    def __enter__(self) -> Self:
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
 
 
 @dataclass
@@ -183,6 +150,7 @@ class HostWatcher:
                 self._follow(session, run)
         report = await session.call("status_many", run_dirs=[r.remote_dir for r in runs])
         for run, live in zip(runs, report["runs"]):
+            record_observation(self.ctx, run.id, live, report.get("now"))
             await self.judge(session, run, live)
         return True
 

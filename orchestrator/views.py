@@ -32,6 +32,8 @@ def run_record(run: Run) -> dict[str, Any]:
         "started_at": _iso(run.started_at),
         "ended_at": _iso(run.ended_at),
         "log_offset": run.log_offset,
+        "last_output_at": _iso(run.last_output_at),
+        "checked_at": _iso(run.checked_at),
         "root_cause": run.root_cause,
         "command": run.command,
         "env": run.env,

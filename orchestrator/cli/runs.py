@@ -11,6 +11,7 @@ from rich.table import Table
 
 from orchestrator import commands
 from orchestrator.cli.common import console, context, print_json, run_async
+from orchestrator.cli.current import add_freshness, progress_words, refreshed
 from orchestrator.context import Context
 from orchestrator.errors import NotFound, UsageError
 from orchestrator.launcher import launch as launch_run
@@ -18,6 +19,7 @@ from orchestrator.launcher import parse_env
 from orchestrator.monitor import cancel_run
 from orchestrator.store import queries
 from orchestrator.store.models import Run
+from orchestrator.store.queries import utcnow
 from orchestrator.views import run_record
 
 STATUS_STYLE = {
@@ -126,6 +128,8 @@ def runs(
     speculators: Annotated[str | None, typer.Option(help="only runs that ran this speculators version")] = None,
     patch_set: Annotated[str | None, typer.Option(help="only runs launched with this patch set")] = None,
     limit: Annotated[int, typer.Option(help="at most this many")] = 50,
+    refresh: Annotated[bool, typer.Option(help="when no monitor is running, check the shown active runs on "
+                                          "their hosts first (a few seconds at most per host)")] = True,
     json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """List runs, newest first, filtered by status, host, age, name, failure signature, exception or model."""
@@ -136,28 +140,44 @@ def runs(
                     patch_set=patch_set)
     ctx = context()
     with ctx.db() as s:
+        shown = [r.id for r in filtered_runs(s, flt, limit=limit)]
+    monitor_running = refreshed(ctx, shown, refresh)
+    with ctx.db() as s:
         records = [history_record(r) for r in filtered_runs(s, flt, limit=limit)]
+    add_freshness(ctx, records, monitor_running)
     if json_:
         print_json(records)
         return
+    now = utcnow()
     table = Table("id", "name", "host", "status", "phase", "shards", "exit", "started", "root cause")
     for r in records:
         shards = f"{r['shards']['done']}/{r['shards']['total']}" if r["shards"] else ""
+        shards = " ".join([shards, *progress_words(r, now)]).strip()
         cause = (r["root_cause"] or {}).get("signature") or (r["root_cause"] or {}).get("exception") or ""
         style = STATUS_STYLE.get(r["status"], "")
-        table.add_row(r["id"], r["name"], r["host"], f"[{style}]{r['status']}[/]", r["phase"], shards,
+        note = r["freshness"]["note"]
+        status_cell = f"[{style}]{r['status']}[/]" + (f" [yellow]({note.split(',')[0]})[/]" if note else "")
+        table.add_row(r["id"], r["name"], r["host"], status_cell, r["phase"], shards,
                       "" if r["exit_code"] is None else str(r["exit_code"]), r["started_at"] or "", cause)
     console.print(table)
+    for note in dict.fromkeys(r["freshness"]["note"].split(", ", 1)[1] for r in records if r["freshness"]["note"]):
+        console.print(f"[yellow]status as last checked: {note}[/]", highlight=False)
 
 
 def show(
     run: Annotated[str, typer.Argument(help="run id, id prefix or name")],
+    refresh: Annotated[bool, typer.Option(help="when no monitor is running and the run is active, check it on "
+                                          "its host first (a few seconds at most)")] = True,
     json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Everything known about one run."""
     ctx = context()
     with ctx.db() as s:
-        record = run_record(queries.get_run(s, run))
+        run_id = queries.get_run(s, run).id
+    monitor_running = refreshed(ctx, [run_id], refresh)
+    with ctx.db() as s:
+        record = run_record(queries.get_run(s, run_id))
+    add_freshness(ctx, [record], monitor_running)
     if json_:
         print_json(record)
         return
@@ -165,6 +185,8 @@ def show(
     console.print(f"[bold]{record['id']}[/] {record['name']} on {record['host']}: "
                   f"[{style}]{record['status']}[/] · phase {record['phase']}"
                   + (f" · exit {record['exit_code']}" if record["exit_code"] is not None else ""))
+    if record["freshness"]["note"]:
+        console.print(f"[yellow]{record['freshness']['note']}[/]", highlight=False)
     console.print(f"command: {' '.join(record['command'])}", highlight=False)
     if record["scheduler"]:
         sched = record["scheduler"]
@@ -172,8 +194,12 @@ def show(
         why = f" ({sched['reason']})" if sched.get("reason") else ""
         node = f" on {sched['node']}" if sched.get("node") else ""
         console.print(f"slurm job {sched['job_id']}: {state}{why}{node}", highlight=False)
+    words = progress_words(record, utcnow())
     if record["shards"]:
-        console.print(f"shards: {record['shards']['done']}/{record['shards']['total']}")
+        console.print(" · ".join([f"shards: {record['shards']['done']}/{record['shards']['total']}", *words]),
+                      highlight=False)
+    elif words:
+        console.print(words[-1], highlight=False)
     if record["progress"]:
         p = record["progress"]
         console.print(f"progress: {p['done']}/{p['total']}" + (f" at {p['rate']:.2f}/s" if p["rate"] else ""))
