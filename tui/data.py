@@ -15,6 +15,7 @@ from sqlalchemy import or_, select
 
 from orchestrator.context import Context
 from orchestrator.errors import EorchError
+from orchestrator.freshness import status_note
 from orchestrator.logparse import signature_hint
 from orchestrator.runstate import RunStatus
 from orchestrator.store import queries
@@ -54,6 +55,11 @@ class RunRow:
     slurm_state: str = ""
     slurm_reason: str = ""
     slurm_node: str = ""
+    # When the job last wrote output (the stall clock) and its status was last confirmed; a note such as
+    # "as of 08:22, no monitor running; gpu unreachable" when the status could not be confirmed since.
+    last_output_at: datetime | None = None
+    checked_at: datetime | None = None
+    stale_note: str = ""
 
     @property
     def terminal(self) -> bool:
@@ -125,9 +131,12 @@ class AlertRow:
     delivery_detail: str = ""  # one line per channel
 
 
-def run_row(run: Run) -> RunRow:
+def run_row(run: Run, host: Host | None = None, monitor_running: bool = True) -> RunRow:
     cause = run.signature or run.exception or (run.root_cause or {}).get("exception") or ""
     slurm = run.scheduler_state or {}
+    note = status_note(run.status, checked_at=run.checked_at, created_at=run.created_at, host=run.host,
+                       host_reachable=host.reachable if host else None, host_error=host.last_error if host else None,
+                       monitor_running=monitor_running)
     return RunRow(
         id=run.id, name=run.name, host=run.host, status=run.status, phase=run.phase or "",
         created_at=run.created_at, started_at=run.started_at, ended_at=run.ended_at, exit_code=run.exit_code,
@@ -135,14 +144,16 @@ def run_row(run: Run) -> RunRow:
         shards_eta_s=run.shards_eta_s, progress_done=run.progress_done, progress_total=run.progress_total,
         progress_rate=run.progress_rate, cause=str(cause), slurm_job=run.scheduler_job_id or "",
         slurm_state=str(slurm.get("state") or ""), slurm_reason=str(slurm.get("reason") or ""),
-        slurm_node=str(slurm.get("node") or ""),
+        slurm_node=str(slurm.get("node") or ""), last_output_at=run.last_output_at, checked_at=run.checked_at,
+        stale_note=note,
     )
 
 
-def load_runs(ctx: Context, limit: int = 200) -> tuple[RunRow, ...]:
-    """Newest first."""
+def load_runs(ctx: Context, limit: int = 200, monitor_running: bool = True) -> tuple[RunRow, ...]:
+    """Newest first; ``monitor_running`` says whether some process follows the runs (for the "as of" note)."""
     with ctx.db() as s:
-        return tuple(run_row(r) for r in queries.list_runs(s, limit=limit))
+        hosts = {h.name: h for h in queries.list_hosts(s)}
+        return tuple(run_row(r, hosts.get(r.host), monitor_running) for r in queries.list_runs(s, limit=limit))
 
 
 def timeline(row: RunRow, events: Sequence[tuple[datetime, str, dict[str, Any]]], now: datetime) -> tuple[
@@ -206,10 +217,10 @@ def _similar(session: Any, run: Run) -> tuple[SimilarRun, ...]:
     return tuple(SimilarRun(r.id, r.name, r.status, r.created_at) for r in found if r.id != run.id)[:5]
 
 
-def load_detail(ctx: Context, run_id: str, now: datetime) -> RunDetail:
+def load_detail(ctx: Context, run_id: str, now: datetime, monitor_running: bool = True) -> RunDetail:
     with ctx.db() as s:
         run = queries.get_run(s, run_id)
-        row = run_row(run)
+        row = run_row(run, s.get(Host, run.host), monitor_running)
         events = [(e.ts, e.kind, dict(e.data or {}))
                   for e in queries.events_of(s, run.id, kinds=("status", "phase_changed", "phase"))]
         cause = dict(run.root_cause) if run.root_cause else None

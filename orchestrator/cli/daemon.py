@@ -11,7 +11,8 @@ import typer
 
 from orchestrator.cli.common import context
 from orchestrator.context import Context
-from orchestrator.monitor import Monitor, MonitorLock
+from orchestrator.monitor import Monitor
+from orchestrator.monitorlock import MonitorLock
 
 log = logging.getLogger("eorch.daemon")
 

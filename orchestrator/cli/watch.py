@@ -14,7 +14,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from orchestrator.cli.common import console, context
 from orchestrator.context import Context
 from orchestrator.errors import MonitorBusy
-from orchestrator.monitor import Monitor, MonitorLock
+from orchestrator.monitor import Monitor
+from orchestrator.monitorlock import MonitorLock
 from orchestrator.notices import (
     HostReachabilityChanged,
     LogTruncated,
