@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.live import Live
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
 from orchestrator.cli.common import console, context
 from orchestrator.context import Context
 from orchestrator.errors import MonitorBusy
+from orchestrator.freshness import QUIET_AFTER_S, eta_text, last_output_text, quiet_for
 from orchestrator.monitor import Monitor
 from orchestrator.monitorlock import MonitorLock
 from orchestrator.notices import (
@@ -26,6 +28,9 @@ from orchestrator.notices import (
 from orchestrator.runstate import RunStatus
 from orchestrator.store import queries
 from orchestrator.store.models import Run
+from orchestrator.store.queries import utcnow
+
+TICK_S = 5.0
 
 
 def _describe_end(run: Run) -> str:
@@ -53,11 +58,13 @@ class Printer:
         self.out = out
         self.live = out.is_terminal
         self.progress = Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[when]}"),
             console=out, transient=False,
         )
         self.tasks: dict[str, TaskID] = {}
         self.last: dict[str, tuple[Any, ...]] = {}
+        self.told_quiet: set[str] = set()
+        self._last_tick = 0.0
 
     def _line(self, text: str) -> None:
         (self.progress.console if self.live else self.out).print(text, highlight=False, markup=False)
@@ -79,28 +86,59 @@ class Printer:
         elif isinstance(notice, RunProgressed):
             self._update(run)
 
-    def _update(self, run: Run) -> None:
+    def tick(self, monitor: object = None) -> None:
+        """Every few seconds: the ETA counts down from the last output, "overdue" and "last output 12m ago" appear."""
+        if time.monotonic() - self._last_tick < TICK_S:
+            return
+        self._last_tick = time.monotonic()
+        with self.ctx.db() as s:
+            runs = [r for r in (s.get(Run, run_id) for run_id in list(self.last)) if r is not None]
+        for run in runs:
+            self._update(run, force=True)
+
+    def _when(self, run: Run) -> str:
+        """`ETA 4m19s · last output 3m10s ago`, `overdue 8m · last output 12m ago`, or "" while output flows."""
+        if RunStatus(run.status).is_terminal():
+            return ""
+        now = utcnow()
+        words = []
+        if run.last_output_at is None:
+            return ""  # not confirmed on the host yet: an ETA now would be the log's, however old
+        if run.shards_total and (run.shards_done or 0) < run.shards_total and not run.progress_total:
+            words.append(eta_text(run.shards_eta_s, run.last_output_at, now))
+        quiet = quiet_for(run.last_output_at, now)
+        if quiet is not None and quiet >= QUIET_AFTER_S:
+            words.append(last_output_text(run.last_output_at, now))
+        return " · ".join(w for w in words if w)
+
+    def _update(self, run: Run, force: bool = False) -> None:
         if run.progress_total:
             done, total, what = run.progress_done or 0, run.progress_total, "samples"
         else:
             done, total, what = run.shards_done or 0, run.shards_total, "shards"
         state = (run.phase, run.status, done, total)
-        if self.last.get(run.id) == state:
+        if self.last.get(run.id) == state and not force:
             return
         previous = self.last.get(run.id)
         self.last[run.id] = state
         label = f"{run.id} {run.name[:24]} · {run.phase}"
+        when = self._when(run)
         if self.live:
             task = self.tasks.get(run.id)
             if task is None:
-                self.tasks[run.id] = self.progress.add_task(label, total=total, completed=done)
+                self.tasks[run.id] = self.progress.add_task(label, total=total, completed=done, when=when)
             else:
-                self.progress.update(task, description=label, total=total, completed=done)
+                self.progress.update(task, description=label, total=total, completed=done, when=when)
             return
         if previous is None or previous[0] != run.phase:
             self._line(f"run {run.id} phase {run.phase}")
         if total and (previous is None or previous[2] != done or previous[3] != total):
-            self._line(f"run {run.id} {what} {done}/{total}")
+            self._line(f"run {run.id} {what} {done}/{total}" + (f" · {when}" if when else ""))
+        elif force and "last output" in when and run.id not in self.told_quiet:
+            self.told_quiet.add(run.id)  # once per quiet spell, not every tick
+            self._line(f"run {run.id} {what} {done}/{total} · {when}" if total else f"run {run.id} {when}")
+        if "last output" not in when:
+            self.told_quiet.discard(run.id)
 
 
 async def _read_only(ctx: Context, refs: list[str], printer: Printer, until_done: bool) -> None:
@@ -115,6 +153,7 @@ async def _read_only(ctx: Context, refs: list[str], printer: Printer, until_done
                     printer(RunStatusChanged(run.id, seen[run.id], run.status))
                 seen[run.id] = run.status
             printer(RunProgressed(run.id))
+        printer.tick()
         if all(RunStatus(r.status).is_terminal() for r in runs) and (until_done or not refs):
             return
         await asyncio.sleep(0.5)

@@ -6,7 +6,8 @@ import json
 import subprocess
 import sys
 
-PURE = ["orchestrator.logparse", "orchestrator.runstate", "orchestrator.commands", "orchestrator.alertrules"]
+PURE = ["orchestrator.logparse", "orchestrator.runstate", "orchestrator.commands", "orchestrator.alertrules",
+        "orchestrator.freshness"]
 FORBIDDEN = ["asyncssh", "sqlalchemy", "textual", "alembic"]
 
 
