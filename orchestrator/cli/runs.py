@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from orchestrator import commands
+from orchestrator.autostart import Following, ensure_followed
 from orchestrator.cli.common import console, context, print_json, run_async
 from orchestrator.cli.current import add_freshness, progress_words, refreshed
 from orchestrator.context import Context
@@ -46,9 +47,14 @@ def launch(
     sbatch_arg: Annotated[list[str], typer.Option(
         "--sbatch-arg", help="extra sbatch option for this run on a slurm host, e.g. --sbatch-arg=--gres=gpu:8 "
         "(repeatable; after the host's)")] = [],  # noqa: B006
+    no_monitor: Annotated[bool, typer.Option("--no-monitor", help="do not start a background monitor when none "
+                                             "is running (then nothing records the end or alerts)")] = False,
     json_: Annotated[bool, typer.Option("--json", help="print the run record as JSON")] = False,
 ) -> None:
-    """Start a command (after `--`) or a job spec detached on a host; returns at once with the run id."""
+    """Start a command (after `--`) or a job spec detached on a host; returns at once with the run id.
+
+    The run is followed: by the running monitor, or by a background one started now (`--no-monitor`, or
+    `[monitor] auto_start = false` in config.toml, opts out)."""
     argv = list(ctx_.args)
     hosts = host or ["local"]
     if set_ and spec is None:
@@ -57,7 +63,7 @@ def launch(
         if spec is None or argv:
             raise UsageError("several --host split an eagle3-extract --spec across hosts; a command runs on one")
         _launch_split(spec, hosts, set_, name=name, env=env, cwd=cwd, python=python, patch=patch,
-                      apply_patches=apply_patches, sbatch_args=sbatch_arg, json_=json_)
+                      apply_patches=apply_patches, sbatch_args=sbatch_arg, json_=json_, no_monitor=no_monitor)
         return
     if spec is not None:
         if argv:
@@ -72,11 +78,18 @@ def launch(
         run = run_async(lambda ctx: launch_run(ctx, hosts[0], argv, name=name, env=parsed_env, cwd=cwd,
                                                python=python, patch=patch, apply_patches=apply_patches,
                                                sbatch_args=sbatch_arg))
+    following = ensure_followed(context().settings, opt_out=no_monitor)
     if json_:
-        print_json(run_record(run))
+        print_json({**run_record(run), "monitor": following.as_json()})
     else:
         _say_launched(run)
-        console.print(f"follow it: eorch watch {run.id}    logs: eorch logs {run.id} -f")
+        _say_following(following)
+        console.print(f"watch it: eorch watch {run.id}    logs: eorch logs {run.id} -f")
+
+
+def _say_following(following: Following) -> None:
+    style = "yellow" if following.state == "none" else "dim"
+    console.print(f"[{style}]{following.detail}[/]", highlight=False)
 
 
 def _say_launched(run: Run) -> None:
@@ -85,7 +98,7 @@ def _say_launched(run: Run) -> None:
 
 
 def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: str | None, env: list[str],
-                  cwd: str | None, json_: bool, **common: object) -> None:
+                  cwd: str | None, json_: bool, no_monitor: bool, **common: object) -> None:
     """One run per host, rank i of len(hosts); all specs and hosts are checked before the first starts."""
     from orchestrator.speclaunch import split_launch_args
 
@@ -108,12 +121,14 @@ def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: s
         return started
 
     runs_ = run_async(go)
+    following = ensure_followed(ctx.settings, opt_out=no_monitor)
     if json_:
-        print_json([run_record(r) for r in runs_])
+        print_json([{**run_record(r), "monitor": following.as_json()} for r in runs_])
         return
     for r in runs_:
         _say_launched(r)
-    console.print(f"follow them: eorch watch {' '.join(r.id for r in runs_)}")
+    _say_following(following)
+    console.print(f"watch them: eorch watch {' '.join(r.id for r in runs_)}")
 
 
 def runs(

@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 
 from orchestrator.cli.common import console, context
 from orchestrator.context import Context
-from orchestrator.errors import MonitorBusy
+from orchestrator.errors import MonitorBusy, UsageError
 from orchestrator.freshness import QUIET_AFTER_S, eta_text, last_output_text, quiet_for
 from orchestrator.monitor import Monitor
 from orchestrator.monitorlock import MonitorLock
@@ -141,12 +141,18 @@ class Printer:
             self.told_quiet.discard(run.id)
 
 
-async def _read_only(ctx: Context, refs: list[str], printer: Printer, until_done: bool) -> None:
-    """Another monitor records; we only show what the history says."""
+async def _read_only(ctx: Context, refs: list[str], printer: Printer, until_done: bool,
+                     forever: bool = False) -> None:
+    """Another monitor records; we only show what the history says (new runs too, with ``forever``)."""
     seen: dict[str, str] = {}
     while True:
         with ctx.db() as s:
-            runs = [queries.get_run(s, r) for r in refs] if refs else queries.active_runs(s)
+            if refs:
+                runs = [queries.get_run(s, r) for r in refs]
+            else:  # the active runs, and those seen active before (to tell how they ended)
+                runs = queries.active_runs(s)
+                active = {r.id for r in runs}
+                runs += [r for r in (s.get(Run, i) for i in seen if i not in active) if r is not None]
         for run in runs:
             if seen.get(run.id) != run.status:
                 if run.id in seen:
@@ -154,7 +160,7 @@ async def _read_only(ctx: Context, refs: list[str], printer: Printer, until_done
                 seen[run.id] = run.status
             printer(RunProgressed(run.id))
         printer.tick()
-        if all(RunStatus(r.status).is_terminal() for r in runs) and (until_done or not refs):
+        if all(RunStatus(r.status).is_terminal() for r in runs) and (until_done or not refs) and not forever:
             return
         await asyncio.sleep(0.5)
 
@@ -163,9 +169,13 @@ def watch(
     runs: Annotated[list[str] | None, typer.Argument(help="runs to watch (default: all active runs)")] = None,
     until_done: Annotated[bool, typer.Option("--until-done", help="return when the runs are terminal; "
                                              "exit 0 only if all succeeded")] = False,
+    all_: Annotated[bool, typer.Option("--all", help="follow every run, new ones included, until Ctrl-C (even "
+                                       "when none is active yet)")] = False,
 ) -> None:
     """Follow active runs: record their logs and status, show progress. Ctrl-C stops watching, not jobs."""
     refs = list(runs or [])
+    if all_ and (refs or until_done):
+        raise UsageError("--all follows every run until Ctrl-C; give no run ids and no --until-done with it")
     ctx = context()
     with ctx.db() as s:
         named = [queries.get_run(s, r).id for r in refs]
@@ -173,9 +183,11 @@ def watch(
     printer = Printer(ctx, console)
     listeners: list[Callable[[Notice], None]] = [printer]
     listeners += _extra_listeners(ctx)
-    if not watched:
-        console.print("no active runs")
+    if not watched and not all_:
+        console.print("no active runs (`eorch watch --all` waits for new ones)")
         return
+    if all_:
+        console.print("following every run, new ones included; Ctrl-C stops watching, never the jobs")
     lock = MonitorLock(ctx.settings.monitor_lock)
 
     async def main() -> None:
@@ -183,12 +195,12 @@ def watch(
             lock.acquire()
         except MonitorBusy as err:
             console.print(f"{err} — showing the history read-only")
-            await _read_only(ctx, named, printer, until_done)
+            await _read_only(ctx, named, printer, until_done, forever=all_)
             return
         try:
             for run_id in watched:
                 printer(RunProgressed(run_id))
-            await Monitor(ctx, run_refs=named, listeners=listeners).run(until_done=until_done)
+            await Monitor(ctx, run_refs=named, listeners=listeners).run(until_done=until_done, forever=all_)
         finally:
             lock.release()
 
