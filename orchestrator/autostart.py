@@ -15,9 +15,6 @@ from dataclasses import dataclass
 from orchestrator.config import Settings
 from orchestrator.monitorlock import holder_of, monitor_holds
 
-# How long the background monitor waits for a reading command's refresh to release the lock.
-WAIT_LOCK_S = 30
-
 
 @dataclass(frozen=True)
 class Following:
@@ -40,7 +37,7 @@ def ensure_followed(settings: Settings, *, opt_out: bool) -> Following:
         why = "--no-monitor" if opt_out else "[monitor] auto_start = false"
         return Following("none", f"no monitor is running ({why}): nothing records how it ends and nothing alerts; "
                          "follow it with `eorch watch --all` or `eorch daemon install`")
-    argv = [sys.executable, "-m", "orchestrator.cli.main", "daemon", "--until-idle", "--wait-lock", str(WAIT_LOCK_S)]
+    argv = [sys.executable, "-m", "orchestrator.cli.main", "daemon", "--until-idle"]
     with open(monitor_log(settings), "ab") as out:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd=settings.home,
                                 start_new_session=True, close_fds=True, env=dict(os.environ))

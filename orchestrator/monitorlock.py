@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import fcntl
 import os
+import time
 from pathlib import Path
 from typing import Self
 
 from orchestrator.errors import MonitorBusy
 
 REFRESH_ROLE = "refresh"
+# A refresh holds the lock for one bounded liveness round; whoever wants it meanwhile waits this long at most.
+REFRESH_WAIT_S = 20.0
+RETRY_S = 0.1
+PROBE_S = 0.3
 
 
 class MonitorLock:
@@ -24,14 +29,23 @@ class MonitorLock:
         self.role = role
         self._fd: int | None = None
 
-    def acquire(self) -> None:
+    def acquire(self, wait_s: float = REFRESH_WAIT_S) -> None:
+        """Take the lock; a reading command's refresh holding it is waited for (up to ``wait_s``), a monitor not."""
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as err:
-            os.close(fd)
-            holder = holder_of(self.path) or "another process"
-            raise MonitorBusy(f"runs are already being followed by {holder}; it records for everyone") from err
+        start = time.monotonic()
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError as err:
+                holder, waited = holder_of(self.path), time.monotonic() - start
+                # monitor_holds() probes the lock for an instant, leaving the last holder's words in the file.
+                if waited < PROBE_S or holder.startswith(REFRESH_ROLE) and waited < wait_s:
+                    time.sleep(RETRY_S)
+                    continue
+                os.close(fd)
+                raise MonitorBusy(f"runs are already being followed by {holder or 'another process'}; it records "
+                                  "for everyone") from err
         os.ftruncate(fd, 0)
         os.write(fd, f"{self.role + ' ' if self.role else ''}pid {os.getpid()}".encode())
         self._fd = fd

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from orchestrator.context import Context
 from orchestrator.errors import EorchError, MonitorBusy
 from orchestrator.monitor import MAX_DRAIN_ATTEMPTS, HostWatcher, Monitor
-from orchestrator.monitorlock import REFRESH_ROLE, MonitorLock
+from orchestrator.monitorlock import REFRESH_ROLE, REFRESH_WAIT_S, MonitorLock, monitor_holds
 from orchestrator.notices import Notice, RunProgressed, RunStatusChanged
 from orchestrator.store import queries
 
@@ -31,13 +31,16 @@ class Freshness:
     unreached: dict[str, str] = field(default_factory=dict)  # host → why it could not be checked
 
 
-async def bring_up_to_date(ctx: Context, run_ids: Iterable[str], timeout_s: float | None = None) -> Freshness:
-    """One liveness round for the given runs' active ones, unless a monitor is following them already."""
+async def bring_up_to_date(ctx: Context, run_ids: Iterable[str], timeout_s: float | None = None,
+                           wait_s: float = REFRESH_WAIT_S) -> Freshness:
+    """One liveness round for the given runs' active ones, unless a monitor is following them already.
+
+    Another refresh holding the lock is waited for up to ``wait_s`` (the TUI passes 0 and tries again later)."""
     lock = MonitorLock(ctx.settings.monitor_lock, role=REFRESH_ROLE)
     try:
-        lock.acquire()
+        lock.acquire(wait_s)
     except MonitorBusy:
-        return Freshness(monitor_running=True)
+        return Freshness(monitor_running=monitor_holds(lock.path))
     notices: list[Notice] = []
     try:
         with ctx.db() as s:

@@ -144,7 +144,7 @@ class EorchApp(App[None]):
 
         with self.ctx.db() as s:
             active = [r.id for r in queries.active_runs(s)]
-        freshness = await bring_up_to_date(self.ctx, active)
+        freshness = await bring_up_to_date(self.ctx, active, wait_s=0)
         state = "read-only" if freshness.monitor_running else "checked"
         detail = "another process follows the runs" if freshness.monitor_running else "status checked on the hosts"
         self.post_message(MonitorStateChanged(state, detail))
@@ -199,7 +199,7 @@ class EorchApp(App[None]):
         lock = MonitorLock(self.ctx.settings.monitor_lock)
         while True:
             try:
-                lock.acquire()
+                lock.acquire(wait_s=0)  # never block the UI; a refresh's short hold is retried below
             except MonitorBusy as err:
                 self.post_message(MonitorStateChanged("read-only", str(err)))
                 await asyncio.sleep(TAKEOVER_RETRY_S)

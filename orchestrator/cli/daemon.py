@@ -9,37 +9,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-import time
 from typing import Annotated
 
 import typer
 
 from orchestrator.cli.common import console, context, print_json
 from orchestrator.context import Context
-from orchestrator.errors import MonitorBusy
 from orchestrator.monitor import Monitor
-from orchestrator.monitorlock import REFRESH_ROLE, MonitorLock, holder_of
+from orchestrator.monitorlock import REFRESH_WAIT_S, MonitorLock
 
 log = logging.getLogger("eorch.daemon")
-LOCK_RETRY_S = 0.2
-
-
-def _acquire(lock: MonitorLock, wait_s: float) -> None:
-    """Take the monitor lock, waiting up to ``wait_s`` for a reading command's short refresh to let go (a
-    monitor holding it is final: it follows the runs already)."""
-    deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            lock.acquire()
-            return
-        except MonitorBusy:
-            if time.monotonic() >= deadline or not holder_of(lock.path).startswith(REFRESH_ROLE):
-                raise
-            time.sleep(LOCK_RETRY_S)
 
 
 async def serve(ctx: Context, poll_interval: float | None = None, *, until_idle: bool = False,
-                wait_lock_s: float = 0.0) -> None:
+                wait_lock_s: float = REFRESH_WAIT_S) -> None:
     """Follow every active run (new ones included) until SIGTERM/SIGINT (or, until_idle, none is active)."""
     from orchestrator.alerts import monitor_listeners
 
@@ -50,7 +33,7 @@ async def serve(ctx: Context, poll_interval: float | None = None, *, until_idle:
             loop.add_signal_handler(sig, task.cancel)
     listeners = monitor_listeners(ctx, bell=False)
     lock = MonitorLock(ctx.settings.monitor_lock)
-    _acquire(lock, wait_lock_s)
+    lock.acquire(wait_lock_s)
     try:
         log.info("eorch daemon following runs (history %s)", ctx.settings.db_path)
         await Monitor(ctx, listeners=listeners, poll_interval=poll_interval).run(forever=not until_idle)
@@ -69,7 +52,8 @@ def daemon(
     poll_interval: Annotated[float | None, typer.Option(help="seconds between liveness checks")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="log every alert delivery")] = False,
     until_idle: Annotated[bool, typer.Option("--until-idle", help="return once no run is active")] = False,
-    wait_lock: Annotated[float, typer.Option(help="seconds to wait for the monitor lock")] = 0.0,
+    wait_lock: Annotated[float, typer.Option(help="seconds to wait for a reading command's short refresh to "
+                                             "release the monitor lock")] = REFRESH_WAIT_S,
 ) -> None:
     """Run the monitor headless for all hosts (for a systemd/launchd user service); one monitor at a time."""
     if ctx_.invoked_subcommand is not None:
