@@ -5,7 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from orchestrator.logparse.tail import failure_evidence
 from orchestrator.store.models import Host, Run
+
+#: Statuses whose record carries the log's evidence (first error line, last lines).
+EVIDENCE_STATUSES = frozenset({"failed", "lost"})
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -51,6 +55,8 @@ def run_record(run: Run) -> dict[str, Any]:
     }
     if run.kind != "command" or run.outputs:
         record["outputs"] = run.outputs
+    if run.status in EVIDENCE_STATUSES:
+        record["evidence"] = failure_evidence(run.parser_state)
     return record
 
 

@@ -46,6 +46,7 @@ class EorchApp(App[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
         Binding("a", "alerts", "Alerts"),
+        Binding("question_mark", "toggle_keys", "Keys"),
         Binding("ctrl+p", "command_palette", "Palette", show=False),
     ]
 
@@ -113,6 +114,13 @@ class EorchApp(App[None]):
         from tui.screens.history import HistoryScreen
 
         self.push_screen(HistoryScreen())
+
+    def action_toggle_keys(self) -> None:
+        """`?`: the keys of the current view (Textual's key panel), or hide it again."""
+        if self.screen.query("HelpPanel"):
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
 
     def action_alerts(self) -> None:
         from tui.screens.alerts import AlertsScreen

@@ -17,9 +17,11 @@ from orchestrator.context import Context
 from orchestrator.errors import EorchError
 from orchestrator.freshness import status_note
 from orchestrator.logparse import signature_hint
+from orchestrator.logparse.tail import failure_evidence
 from orchestrator.runstate import RunStatus
 from orchestrator.store import queries
 from orchestrator.store.models import Alert, Host, Run
+from orchestrator.views import EVIDENCE_STATUSES
 
 Clock = Callable[[], datetime]
 
@@ -104,6 +106,7 @@ class RunDetail:
     hint: str | None
     timeline: tuple[TimelineStep, ...]
     similar: tuple[SimilarRun, ...] = ()
+    evidence: dict[str, Any] | None = None  # a failure's first error line and log tail (views.run_record)
 
     @property
     def log_path(self) -> str | None:
@@ -232,6 +235,7 @@ def load_detail(ctx: Context, run_id: str, now: datetime, monitor_running: bool 
             env_fingerprint=dict(run.env_fingerprint) if run.env_fingerprint else None, root_cause=cause,
             hint=(cause or {}).get("hint") or _hint(signature), timeline=timeline(row, events, now),
             similar=similar,
+            evidence=failure_evidence(run.parser_state) if run.status in EVIDENCE_STATUSES else None,
         )
 
 

@@ -8,6 +8,7 @@ from datetime import datetime
 from rich.text import Text
 
 from orchestrator.freshness import eta_left
+from orchestrator.humanize import coarse, short_span, span
 from tui.data import RunRow
 
 STATUS_STYLE = {
@@ -17,27 +18,9 @@ STATUS_STYLE = {
 BAR_FULL, BAR_EMPTY = "█", "░"
 
 
-def span(seconds: float | None) -> str:
-    """A compact duration: 42s, 7m05s, 3h12m, 2d04h."""
-    if seconds is None:
-        return "—"
-    s = int(max(0, seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    if s < 86400:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m"
-    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
-
-
-def short_span(seconds: float) -> str:
-    """Like span, without the seconds once they no longer matter (10 minutes to an hour): `11m`."""
-    return f"{int(seconds) // 60}m" if 600 <= seconds < 3600 else span(seconds)
-
-
-def age(created: datetime, now: datetime) -> str:
-    return span((now - created).total_seconds())
+def age(created: datetime, now: datetime, *, narrow: bool = False) -> str:
+    seconds = (now - created).total_seconds()
+    return coarse(seconds) if narrow else span(seconds)
 
 
 def stamp(value: datetime | None) -> str:
@@ -68,14 +51,18 @@ def progress_of(row: RunRow, now: datetime | None = None) -> tuple[int, int, flo
 
 
 def progress_cell(row: RunRow, width: int = 8, now: datetime | None = None) -> str:
-    """`████░░░░ 12/35 5m10s` — ETA only while the run is active; `overdue` once it has passed."""
+    """`████░░░░ 12/35 5m10s` — ETA only while the run is active (counted down from the last output with
+    ``now``), `overdue` once it has passed; `width` 0: `12/35 5m` for narrow tables."""
     progress = progress_of(row, now)
     if progress is None:
         return ""
     done, total, _rate, eta, _unit = progress
-    text = f"{bar(done, total, width)} {done}/{total}"
+    text = f"{bar(done, total, width)} {done}/{total}" if width else f"{done}/{total}"
     if eta is not None and not row.terminal and done < total:
-        text += f" {short_span(eta)}" if eta >= 0 else " overdue"
+        if eta < 0:
+            text += " overdue"
+        else:
+            text += f" {short_span(eta) if width else coarse(eta)}"
     return text
 
 

@@ -14,8 +14,21 @@ if TYPE_CHECKING:
     from orchestrator.context import Context
 
 T = TypeVar("T")
-console = Console()
-err_console = Console(stderr=True)
+#: The width of output that is not a terminal: no line is wrapped, so a traceback saved with
+#: `eorch show RUN > tb.txt` can be pasted as it was.
+PIPE_WIDTH = 100_000
+
+
+def make_console(*, stderr: bool = False) -> Console:
+    """Rich on a terminal; for a pipe or a file, lines as long as they are (soft wrap, no width limit)."""
+    stream = sys.stderr if stderr else sys.stdout
+    if stream.isatty():
+        return Console(stderr=stderr)
+    return Console(stderr=stderr, soft_wrap=True, width=PIPE_WIDTH)
+
+
+console = make_console()
+err_console = make_console(stderr=True)
 
 
 def context() -> Context:

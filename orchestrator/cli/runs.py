@@ -2,31 +2,30 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from orchestrator import commands
 from orchestrator.autostart import Following, ensure_followed
-from orchestrator.cli.common import console, context, print_json, run_async
+from orchestrator.cli.common import console, context, err_console, print_json, run_async
 from orchestrator.cli.current import add_freshness, progress_words, refreshed
+from orchestrator.cli.listing import STATUS_STYLE
 from orchestrator.context import Context
 from orchestrator.errors import NotFound, UsageError
 from orchestrator.launcher import launch as launch_run
 from orchestrator.launcher import parse_env
 from orchestrator.monitor import cancel_run
+from orchestrator.runstate import RunStatus
 from orchestrator.store import queries
 from orchestrator.store.models import Run
 from orchestrator.store.queries import utcnow
 from orchestrator.views import run_record
 
-STATUS_STYLE = {
-    "running": "cyan", "succeeded": "green", "failed": "bold red", "cancelled": "yellow",
-    "lost": "magenta", "launching": "cyan", "pending": "dim",
-}
+STATUSES = tuple(s.value for s in RunStatus)
 
 
 def launch(
@@ -143,13 +142,27 @@ def runs(
     speculators: Annotated[str | None, typer.Option(help="only runs that ran this speculators version")] = None,
     patch_set: Annotated[str | None, typer.Option(help="only runs launched with this patch set")] = None,
     limit: Annotated[int, typer.Option(help="at most this many")] = 50,
+    wide: Annotated[bool, typer.Option("--wide", "-w", help="more columns: host, phase, exit code, start time")]
+    = False,
     refresh: Annotated[bool, typer.Option(help="when no monitor is running, check the shown active runs on "
                                           "their hosts first (a few seconds at most per host)")] = True,
     json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
-    """List runs, newest first, filtered by status, host, age, name, failure signature, exception or model."""
+    """List runs, newest first, filtered by status, host, age, name, failure signature, exception or model.
+
+    Examples:
+
+        eorch runs --status failed --since 7d
+
+        eorch runs --host gpu1 --wide
+
+        eorch runs --json | jq '.[0].id'
+    """
+    from orchestrator.cli.listing import print_runs
     from orchestrator.history import RunFilter, filtered_runs, history_record, parse_since
 
+    if status is not None and status not in STATUSES:
+        raise UsageError(f"unknown status {status!r}: use one of {', '.join(STATUSES)}")
     flt = RunFilter(status=status, host=host, since=parse_since(since) if since else None, name=name,
                     signature=signature, exception=exception, model=model, vllm=vllm, speculators=speculators,
                     patch_set=patch_set)
@@ -159,24 +172,21 @@ def runs(
     monitor_running = refreshed(ctx, shown, refresh)
     with ctx.db() as s:
         records = [history_record(r) for r in filtered_runs(s, flt, limit=limit)]
+        anything = bool(records) or queries.any_run(s)
     add_freshness(ctx, records, monitor_running)
     if json_:
         print_json(records)
         return
-    now = utcnow()
-    table = Table("id", "name", "host", "status", "phase", "shards", "exit", "started", "root cause")
-    for r in records:
-        shards = f"{r['shards']['done']}/{r['shards']['total']}" if r["shards"] else ""
-        shards = " ".join([shards, *progress_words(r, now)]).strip()
-        cause = (r["root_cause"] or {}).get("signature") or (r["root_cause"] or {}).get("exception") or ""
-        style = STATUS_STYLE.get(r["status"], "")
-        note = r["freshness"]["note"]
-        status_cell = f"[{style}]{r['status']}[/]" + (f" [yellow]({note.split(',')[0]})[/]" if note else "")
-        table.add_row(r["id"], r["name"], r["host"], status_cell, r["phase"], shards,
-                      "" if r["exit_code"] is None else str(r["exit_code"]), r["started_at"] or "", cause)
-    console.print(table)
+    if not anything:
+        err_console.print("no runs yet: start one with `eorch launch --host local -- echo hello` "
+                          "(or `eorch host add NAME user@host` first)", highlight=False, markup=False)
+        return
+    if not records:
+        err_console.print("no runs match these filters", highlight=False)
+        return
+    print_runs(console, records, queries.utcnow(), wide=wide)
     for note in dict.fromkeys(r["freshness"]["note"].split(", ", 1)[1] for r in records if r["freshness"]["note"]):
-        console.print(f"[yellow]status as last checked: {note}[/]", highlight=False)
+        console.print(f"status as last checked: {note}", style="yellow", highlight=False, markup=False)
 
 
 def show(
@@ -201,8 +211,8 @@ def show(
                   f"[{style}]{record['status']}[/] · phase {record['phase']}"
                   + (f" · exit {record['exit_code']}" if record["exit_code"] is not None else ""))
     if record["freshness"]["note"]:
-        console.print(f"[yellow]{record['freshness']['note']}[/]", highlight=False)
-    console.print(f"command: {' '.join(record['command'])}", highlight=False)
+        console.print(record["freshness"]["note"], style="yellow", highlight=False, markup=False)
+    console.print(f"command: {shlex.join(record['command'])}", highlight=False, markup=False, soft_wrap=True)
     if record["scheduler"]:
         sched = record["scheduler"]
         state = sched.get("state") or "submitted"
@@ -239,6 +249,27 @@ def show(
                           highlight=False)
         if cause.get("traceback"):
             console.print(cause["traceback"], highlight=False, markup=False)
+    elif record.get("evidence"):
+        _print_evidence(record["evidence"])
+
+
+#: Lines of a failed run's log tail that `eorch show` prints (`--json` has all that are kept).
+SHOWN_TAIL_LINES = 10
+
+
+def _print_evidence(evidence: dict[str, Any]) -> None:
+    """A failure that printed no exception: its first error line and the log's last lines."""
+    console.print("[bold red]no exception in the log[/]")
+    if evidence.get("first_error_line"):
+        console.print("first error line: ", end="")
+        console.print(evidence["first_error_line"], highlight=False, markup=False)
+    tail = (evidence.get("log_tail") or [])[-SHOWN_TAIL_LINES:]
+    if tail:
+        console.print(f"last {len(tail)} lines of the log:")
+        for line in tail:
+            console.print("  " + line, highlight=False, markup=False)
+    else:
+        console.print("the log is empty")
 
 
 def logs(

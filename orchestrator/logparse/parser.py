@@ -17,6 +17,7 @@ from orchestrator.logparse.phases import ProgressReading, frame_at, frame_unit
 from orchestrator.logparse.prefixes import quick_key
 from orchestrator.logparse.rules import LineRules
 from orchestrator.logparse.signatures import Catalogue
+from orchestrator.logparse.tail import LogTail
 
 SNAPSHOT_VERSION = 1
 #: The funnel scans a region in windows: small first (phases change early in a log), doubling after.
@@ -44,8 +45,14 @@ class LogParser(LineRules):
         self._prev_raw: bytes | None = b""
         self._prev_cr = False
         self._window = _WINDOW  # scan window of the funnel (a speed setting, not state)
+        self._tail = LogTail()
 
     # --- public API ----------------------------------------------------------------------------------------
+
+    @property
+    def tail_lines(self) -> list[str]:
+        """The log's last lines as a terminal shows them (inert text): the evidence when no exception is."""
+        return self._tail.lines
 
     @property
     def line_end_offset(self) -> int:
@@ -56,6 +63,7 @@ class LogParser(LineRules):
         """Consume ``chunk``; events for the lines it completed."""
         events: list[LogEvent] = []
         buf = bytes(chunk)
+        self._tail.feed(buf)
         size = len(buf)
         pos = 0
         if size and self._skip_lf:
@@ -83,6 +91,7 @@ class LogParser(LineRules):
     def finish(self) -> list[LogEvent]:
         """The stream ended: handle a trailing unterminated line and close open tracebacks."""
         events: list[LogEvent] = []
+        self._tail.finish()
         if self._pending_len:
             self._line_no += 1
             self._offset += self._pending_len
@@ -122,6 +131,7 @@ class LogParser(LineRules):
             "skip_lf": self._skip_lf,
             "prev": None if self._prev_raw is None else self._prev_raw.decode("latin-1"),
             "prev_cr": self._prev_cr,
+            "tail": self._tail.to_json(),
             **self._rules_state(),
         }
 
@@ -136,6 +146,7 @@ class LogParser(LineRules):
         p._skip_lf = bool(snap["skip_lf"])
         p._prev_raw = None if snap["prev"] is None else str(snap["prev"]).encode("latin-1")
         p._prev_cr = bool(snap["prev_cr"])
+        p._tail = LogTail.from_json(snap.get("tail"))
         p._load_rules_state(snap)
         return p
 

@@ -52,19 +52,33 @@ def set_reachability(session: Session, name: str, reachable: bool, error: str | 
 # ----------------------------------------------------------------------------------------------- runs
 
 
+#: Candidates an ambiguous run reference lists.
+AMBIGUOUS_SHOWN = 5
+
+
 def get_run(session: Session, ref: str) -> Run:
-    """A run by id, unique id prefix, or unique name."""
+    """A run by id, unique id prefix, or unique name (the newest run of a name reused is ambiguous)."""
     run = session.get(Run, ref)
     if run is not None:
         return run
-    matches = list(session.scalars(select(Run).where(Run.id.startswith(ref)).limit(2)))
+    matches = list(session.scalars(select(Run).where(Run.id.startswith(ref, autoescape=True))
+                                   .order_by(Run.created_at.desc()).limit(AMBIGUOUS_SHOWN + 1)))
     if not matches:
-        matches = list(session.scalars(select(Run).where(Run.name == ref).order_by(Run.created_at.desc()).limit(2)))
+        matches = list(session.scalars(select(Run).where(Run.name == ref).order_by(Run.created_at.desc())
+                                       .limit(AMBIGUOUS_SHOWN + 1)))
     if not matches:
         raise NotFound(f"unknown run {ref!r} (see `eorch runs`)")
     if len(matches) > 1:
-        raise UsageError(f"run {ref!r} is ambiguous; give more of its id")
+        shown = ", ".join(f"{r.id} ({r.name}, {r.status}, {r.created_at:%Y-%m-%d %H:%M})"
+                          for r in matches[:AMBIGUOUS_SHOWN])
+        more = " and more" if len(matches) > AMBIGUOUS_SHOWN else ""
+        raise UsageError(f"run {ref!r} is ambiguous: {shown}{more}; give one of these ids")
     return matches[0]
+
+
+def any_run(session: Session) -> bool:
+    """Whether the history holds any run at all."""
+    return session.scalar(select(Run.id).limit(1)) is not None
 
 
 def active_runs(session: Session, refs: Sequence[str] = ()) -> list[Run]:

@@ -73,6 +73,7 @@ class TestRunDetail:
         async with app.run_test(size=(80, 24)) as pilot:
             pane = app.screen.query_one(LogPane)
             await until(pilot, lambda: len(pane.lines) >= 14, "log lines")
+            await pilot.press("l")  # a failed run opens on its root cause
             await pilot.press("e")
             assert not pane.following
             assert "error at line 12" in text_of(pane, "#log-status")
@@ -92,6 +93,7 @@ class TestRunDetail:
         async with app.run_test(size=(120, 40)) as pilot:
             pane = app.screen.query_one(LogPane)
             await until(pilot, lambda: len(pane.lines) >= 14, "log lines")
+            await pilot.press("l")  # a failed run opens on its root cause
             log = pane.text_log
             before = [(strip.text, strip.cell_length) for strip in log.lines]
             await pilot.press("slash", *"worker", "enter")
@@ -176,16 +178,20 @@ class TestRunDetail:
             with app.ctx.db() as s:
                 assert s.get(Run, seeded["running"]).cancel_requested is False
 
-    async def test_copy_id_and_logs_command(self, make_app, seeded) -> None:
-        """`y` copies the run id; `o` shows (and copies) the `eorch logs` command."""
+    async def test_copy_id_traceback_and_pager_fallback(self, make_app, seeded, monkeypatch) -> None:
+        """`y` copies the run id, `t` the root cause's traceback; `o` (the log in $PAGER) cannot suspend a
+        headless app, so it shows (and copies) the command to run in a shell."""
+        monkeypatch.setenv("PAGER", "less -R")
         app = make_app(open_run=seeded["failed"])
         copied: list[str] = []
         app.copy_to_clipboard = copied.append  # type: ignore[method-assign]
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause(0.1)
-            await pilot.press("y")
+            await pilot.press("y", "t")
             await pilot.press("o")
-            assert copied == ["bb22cc33", "eorch logs bb22cc33 -f"]
+            assert copied[0] == "bb22cc33"
+            assert copied[1].startswith("Traceback (most recent call last):") and "OutOfMemoryError" in copied[1]
+            assert copied[2] == "eorch logs bb22cc33 | less -R"
             assert isinstance(app.screen, MessageScreen)
             await pilot.press("escape")
             assert isinstance(app.screen, RunDetailScreen)

@@ -25,7 +25,8 @@ async def settle(pilot, predicate) -> None:
 def test_runs_screen(snap_compare, make_app, seeded, size) -> None:
     """You should see the runs table, newest first: eagle3-llama-8b running (cyan) and loading with a shard
     bar `12/35 11m`, serve-llama-70b failed (red) with root cause `cuda-oom`, train resnet succeeded (green)
-    at 100/100, hs-extract-qwen cancelled (yellow), an earlier failed serve-llama-70b; ages 20m00s to 2d00h;
+    at 100/100, hs-extract-qwen cancelled (yellow), an earlier failed serve-llama-70b; ages 20m00s to 2d00h
+    (at 80 columns: every short id whole, no host column, ages `20m` to `2d`, the bar without blocks);
     a status line `5 of 5 runs · 1 active · not following (history only)`; the footer with Filter, Launch,
     Hosts, History, Alerts and Quit."""
     app = make_app()
@@ -46,6 +47,24 @@ def test_run_detail_failed(snap_compare, make_app, seeded, size) -> None:
 
     async def run_before(pilot) -> None:
         await settle(pilot, lambda: len(app.screen.query_one(LogPane).lines) == 14)
+        await pilot.press("l")  # a failed run opens on its root cause
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_run_detail_failed_without_exception(snap_compare, make_app, ctx, tmp_path, size) -> None:
+    """You should see run ff00ff00 plain-fail, failed, exit 3, opened on the Root cause tab: `The run failed
+    and its log shows no exception.`, `first error line: error: something bad` and the log's last lines
+    (`step 0` … `step 11`, `error: something bad`)."""
+    from test_failure_evidence import add_plain_failure
+
+    app = make_app(open_run=add_plain_failure(ctx, tmp_path / "local-root"))
+
+    async def run_before(pilot) -> None:
+        await settle(pilot, lambda: app.screen.detail is not None)
+        await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
 

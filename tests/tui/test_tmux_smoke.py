@@ -48,6 +48,8 @@ def test_eorch_tui_in_tmux(tui_home: Path, tmp_path: Path) -> None:
         tmux(socket, "send-keys", "-t", "tui", "Down", "Enter")
         detail = wait_screen(socket, "exit 1")
         assert "bb22cc33" in detail and "Root cause" in detail and "launch 1m00s" in detail
+        wait_screen(socket, "torch.OutOfMemoryError")  # a failed run opens on its root cause
+        tmux(socket, "send-keys", "-t", "tui", "l")
         wait_screen(socket, "RuntimeError: Engine core initialization failed")
         tmux(socket, "send-keys", "-t", "tui", "Escape")
         wait_screen(socket, "5 of 5 runs")
@@ -59,5 +61,33 @@ def test_eorch_tui_in_tmux(tui_home: Path, tmp_path: Path) -> None:
             time.sleep(0.2)
         else:
             raise AssertionError("q did not quit")
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
+def test_o_reads_the_whole_log_in_the_pager_and_comes_back(tui_home: Path, tmp_path: Path) -> None:
+    """`o` suspends the app, pipes `eorch logs RUN` into $PAGER, and the dashboard returns when it exits."""
+    ctx = Context.load()
+    seed(ctx, tmp_path / "local-root")
+    paged = tmp_path / "paged.txt"
+    pager = tmp_path / "pager.sh"
+    pager.write_text(f"#!/bin/sh\ncat > {paged}\n")
+    pager.chmod(0o755)
+    socket = f"eorch-test-pager-{os.getpid()}"
+    command = (f"cd {REPO} && EORCH_HOME={tui_home} PAGER={pager} TERM=xterm-256color "
+               f"{sys.executable} -m orchestrator.cli.main tui bb22cc33 --read-only --refresh 0.5")
+    tmux(socket, "new-session", "-d", "-s", "tui", "-x", "80", "-y", "24", command)
+    try:
+        wait_screen(socket, "torch.OutOfMemoryError")
+        tmux(socket, "send-keys", "-t", "tui", "o")
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and "Engine core initialization failed" not in (
+                paged.read_text() if paged.exists() else ""):
+            time.sleep(0.2)
+        text = paged.read_text()
+        assert "(EngineCore_DP0 pid=4242)" in text  # the log as written, not the pane's shortened view
+        assert "RuntimeError: Engine core initialization failed. See root cause above." in text
+        wait_screen(socket, "torch.OutOfMemoryError")  # back on the dashboard
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)

@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import os
+import shlex
+import subprocess
+import sys
 from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
 from orchestrator.errors import EorchError
 from tui.app import EorchApp, RunsRefreshed
+from tui.cancelling import ask_to_cancel
 from tui.data import RunDetail, load_detail
 from tui.messages import CancelFailed, RunCancelled, RunDetailLoaded, RunLoadFailed
-from tui.screens.confirm import ConfirmScreen, MessageScreen
+from tui.screens.confirm import MessageScreen
 from tui.widgets.log_pane import LogPane
 from tui.widgets.run_panels import RootCausePanel, ShardProgress, header_text, timeline_text
 
@@ -25,7 +30,8 @@ class RunDetailScreen(Screen[None]):
         Binding("escape", "app.pop_screen", "Back"),
         Binding("c", "cancel_run", "Cancel run"),
         Binding("y", "copy_id", "Copy id"),
-        Binding("o", "logs_command", "eorch logs"),
+        Binding("o", "open_pager", "Pager"),
+        Binding("t", "copy_traceback", "Copy traceback", show=False),
         Binding("r", "show_tab('cause-tab')", "Root cause"),
         Binding("l", "show_tab('log-tab')", "Log"),
     ]
@@ -94,45 +100,56 @@ class RunDetailScreen(Screen[None]):
             pane.start(detail.row.id, detail.row.host, detail.log_path, detail.log_offset)
         else:
             pane.show_note("no log yet: the run has no directory on its host")
-        if first:
+        if first and detail.row.status in ("failed", "lost"):
+            self.action_show_tab("cause-tab")  # a failed run opens on why it failed
+        elif first:
             pane.query_one("#log-text").focus()
 
     def action_show_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
+        if tab == "log-tab":  # the log's keys (search, jump to error, pause) work at once
+            self.query_one(LogPane).query_one("#log-text").focus()
 
     def action_copy_id(self) -> None:
         self.app.copy_to_clipboard(self.run_id)
         self.notify(f"copied run id {self.run_id}")
 
-    def action_logs_command(self) -> None:
-        command = f"eorch logs {self.run_id} -f"
-        self.app.copy_to_clipboard(command)
-        self.app.push_screen(MessageScreen("Follow the log in a shell (copied)", command))
+    def action_open_pager(self) -> None:
+        """The whole log in `$PAGER` (default `less`), the app suspended meanwhile; where the app cannot be
+        suspended (no real terminal), the command to run instead, copied."""
+        command = [sys.executable, "-m", "orchestrator.cli.main", "logs", self.run_id]
+        pager = shlex.split(os.environ.get("PAGER") or "less")
+        try:
+            with self.app.suspend():
+                logs = subprocess.Popen(command, stdout=subprocess.PIPE)
+                try:
+                    subprocess.run(pager, stdin=logs.stdout, check=False)
+                finally:
+                    assert logs.stdout is not None
+                    logs.stdout.close()
+                    logs.terminate()
+                    logs.wait()
+        except SuspendNotSupported:
+            shown = f"eorch logs {self.run_id} | {shlex.join(pager)}"
+            self.app.copy_to_clipboard(shown)
+            self.app.push_screen(MessageScreen("Read the log in a shell (copied)", shown))
+        except OSError as err:
+            self.app.push_screen(MessageScreen(f"Could not start the pager {pager[0]!r}", str(err)))
+
+    def action_copy_traceback(self) -> None:
+        """Copy the root cause's full traceback (or its exception line), to paste into an issue."""
+        cause = (self.detail.root_cause if self.detail else None) or {}
+        text = str(cause.get("traceback") or "") or ": ".join(
+            str(x) for x in (cause.get("exception"), cause.get("message")) if x)
+        if not text:
+            self.notify("no root cause to copy", severity="warning")
+            return
+        self.app.copy_to_clipboard(text)
+        self.notify(f"copied the root cause ({len(text.splitlines())} lines)")
 
     def action_cancel_run(self) -> None:
-        if self.detail is not None and self.detail.row.terminal:
-            self.notify(f"run {self.run_id} already ended ({self.detail.row.status})", severity="warning")
-            return
-        name = self.detail.row.name if self.detail else self.run_id
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.notify(f"cancelling run {self.run_id}…")
-                self.cancel_run()
-
-        self.app.push_screen(ConfirmScreen(f"Cancel run {self.run_id} ({name})? Its processes get TERM, "
-                                           "then KILL.", yes="Cancel run"), answered)
-
-    @work(exclusive=True, group="cancel")
-    async def cancel_run(self) -> None:
-        from orchestrator.monitor import cancel_run
-
-        try:
-            result = await cancel_run(self.eorch.ctx, self.run_id)
-        except EorchError as err:
-            self.post_message(CancelFailed(self.run_id, str(err)))
-            return
-        self.post_message(RunCancelled(self.run_id, str(result.get("status"))))
+        if self.detail is not None:
+            ask_to_cancel(self, self.eorch.ctx, self.detail.row)
 
     @on(RunCancelled)
     def _cancelled(self, message: RunCancelled) -> None:

@@ -1,4 +1,5 @@
-"""The runs screen: a live table of runs, newest first, filterable with `/`; Enter opens a run."""
+"""The runs screen: a live table of runs, newest first; `/` filters, `f` picks a status, `o` sorts, `c` cancels,
+Enter opens a run."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from tui.app import EorchApp, RunsRefreshed
+from tui.cancelling import ask_to_cancel
+from tui.listing import SORTS, STATUS_FILTERS, next_of, select_runs
+from tui.messages import CancelFailed, RunCancelled
+from tui.screens.confirm import MessageScreen
 from tui.widgets.runs_table import RunsTable
 
 MONITOR_TEXT = {
@@ -28,12 +33,17 @@ class RunsScreen(Screen[None]):
         Binding("n", "app.launch", "Launch"),
         Binding("h", "app.hosts", "Hosts"),
         Binding("s", "app.history", "History"),
+        Binding("f", "cycle_status", "Status filter", show=False),
+        Binding("o", "cycle_sort", "Sort", show=False),
+        Binding("c", "cancel_run", "Cancel run", show=False),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
     def __init__(self) -> None:
         super().__init__(id="runs-screen")
         self.filter_text = ""
+        self.status_filter = "all"
+        self.sort = "newest"
         self.snapshot: RunsRefreshed | None = None
 
     @property
@@ -61,7 +71,7 @@ class RunsScreen(Screen[None]):
 
     def _show(self, snapshot: RunsRefreshed) -> None:
         self.snapshot = snapshot
-        shown = [r for r in snapshot.runs if r.matches(self.filter_text)]
+        shown = select_runs(snapshot.runs, text=self.filter_text, status_filter=self.status_filter, sort=self.sort)
         self.query_one(RunsTable).show(shown, snapshot.now)
         active = sum(1 for r in snapshot.runs if not r.terminal)
         parts = [f"{len(shown)} of {len(snapshot.runs)} runs", f"{active} active",
@@ -71,9 +81,39 @@ class RunsScreen(Screen[None]):
             parts.append(f"status? = {stale}")
         if self.filter_text:
             parts.insert(0, f"filter {self.filter_text!r}")
+        if self.status_filter != "all":
+            parts.insert(0, f"status {self.status_filter}")
+        if self.sort != "newest":
+            parts.insert(0, f"sorted by {self.sort}")
         if not snapshot.runs:
             parts.append("press n to launch one")
         self.query_one("#runs-status", Static).update(Text(" · ".join(parts)))
+
+    def action_cycle_status(self) -> None:
+        """Show all runs, the active ones, then only each end state in turn."""
+        self.status_filter = next_of(STATUS_FILTERS, self.status_filter)
+        if self.snapshot is not None:
+            self._show(self.snapshot)
+
+    def action_cycle_sort(self) -> None:
+        self.sort = next_of(tuple(SORTS), self.sort)
+        if self.snapshot is not None:
+            self._show(self.snapshot)
+
+    def action_cancel_run(self) -> None:
+        run_id = self.query_one(RunsTable).selected_run_id
+        row = next((r for r in self.eorch.runs if r.id == run_id), None)
+        if row is not None:
+            ask_to_cancel(self, self.eorch.ctx, row)
+
+    @on(RunCancelled)
+    def _cancelled(self, message: RunCancelled) -> None:
+        self.notify(f"run {message.run_id}: {message.status}, no process left")
+        self.eorch.refresh_runs()
+
+    @on(CancelFailed)
+    def _cancel_failed(self, message: CancelFailed) -> None:
+        self.app.push_screen(MessageScreen(f"Could not cancel run {message.run_id}", message.error))
 
     def action_filter(self) -> None:
         box = self.query_one("#runs-filter", Input)

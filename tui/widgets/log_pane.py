@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.text import Text
 from textual import on, work
@@ -23,11 +24,14 @@ from textual.widgets import Input, RichLog, Static
 
 from orchestrator import commands
 from orchestrator.errors import EorchError
+from orchestrator.logparse.prefixes import parse_line
 from orchestrator.transport import RemoteProcess, Transport
 from tui.format import match_spans
 from tui.messages import LogFollowFailed, LogLinesReceived
 
 MAX_LINES = 5000
+DEFAULT_MIN_WIDTH = 78  # RichLog's
+WRAP_SLACK = 500  # wrapped, old lines are dropped this many at a time (each drop writes the log again)
 TAIL_BYTES = 256 * 1024  # how much of the log before the recorded offset to show on open
 READ_SIZE = 1 << 16
 RETRY_S = 2.0
@@ -54,10 +58,10 @@ def split_lines(buffer: bytes) -> tuple[list[bytes], bytes]:
     return lines, rest
 
 
-def styled(line: str, needle: str = "", current: bool = False) -> Text:
+def styled(line: str, needle: str = "", current: bool = False, wrap: bool = False) -> Text:
     """Traceback lines and errors stand out; everything else is plain text (never markup). Occurrences of
     needle (a search) are marked, more strongly on the current match's line."""
-    text = Text(line, no_wrap=True)
+    text = Text(line, no_wrap=not wrap)
     stripped = line.lstrip()
     if "Traceback (most recent call last)" in line or _EXCEPTION_LINE.match(stripped):
         text.stylize("bold red")
@@ -103,6 +107,8 @@ class LogPane(Vertical):
         Binding("N", "previous_match", "Prev", show=False),
         Binding("e", "jump_to_error", "Jump to error"),
         Binding("G", "end", "End", show=False),
+        Binding("w", "toggle_wrap", "Wrap", show=False),
+        Binding("x", "toggle_prefixes", "Prefixes", show=False),
         Binding("escape", "close_search", "Close search", show=False),
     ]
 
@@ -117,6 +123,8 @@ class LogPane(Vertical):
         self.match_index = -1
         self.marked: dict[int, bool] = {}  # line index → on the current match's line, as the log shows them
         self.note = ""
+        self.wrap = False  # `w`: long lines (tracebacks) wrap instead of scrolling sideways
+        self.hide_prefixes = False  # `x`: no `(Worker_TP3 pid=…) INFO 12-01 10:00:00 [file.py:12]` in front
 
     def compose(self) -> ComposeResult:
         yield SearchLog(id="log-text", max_lines=MAX_LINES, wrap=False, markup=False, highlight=False,
@@ -176,18 +184,61 @@ class LogPane(Vertical):
         self.lines.extend(message.lines)
         log = self.text_log
         for line in message.lines:
-            log.write(styled(line, self.search_text), scroll_end=self.following)
-        if len(self.lines) > MAX_LINES:  # the RichLog drops the same oldest lines
+            log.write(styled(self.shown(line), self.search_text, wrap=self.wrap), scroll_end=self.following)
+        limit = MAX_LINES + (WRAP_SLACK if self.wrap else 0)  # wrapped, the RichLog keeps every row
+        if len(self.lines) > limit:  # unwrapped, the RichLog drops the same oldest lines
             drop = len(self.lines) - MAX_LINES
             if self.match_index >= 0:  # keep pointing at the same match
-                self.match_index -= sum(1 for line in self.lines[:drop] if match_spans(line, self.search_text))
+                self.match_index -= sum(1 for line in self.lines[:drop] if match_spans(self.shown(line),
+                                                                                       self.search_text))
                 self.match_index = max(-1, self.match_index)
             del self.lines[:drop]
             self.marked = {i - drop: current for i, current in self.marked.items() if i >= drop}
+            if self.wrap:
+                self._rebuild()
         for index in range(max(0, len(self.lines) - len(message.lines)), len(self.lines)):
-            if match_spans(self.lines[index], self.search_text):
+            if match_spans(self.shown(self.lines[index]), self.search_text):
                 self.marked[index] = False
         self._update_status()
+
+    # ------------------------------------------------------------------------------------- display
+
+    def shown(self, line: str) -> str:
+        """A log line as the pane shows it: without the vLLM prefix when prefixes are hidden."""
+        return parse_line(line).message if self.hide_prefixes else line
+
+    def _rebuild(self) -> None:
+        """Write every line again (after a wrap or prefix toggle): same lines, same marks."""
+        log = self.text_log
+        log.wrap = self.wrap
+        log.max_lines = None if self.wrap else MAX_LINES
+        log.min_width = 1 if self.wrap else DEFAULT_MIN_WIDTH  # RichLog renders ≥ 78 cells wide by default
+        log.clear()
+        found = self.matches()
+        current = found[self.match_index] if 0 <= self.match_index < len(found) else None
+        self.marked = {index: index == current for index in found}
+        for index, line in enumerate(self.lines):
+            needle = self.search_text if index in self.marked else ""
+            log.write(styled(self.shown(line), needle, current=index == current, wrap=self.wrap), scroll_end=False)
+        if self.following:
+            log.scroll_end(animate=False)
+
+    def action_toggle_wrap(self) -> None:
+        self.wrap = not self.wrap
+        self._rebuild()
+        self._update_status()
+
+    def action_toggle_prefixes(self) -> None:
+        self.hide_prefixes = not self.hide_prefixes
+        self._rebuild()
+        self._update_status()
+
+    def _row_of(self, index: int) -> int:
+        """The log's row where line ``index`` starts (lines take several rows when wrapped)."""
+        if not self.wrap:
+            return index
+        width = max(1, self.text_log.scrollable_content_region.width)
+        return sum(max(1, -(-cell_len(self.shown(line)) // width)) for line in self.lines[:index])
 
     @on(LogFollowFailed)
     def _failed(self, message: LogFollowFailed) -> None:
@@ -202,6 +253,7 @@ class LogPane(Vertical):
 
     def _update_status(self) -> None:
         parts = ["following" if self.following else "paused (p to follow)", f"{len(self.lines)} lines"]
+        parts += [word for on, word in ((self.wrap, "wrapped"), (self.hide_prefixes, "prefixes hidden")) if on]
         if self.search_text:
             count = len(self.matches())
             where = f"{self.match_index + 1}/{count}" if self.match_index >= 0 and count else f"{count}"
@@ -215,7 +267,7 @@ class LogPane(Vertical):
     def _scroll_to_line(self, index: int) -> None:
         self.following = False
         self.text_log.auto_scroll = False
-        self.text_log.scroll_to(y=max(0, index - 2), animate=False)
+        self.text_log.scroll_to(y=max(0, self._row_of(index) - 2), animate=False)
         self._update_status()
 
     def action_toggle_follow(self) -> None:
@@ -261,18 +313,22 @@ class LogPane(Vertical):
             raise SkipAction()
 
     def matches(self) -> list[int]:
-        return [i for i, line in enumerate(self.lines) if match_spans(line, self.search_text)]
+        return [i for i, line in enumerate(self.lines) if match_spans(self.shown(line), self.search_text)]
 
     def _update_marks(self) -> None:
         """Render again the log lines whose search marks changed: every match marked, the current one more."""
         found = self.matches()
         current = found[self.match_index] if 0 <= self.match_index < len(found) else None
         wanted = {index: index == current for index in found}
+        if self.wrap:  # rows are not lines: write them all again
+            if wanted != self.marked:
+                self._rebuild()
+            return
         log = self.text_log
         for index in self.marked.keys() | wanted.keys():
             if self.marked.get(index) != wanted.get(index):
                 needle = self.search_text if index in wanted else ""
-                log.restyle(index, styled(self.lines[index], needle, current=index == current))
+                log.restyle(index, styled(self.shown(self.lines[index]), needle, current=index == current))
         self.marked = wanted
 
     def _step_match(self, step: int) -> None:

@@ -89,11 +89,24 @@ class RootCausePanel(VerticalScroll):
         self.query_one("#cause-text", Static).update(cause_text(detail))
 
 
+def evidence_text(detail: RunDetail) -> Text:
+    """A failure without an exception: its first error line and the log's last lines."""
+    text = Text(f"The run {detail.row.status} and its log shows no exception.", style="yellow")
+    evidence = detail.evidence or {}
+    if evidence.get("first_error_line"):
+        text.append("\nfirst error line: ", style="bold")
+        text.append(str(evidence["first_error_line"]), style="red")
+    tail = evidence.get("log_tail") or []
+    text.append(f"\n\nlast {len(tail)} lines of the log:\n" if tail else "\n\nthe log is empty", style="bold")
+    text.append("\n".join(str(line) for line in tail))
+    return text
+
+
 def cause_text(detail: RunDetail) -> Text:
     cause = detail.root_cause
     if not cause:
         if detail.row.status in ("failed", "lost"):
-            return Text(f"The run {detail.row.status} and its log shows no exception.", style="yellow")
+            return evidence_text(detail)
         return Text("No root cause: nothing has failed.", style="dim")
     text = Text()
     text.append(str(cause.get("exception") or "error"), style="bold red")

@@ -1,7 +1,8 @@
 """A table of runs: name, host, status, phase, shard/progress bar with ETA, age, root-cause signature.
 
-The columns follow the table's width, re-laid out whenever it is resized: under 110 columns the id goes (it
-is in the detail) and the rest narrows, so 80×24 shows every column; from 140 columns, when a shown run is a
+The columns follow the table's width, re-laid out whenever it is resized: under 110 columns the host goes (it
+is in the detail), the rest narrows and times take one unit (`17m`, not `17m43` cut from `17m43s`), so 80×24
+shows the whole short id (the next command needs it) and every number whole; from 140 columns, when a shown run is a
 Slurm job, a `slurm` column shows its job id, state code and pending reason or node.
 """
 
@@ -21,8 +22,8 @@ Columns = tuple[tuple[str, int], ...]
 
 COLUMNS: Columns = (("id", 8), ("name", 18), ("host", 8), ("status", 9), ("phase", 8), ("progress", 20),
                     ("age", 6), ("root cause", 24))
-NARROW_COLUMNS: Columns = (("name", 14), ("host", 6), ("status", 9), ("phase", 7), ("progress", 14),
-                           ("age", 5), ("root cause", 10))
+NARROW_COLUMNS: Columns = (("id", 8), ("name", 15), ("status", 9), ("phase", 7), ("progress", 11),
+                           ("age", 4), ("root cause", 10))
 SLURM_COLUMNS: Columns = (*COLUMNS[:4], ("slurm", 18), *COLUMNS[4:])
 NARROW_BELOW = 110
 SLURM_FROM = 140
@@ -74,7 +75,8 @@ class RunsTable(DataTable[object]):
             "id": run.id, "name": run.name, "host": run.host,
             "status": status_text(run.status + ("?" if run.stale_note else "")),
             "slurm": slurm_cell(run), "phase": run.phase,
-            "progress": progress_cell(run, width=4 if self.narrow else 8, now=now), "age": age(run.created_at, now),
+            "progress": progress_cell(run, width=0 if self.narrow else 8, now=now),
+            "age": age(run.created_at, now, narrow=self.narrow),
             "root cause": Text(run.cause, style="red") if run.cause else "",
         }
         return tuple(values[label] for label, _width in self.columns_shown)

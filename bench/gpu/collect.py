@@ -1,0 +1,111 @@
+"""Turn what the device calls brought back into the repo's results and fixtures (run here, after the lease).
+
+    python3 bench/gpu/collect.py DIR [DIR …]
+
+Each DIR is a call's ``files_at`` folder (``s1.json``, ``s3a.json``, ``s3.json``, ``s4.json``, ``p6.json``, ``*-runs.tar.gz``).
+Writes ``bench/results/gpu_scenarios_h200.json`` (every verdict, without the logs), ``bench/results/
+gpu_p6_h200.json`` (if P6 ran), and per run ``tests/data/gpu/vllm-0.26.0-h200_<scenario>.log`` (the run log
+through eorch: recipe lines + vLLM's output, device paths replaced by ``<work>`` / ``<venv>``) with
+``tests/data/gpu/expected.json``: per fixture the run's end (status, exit code), what vLLM printed as the cause
+(``cause``: the exception and the message that says what is wrong) and what ``eorch show`` said
+(``eorch_root_cause``), so parser tests can pin the first to the second.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import sys
+import tarfile
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "data" / "gpu"
+RESULTS = REPO / "bench" / "results"
+_EXC = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)): (.*)$")
+
+
+def sanitize(text: str, prefixes: dict[str, str]) -> str:
+    for path, token in sorted(prefixes.items(), key=lambda kv: -len(kv[0])):
+        if path:
+            text = text.replace(path, token)
+    return text
+
+
+def cause(log: str, needle: str | None) -> dict[str, Any] | None:
+    """The line carrying vLLM's message and the exception it belongs to (the nearest ``Type: …`` line at or
+    above it; none for an argparse error)."""
+    if not needle:
+        return None
+    lines = log.splitlines()
+    for i, line in enumerate(lines):
+        if needle in line:
+            exc = None
+            for back in range(i, max(-1, i - 8), -1):
+                m = _EXC.search(lines[back])
+                if m:
+                    exc = m.group(1)
+                    break
+            return {"exception": exc, "line": line.split("] ", 1)[-1].strip()[:400], "message_contains": needle}
+    return {"exception": None, "line": None, "message_contains": needle, "note": "not in the log"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    dirs = [Path(d) for d in (argv if argv is not None else sys.argv[1:])]
+    groups: dict[str, Any] = {}
+    p6 = None
+    for d in dirs:
+        for f in sorted(d.glob("s*.json")):
+            if f.stem in ("s1", "s3a", "s3", "s4"):
+                groups[f.stem] = json.loads(f.read_text())
+        if (d / "p6.json").exists():
+            p6 = json.loads((d / "p6.json").read_text())
+    FIXTURES.mkdir(parents=True, exist_ok=True)
+    expected: dict[str, Any] = {}
+    exp_path = FIXTURES / "expected.json"
+    if exp_path.exists():
+        expected = json.loads(exp_path.read_text())
+    for d in dirs:
+        for tgz in sorted(d.glob("*-runs.tar.gz")):
+            group = tgz.name.split("-runs")[0]
+            info = groups.get(group, {})
+            prefixes = {info.get("work", ""): "<work>", info.get("python_prefix", ""): "<venv>",
+                        info.get("python_base_prefix", ""): "<python>"}
+            runs = {r["scenario"]: r for r in info.get("runs", [])}
+            with tarfile.open(tgz) as tar:
+                for member in tar.getmembers():
+                    parts = Path(member.name).parts
+                    if len(parts) != 3 or parts[2] != "log" or not member.isfile():
+                        continue
+                    name = parts[1]
+                    fobj = tar.extractfile(member)
+                    assert fobj is not None
+                    log = sanitize(io.TextIOWrapper(fobj, encoding="utf-8", errors="replace").read(), prefixes)
+                    fixture = f"vllm-0.26.0-h200_{name}.log"
+                    (FIXTURES / fixture).write_text(log)
+                    r = runs.get(name, {})
+                    expected[fixture] = {
+                        "scenario": name, "status": r.get("status"), "exit_code": r.get("exit_code"),
+                        "cause": cause(log, r.get("vllm_said")),
+                        "eorch_root_cause": r.get("root_cause"), "verdict": r.get("verdict"),
+                    }
+    exp_path.write_text(json.dumps(expected, indent=2, sort_keys=True) + "\n")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    slim = {g: {**v, "runs": [{k: x for k, x in r.items() if k != "log_tail"} for r in v.get("runs", [])]}
+            for g, v in sorted(groups.items())}
+    for g in slim.values():
+        prefixes = {g.get("work", ""): "<work>", g.get("python_prefix", ""): "<venv>"}
+        for key in ("work", "python_prefix", "python_base_prefix"):
+            g.pop(key, None)
+        g["runs"] = json.loads(sanitize(json.dumps(g["runs"]), prefixes))
+    (RESULTS / "gpu_scenarios_h200.json").write_text(json.dumps(slim, indent=2) + "\n")
+    if p6 is not None:
+        (RESULTS / "gpu_p6_h200.json").write_text(json.dumps(p6, indent=2) + "\n")
+    print(f"{len(expected)} fixtures in {FIXTURES.relative_to(REPO)}; groups {sorted(groups)}; p6 {p6 is not None}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

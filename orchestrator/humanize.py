@@ -1,0 +1,63 @@
+"""Times as people read them: compact durations (``55s``, ``7m05s``, ``3h12m``) and ages (``3m ago``).
+
+One module for the CLI and the TUI, so a duration reads the same everywhere.  ``--json`` keeps ISO times.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+
+def span(seconds: float | None) -> str:
+    """A compact duration: 42s, 7m05s, 3h12m, 2d04h; ``—`` when unknown."""
+    if seconds is None:
+        return "—"
+    s = int(max(0, seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    if s < 86400:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
+
+
+def short_span(seconds: float) -> str:
+    """Like span, without the seconds once they no longer matter (10 minutes to an hour): ``11m``."""
+    return f"{int(seconds) // 60}m" if 600 <= seconds < 3600 else span(seconds)
+
+
+def coarse(seconds: float) -> str:
+    """One unit, for narrow cells: 42s, 17m, 3h, 2d (never a number cut into another)."""
+    s = int(max(0, seconds))
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
+        if s >= size:
+            return f"{s // size}{unit}"
+    return f"{s}s"
+
+
+def ago(when: datetime | None, now: datetime) -> str:
+    """How long ago: ``just now``, ``42s ago``, ``3m ago``, ``5h ago``, ``2d ago``; older than 30 days the date."""
+    if when is None:
+        return "—"
+    s = (now - when).total_seconds()
+    if s < 5:
+        return "just now"
+    if s < 60:
+        return f"{int(s)}s ago"
+    if s < 3600:
+        return f"{int(s // 60)}m ago"
+    if s < 86400:
+        return f"{int(s // 3600)}h ago"
+    if s < 30 * 86400:
+        return f"{int(s // 86400)}d ago"
+    return when.strftime("%Y-%m-%d")
+
+
+def run_time(started: datetime | None, ended: datetime | None, now: datetime, *, active: bool) -> str:
+    """``ran 55s`` for an ended run, ``running 15m`` for an active one, ``—`` before it started."""
+    if started is None:
+        return "—"
+    if ended is not None:
+        return f"ran {short_span((ended - started).total_seconds())}"
+    return f"running {short_span((now - started).total_seconds())}" if active else "—"

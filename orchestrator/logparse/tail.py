@@ -1,0 +1,113 @@
+"""The last lines of a log, kept while parsing: the evidence of a failure that printed no exception.
+
+A job that writes ``error: something bad`` and exits 3 leaves no traceback; what the user needs then is
+the log's last lines, as a terminal would have shown them.  ``LogTail`` keeps them bounded (``KEEP`` lines
+of at most ``LINE_CHARS`` characters) at a cost of a few ``rfind`` per chunk, whatever the chunk's size.
+
+Lines end at ``\\n``; within a line, ``\\r`` separates tqdm frames (and ends vLLM's continuation lines), so a
+line shows its last non-empty ``\\r`` segment, as a terminal does.  Blank lines are skipped.  Text is
+decoded as UTF-8 (replacing errors) with ANSI sequences and other control characters removed: it is
+printed as evidence and must be inert.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from typing import Any
+
+#: Lines kept, and characters kept of each.
+KEEP = 20
+LINE_CHARS = 500
+_CARRY_CAP = 4 * LINE_CHARS
+
+_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]?")
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_ERROR_RE = re.compile(r"(?i)(?:^|[\s:\[(])(?:error|fatal|exception|critical)\b|\bfailed\b|\babort")
+
+
+def inert(text: str) -> str:
+    """``text`` with escape sequences and control characters (C0 but tab, DEL, C1) removed."""
+    return _CONTROL_RE.sub("", _ANSI_RE.sub("", text))
+
+
+def shown_line(raw: bytes) -> str | None:
+    """What a terminal shows of one ``\\n``-terminated line (without the ``\\n``), or None for a blank."""
+    for seg in reversed(raw.split(b"\r")):
+        text = inert(seg[: LINE_CHARS * 4].decode("utf-8", "replace")).rstrip()
+        if text:
+            return text[:LINE_CHARS] + ("…" if len(text) > LINE_CHARS else "")
+    return None
+
+
+def first_error_line(lines: list[str] | tuple[str, ...]) -> str | None:
+    """The first of ``lines`` that reads like an error (``error: …``, ``FATAL``, ``… failed``)."""
+    return next((line for line in lines if _ERROR_RE.search(line)), None)
+
+
+class LogTail:
+    """The last ``KEEP`` shown lines of everything fed."""
+
+    def __init__(self, lines: list[str] | None = None) -> None:
+        self._lines: deque[str] = deque(lines or (), maxlen=KEEP)
+        self._carry = b""  # the unterminated end of what was fed (capped: only its start is shown)
+
+    @property
+    def lines(self) -> list[str]:
+        """The kept lines, oldest first, and the unterminated last line if any."""
+        last = shown_line(self._carry) if self._carry else None
+        return [*self._lines, last] if last else list(self._lines)
+
+    def feed(self, chunk: bytes) -> None:
+        last_lf = chunk.rfind(b"\n")
+        if last_lf < 0:
+            if len(self._carry) < _CARRY_CAP:
+                self._carry += chunk[: _CARRY_CAP - len(self._carry)]
+            return
+        found: list[str] = []
+        end = last_lf
+        while len(found) < KEEP and end >= 0:
+            start = chunk.rfind(b"\n", 0, end) + 1
+            raw = chunk[start:end] if start else self._carry + chunk[:end]
+            line = shown_line(raw[-_CARRY_CAP:] if len(raw) > _CARRY_CAP else raw)
+            if line:
+                found.append(line)
+            end = start - 1
+        if len(found) >= KEEP:
+            self._lines.clear()
+        self._lines.extend(reversed(found))
+        rest = chunk[last_lf + 1:]
+        self._carry = rest[:_CARRY_CAP]
+
+    def finish(self) -> None:
+        """The stream ended: an unterminated last line becomes a line."""
+        line = shown_line(self._carry) if self._carry else None
+        if line:
+            self._lines.append(line)
+        self._carry = b""
+
+    def to_json(self) -> list[str]:
+        """The complete lines (the unterminated one is fed again after a restore)."""
+        return list(self._lines)
+
+    @classmethod
+    def from_json(cls, data: Any) -> LogTail:
+        return cls([str(x) for x in data] if isinstance(data, list) else None)
+
+
+def failure_evidence(snapshot: dict[str, Any] | None) -> dict[str, Any]:
+    """What a run's log shows when it failed without an exception, from the parser's stored snapshot.
+
+    ``first_error_line``: the parser's first error record of the whole log (``ERROR …``), else the first
+    error-like line of the tail (``error: …``, ``… failed``); ``log_tail``: the log's last lines.
+    """
+    snap = snapshot or {}
+    tail = [str(x) for x in snap.get("tail") or []]
+    first = (snap.get("evidence") or {}).get("first_error") or {}
+    line: str | None = None
+    if first.get("message") or first.get("exception"):
+        text = ": ".join(str(x) for x in (first.get("exception"), first.get("message")) if x)
+        line = inert(text)[:LINE_CHARS]
+        if first.get("line_no"):
+            line = f"line {first['line_no']}: {line}"
+    return {"first_error_line": line or first_error_line(tail), "log_tail": tail}

@@ -1,0 +1,32 @@
+"""A command that fails without a traceback: `eorch show` gives its first error line and the log's tail."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import add_testbox, eorch, launch, show
+
+SCRIPT = 'echo starting; for i in $(seq 1 30); do echo "step $i"; done; echo "error: something bad" >&2; exit 3'
+
+
+class TestFailureEvidence:
+    def test_show_prints_the_first_error_line_and_the_last_lines(self, eorch_home: Path, tmp_path: Path) -> None:
+        add_testbox(tmp_path)
+        run = launch("sh", "-c", SCRIPT)
+        eorch("watch", run["id"], "--until-done", check=False)
+        record = show(run["id"])
+        assert record["status"] == "failed" and record["exit_code"] == 3 and record["root_cause"] is None
+        assert record["evidence"]["first_error_line"] == "error: something bad"
+        assert record["evidence"]["log_tail"][-2:] == ["step 30", "error: something bad"]
+        text = eorch("show", run["id"]).stdout
+        assert "no exception in the log" in text
+        assert "first error line: error: something bad" in text
+        assert "last 10 lines of the log:\n  step 22\n" in text and text.rstrip().endswith("error: something bad")
+
+    def test_succeeded_runs_carry_no_evidence(self, eorch_home: Path, tmp_path: Path) -> None:
+        add_testbox(tmp_path)
+        run = launch("sh", "-c", "echo fine")
+        eorch("watch", run["id"], "--until-done")
+        record = show(run["id"])
+        assert record["status"] == "succeeded" and "evidence" not in record
+        assert "no exception" not in eorch("show", run["id"]).stdout

@@ -1,0 +1,130 @@
+"""`eorch runs` and `eorch show` as a stranger sees them: an 80-column terminal, and output piped to a file."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import re
+import struct
+import subprocess
+import sys
+import termios
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from helpers import eorch
+
+from orchestrator.context import Context
+from orchestrator.store.models import Run
+from orchestrator.store.queries import utcnow
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+LONG_NAME = "extract-kimi-k2.5-hidden-states-layers-2-30-58-tp8-run-number-7"
+TRACEBACK = ('Traceback (most recent call last):\n  File "/opt/envs/vllm-0.16.0/lib/python3.12/site-packages/vllm/'
+             'v1/worker/gpu_model_runner.py", line 2417, in execute_model\n    assert len(request.block_hashes) '
+             '>= num_full_blocks\nAssertionError')
+
+
+def in_terminal(*args: str, columns: int = 80) -> str:
+    """Run the real CLI with its stdout on a pseudo-terminal `columns` wide; what the user's screen shows."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    proc = subprocess.Popen([sys.executable, "-m", "orchestrator.cli.main", *args], stdout=slave,
+                            stderr=subprocess.PIPE, env={**env, "TERM": "xterm-256color"})
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    proc.wait(60)
+    os.close(master)
+    assert proc.returncode == 0, proc.stderr.read().decode()
+    return ANSI.sub("", out.decode()).replace("\r\n", "\n")
+
+
+@pytest.fixture
+def history(eorch_home: Path) -> dict[str, str]:
+    ctx = Context.load()
+    now = utcnow()
+    with ctx.db() as s:
+        s.add(Run(id="e0220ab1", name=LONG_NAME, host="local", kind="command",
+                  command=["python", "extract.py", "--note", "it's [bold]fine[/]"], env={}, status="running",
+                  phase="loading", shards_done=54, shards_total=64, shards_eta_s=259.0,
+                  created_at=now - timedelta(minutes=20), started_at=now - timedelta(minutes=19),
+                  log_offset=0, events_offset=0, cancel_requested=False))
+        s.add(Run(id="f1330bc2", name="tiny", host="local", kind="command", command=["true"], env={},
+                  status="failed", phase="failed", exit_code=1, created_at=now - timedelta(hours=3),
+                  started_at=now - timedelta(hours=3), ended_at=now - timedelta(hours=3) + timedelta(seconds=55),
+                  log_offset=0, events_offset=0, cancel_requested=False,
+                  root_cause={"exception": "AssertionError", "message": "", "process": "Worker_TP3 pid=77",
+                              "traceback": TRACEBACK, "signature": None}))
+    return {"loading": "e0220ab1", "failed": "f1330bc2"}
+
+
+class TestRunsAt80Columns:
+    def test_ids_numbers_and_times_are_never_cut(self, history: dict[str, str]) -> None:
+        """Full short ids, progress with ETA, relative age and duration fit 80 columns; only names give way."""
+        screen = in_terminal("runs")
+        lines = screen.rstrip("\n").split("\n")
+        assert max(len(line) for line in lines) <= 80
+        assert lines[0].split() == ["ID", "NAME", "STATUS", "PROGRESS", "AGE", "TIME", "CAUSE"]
+        loading = next(line for line in lines if line.startswith("e0220ab1 "))
+        assert "running" in loading and "54/64 ETA 4m19s" in loading
+        assert "20m ago" in loading and "running 19m" in loading and "…" in loading
+        failed = next(line for line in lines if line.startswith("f1330bc2 "))
+        assert "3h ago" in failed and "ran 55s" in failed and "AssertionE" in failed
+
+    def test_wide_adds_columns_and_cuts_no_id(self, history: dict[str, str]) -> None:
+        screen = in_terminal("runs", "--wide")
+        assert "HOST" in screen and "EXIT" in screen and "e0220ab1" in screen and "f1330bc2" in screen
+
+
+class TestPiped:
+    def test_runs_piped_is_aligned_text_with_nothing_cut(self, history: dict[str, str]) -> None:
+        out = eorch("runs").stdout
+        assert "\x1b" not in out
+        assert LONG_NAME in out and "HOST" not in out  # compact: no host column
+        assert out.split("\n")[0].split() == ["ID", "NAME", "STATUS", "PROGRESS", "AGE", "TIME", "CAUSE"]
+
+    def test_show_piped_keeps_traceback_lines_whole(self, history: dict[str, str]) -> None:
+        """A traceback saved with `eorch show RUN > tb.txt` is the traceback, byte for byte, line for line."""
+        out = eorch("show", history["failed"], env={"COLUMNS": "80"}).stdout
+        assert TRACEBACK in out
+
+    def test_show_prints_the_command_shell_quoted(self, history: dict[str, str]) -> None:
+        out = eorch("show", history["loading"]).stdout
+        assert "command: python extract.py --note 'it'\"'\"'s [bold]fine[/]'" in out
+
+
+class TestFirstContact:
+    def test_empty_history_says_how_to_start(self, eorch_home: Path) -> None:
+        proc = eorch("runs")
+        assert proc.stdout == "" and "eorch launch --host local" in proc.stderr
+
+    def test_unknown_status_lists_the_allowed_ones(self, eorch_home: Path) -> None:
+        proc = eorch("runs", "--status", "done", check=False)
+        assert proc.returncode == 2
+        assert "unknown status 'done'" in proc.stderr and "succeeded" in proc.stderr and "Traceback" not in proc.stderr
+
+    def test_ambiguous_name_lists_the_candidates(self, history: dict[str, str], eorch_home: Path) -> None:
+        ctx = Context.load()
+        with ctx.db() as s:
+            s.add(Run(id="a9990001", name="tiny", host="local", kind="command", command=["true"], env={},
+                      status="succeeded", phase="stopped", created_at=utcnow(), log_offset=0,
+                      events_offset=0, cancel_requested=False))
+        proc = eorch("show", "tiny", check=False)
+        assert proc.returncode == 2
+        assert "a9990001 (tiny, succeeded" in proc.stderr and "f1330bc2 (tiny, failed" in proc.stderr
+
+    def test_json_keeps_iso_times(self, history: dict[str, str]) -> None:
+        record = json.loads(eorch("show", history["failed"], "--json").stdout)
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", record["ended_at"])

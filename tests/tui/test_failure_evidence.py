@@ -1,0 +1,67 @@
+"""A failed run opens on why it failed; without an exception, on its first error line and its log's tail."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+from seed import NOW
+from textual.widgets import Static, TabbedContent
+
+from orchestrator.context import Context
+from orchestrator.logparse import LogParser
+from orchestrator.store.models import Run
+from tui.screens.run_detail import RunDetailScreen
+
+PLAIN_LOG = b"starting\n" + b"".join(f"step {i}\n".encode() for i in range(12)) + b"error: something bad\n"
+
+
+def add_plain_failure(ctx: Context, local_root: Path) -> str:
+    """A command that wrote `error: something bad` and exited 3, as the follower records it."""
+    run_dir = local_root / "runs" / "ff00ff00"
+    run_dir.mkdir(parents=True)
+    (run_dir / "log").write_bytes(PLAIN_LOG)
+    parser = LogParser()
+    parser.feed(PLAIN_LOG)
+    parser.finish()
+    with ctx.db() as s:
+        s.add(Run(id="ff00ff00", name="plain-fail", host="local", kind="command", command=["./job.sh"], env={},
+                  status="failed", phase="starting", exit_code=3, created_at=NOW - timedelta(minutes=5),
+                  started_at=NOW - timedelta(minutes=5), ended_at=NOW - timedelta(minutes=4),
+                  remote_dir=str(run_dir), log_offset=len(PLAIN_LOG), events_offset=0, cancel_requested=False,
+                  parser_state=parser.snapshot()))
+    return "ff00ff00"
+
+
+async def until(pilot, predicate, what: str, tries: int = 250) -> None:
+    for _ in range(tries):
+        if predicate():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+class TestFailureEvidence:
+    async def test_failed_run_without_exception_shows_first_error_line_and_tail(
+            self, make_app, ctx: Context, tmp_path: Path) -> None:
+        """The cause tab is open and shows the error line and the last lines, not just "no exception"."""
+        run_id = add_plain_failure(ctx, tmp_path / "local-root")
+        app = make_app(open_run=run_id)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, RunDetailScreen) and app.screen.detail, "detail")
+            assert app.screen.query_one(TabbedContent).active == "cause-tab"
+            cause = str(app.screen.query_one("#cause-text", Static).content)
+            assert "first error line: error: something bad" in cause
+            assert "step 11\nerror: something bad" in cause
+
+    async def test_failed_run_with_a_root_cause_opens_on_it(self, make_app, seeded) -> None:
+        app = make_app(open_run=seeded["failed"])
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, RunDetailScreen) and app.screen.detail, "detail")
+            assert app.screen.query_one(TabbedContent).active == "cause-tab"
+
+    async def test_running_run_opens_on_its_log(self, make_app, seeded) -> None:
+        app = make_app(open_run=seeded["running"])
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, RunDetailScreen) and app.screen.detail, "detail")
+            assert app.screen.query_one(TabbedContent).active == "log-tab"
