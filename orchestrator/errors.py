@@ -15,12 +15,14 @@ translated into this tree at the edge that calls the library, never deeper.
     │   └── HostKeyRefused          unknown or changed host key; says how to verify and add it
     ├── RemoteCommandFailed         a remote command exited non-zero (argv, exit_status, stderr)
     ├── PatchError                  a patch set cannot be checked/applied/reverted; host unchanged
+    ├── PreflightRefused            a launch's preflight failed a check; nothing started (carries the report)
     └── MonitorBusy                 another monitor holds the follow lock
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 
 class EorchError(Exception):
@@ -80,6 +82,18 @@ class RemoteCommandFailed(EorchError):
 
 class PatchError(EorchError):
     """A patch set could not be checked, applied or reverted; the host files are unchanged."""
+
+
+class PreflightRefused(EorchError):
+    """A preflight check failed, so the launch was refused before anything started on the host."""
+
+    def __init__(self, host: str, report: dict[str, Any]) -> None:
+        failed = [c["id"] for c in report["checks"] if c["status"] == "fail"]
+        super().__init__(f"launch refused on {host}: preflight failed {len(failed)} check(s) ({', '.join(failed)}); "
+                         "fix them, or launch anyway with --force (or skip the checks with --no-preflight)")
+        self.report = report
+        self.first_failure = next((f"{c['id']}: {c['evidence']}" for c in report["checks"]
+                                   if c["status"] == "fail"), "")
 
 
 class MonitorBusy(EorchError):

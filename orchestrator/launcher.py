@@ -42,11 +42,15 @@ async def launch(
     patch: str | None = None,
     apply_patches: bool = False,
     sbatch_args: Sequence[str] = (),
+    preflight: dict[str, Any] | None = None,
+    gpu_locks: Sequence[int] = (),
+    force_locks: bool = False,
 ) -> Run:
     """Start argv detached on host; returns the recorded run (status running).
 
     On a Slurm host the wrapper is submitted with sbatch (the host's sbatch args, then ``sbatch_args``) and
     the run is recorded as ``launching``: the monitor moves it to ``running`` when Slurm starts the job.
+    ``preflight`` is the report stored on the run; ``gpu_locks`` the GPUs the run locks on the host.
     """
     if not argv:
         raise UsageError("no command given: put it after `--`, e.g. eorch launch --host H -- python train.py")
@@ -64,7 +68,9 @@ async def launch(
     env = {k: _fill(v, fill) for k, v in (env or {}).items()} if kind != "command" else dict(env or {})
     # What code the run will run (orchestrator.patches): patch set verified or applied, env fingerprinted.
     recorded = await prepare_launch(ctx, host, run_pythons(argv, spec, python, session.python), patch, apply_patches)
-    scheduling = {"scheduler": "slurm", "sbatch_args": all_sbatch_args} if slurm else {}
+    scheduling: dict[str, Any] = {"scheduler": "slurm", "sbatch_args": all_sbatch_args} if slurm else {}
+    if gpu_locks and not slurm:
+        scheduling.update(gpu_locks=list(gpu_locks), force_locks=force_locks)
     info = await session.call(
         "launch", run_dir=run_dir, run_id=run_id, argv=list(argv), env=dict(env), cwd=cwd, files=dict(files or {}),
         **scheduling,
@@ -93,6 +99,7 @@ async def launch(
         scheduler_job_id=info.get("job_id"),
         log_offset=0,
         events_offset=0,
+        preflight={**preflight, "gpu_locks": info["gpu_locks"]} if preflight and info.get("gpu_locks") else preflight,
         **recorded,
     )
     with ctx.db() as s:

@@ -94,6 +94,8 @@ class Eagle3Section(_Strict):
     request_timeout_s: float = Field(default=600.0, gt=0)
     # uvicorn's line per request: noise in the server log of a million-sample extraction; phases come from steps
     server_access_log: bool = False
+    # versions preflight requires of the interpreters: {"vllm": "0.33.0", "speculators": ">=0.9,<0.10"}
+    expect_versions: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("model", "data", "output", "vllm_python", "speculators_python")
     @classmethod

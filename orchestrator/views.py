@@ -48,6 +48,7 @@ def run_record(run: Run) -> dict[str, Any]:
         "speculators_version": run.speculators_version,
         "patch_set": run.patch_set,
         "env_fingerprint": run.env_fingerprint,
+        "preflight": run.preflight,
         "scheduler": (
             {"kind": "slurm", "job_id": run.scheduler_job_id, **(run.scheduler_state or {})}
             if run.scheduler_job_id else None

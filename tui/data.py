@@ -18,6 +18,7 @@ from orchestrator.errors import EorchError
 from orchestrator.freshness import status_note
 from orchestrator.logparse import signature_hint
 from orchestrator.logparse.tail import failure_evidence
+from orchestrator.recipesteps import StepLine, recipe_steps
 from orchestrator.runstate import RunStatus
 from orchestrator.store import queries
 from orchestrator.store.models import Alert, Host, Run
@@ -107,6 +108,9 @@ class RunDetail:
     timeline: tuple[TimelineStep, ...]
     similar: tuple[SimilarRun, ...] = ()
     evidence: dict[str, Any] | None = None  # a failure's first error line and log tail (views.run_record)
+    preflight: dict[str, Any] | None = None  # the launch's preflight report (runs.preflight)
+    steps: tuple[StepLine, ...] = ()  # the recipe's steps, for recipe runs
+    outputs: dict[str, Any] | None = None  # the recipe's outputs: dir, samples, verified, bytes
 
     @property
     def log_path(self) -> str | None:
@@ -225,7 +229,8 @@ def load_detail(ctx: Context, run_id: str, now: datetime, monitor_running: bool 
         run = queries.get_run(s, run_id)
         row = run_row(run, s.get(Host, run.host), monitor_running)
         events = [(e.ts, e.kind, dict(e.data or {}))
-                  for e in queries.events_of(s, run.id, kinds=("status", "phase_changed", "phase"))]
+                  for e in queries.events_of(s, run.id, kinds=("status", "phase_changed", "phase", "step_step"))]
+        steps = recipe_steps(data for _ts, kind, data in events if kind == "step_step")
         cause = dict(run.root_cause) if run.root_cause else None
         signature = run.signature or (cause or {}).get("signature")
         similar = _similar(s, run) if cause else ()
@@ -236,6 +241,8 @@ def load_detail(ctx: Context, run_id: str, now: datetime, monitor_running: bool 
             hint=(cause or {}).get("hint") or _hint(signature), timeline=timeline(row, events, now),
             similar=similar,
             evidence=failure_evidence(run.parser_state) if run.status in EVIDENCE_STATUSES else None,
+            preflight=dict(run.preflight) if run.preflight else None,
+            steps=steps, outputs=dict(run.outputs) if run.outputs else None,
         )
 
 

@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Any
 
-from worker import fingerprint, patching, procs
+from worker import fingerprint, gpulock, patching, preflight, procs
 
 NVIDIA_QUERY = [
     "nvidia-smi",
@@ -48,11 +48,13 @@ def _read_rc(run_dir: str) -> int | None:
 def launch(
     run_dir: str, run_id: str, argv: list[str], env: dict[str, str], cwd: str | None,
     files: dict[str, str] | None = None, scheduler: str = "direct", sbatch_args: list[str] | None = None,
+    gpu_locks: list[int] | None = None, force_locks: bool = False,
 ) -> dict[str, Any]:
     """Start ``worker.wrap`` detached for a new run and return its identity once it is recorded.
 
     With ``scheduler="slurm"`` the wrapper is submitted with sbatch instead (worker.slurm) and the job id
-    comes back at once; the wrapper starts whenever Slurm runs the job.
+    comes back at once; the wrapper starts whenever Slurm runs the job.  ``gpu_locks``: GPU indices the run
+    takes (worker.gpulock) before its wrapper starts; one held by another live run refuses the launch.
     """
     if not argv:
         raise OpError("no command given")
@@ -70,6 +72,14 @@ def launch(
     if os.path.exists(run_dir):
         raise OpError(f"run directory already exists on the host: {run_dir}")
     os.makedirs(run_dir, mode=0o755)
+    locks: dict[str, Any] = {}
+    if gpu_locks and scheduler != "slurm":
+        root = os.path.dirname(os.path.dirname(os.path.abspath(run_dir)))
+        try:
+            locks = gpulock.acquire(root, run_id, run_dir, gpu_locks, force_locks)
+        except gpulock.GpuBusy as err:
+            shutil.rmtree(run_dir, ignore_errors=True)
+            raise OpError(str(err)) from None
     meta = {
         "run_id": run_id,
         "argv": argv,
@@ -83,6 +93,7 @@ def launch(
     open(os.path.join(run_dir, "log"), "ab").close()
     for name, content in (files or {}).items():
         if os.sep in name or name.startswith("."):
+            gpulock.release(run_dir)
             raise OpError(f"bad run file name {name!r}")
         with open(os.path.join(run_dir, name), "w") as f:
             f.write(content)
@@ -107,8 +118,10 @@ def launch(
     while time.monotonic() < deadline:
         info = _read_json(os.path.join(run_dir, "wrapper.json"))
         if info:
-            return {"run_dir": run_dir, **info, "log_path": os.path.join(run_dir, "log")}
+            return {"run_dir": run_dir, **info, "log_path": os.path.join(run_dir, "log"),
+                    **({"gpu_locks": locks} if locks else {})}
         time.sleep(0.01)
+    gpulock.release(run_dir)
     raise OpError("the wrapper did not start within 15 s (see wrapper.err in the run directory)")
 
 
@@ -260,4 +273,5 @@ OPERATIONS = {
     "resolve_root": resolve_root,
     "patch": patching.op,
     "fingerprint": fingerprint.op,
+    "preflight": preflight.op,
 }

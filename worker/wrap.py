@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 
-from worker import procs
+from worker import gpulock, procs
 
 PR_SET_CHILD_SUBREAPER = 36
 LEFTOVER_GRACE_S = 5.0
@@ -137,6 +137,7 @@ class Wrapper:
         self.end_leftovers()
         os.close(log)
         write_atomic(os.path.join(self.run_dir, "rc"), f"{rc}\n")
+        gpulock.release(self.run_dir)  # after rc: a lock seen without its rc is still held
         return rc
 
 

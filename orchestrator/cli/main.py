@@ -18,6 +18,7 @@ from orchestrator.errors import EorchError
 TOPICS = (
     "orchestrator.cli.hosts",
     "orchestrator.cli.runs",
+    "orchestrator.cli.preflight",
     "orchestrator.cli.log",
     "orchestrator.cli.watch",
     "orchestrator.cli.patch",

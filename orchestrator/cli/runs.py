@@ -15,10 +15,11 @@ from orchestrator.cli.common import console, context, err_console, print_json, r
 from orchestrator.cli.current import add_freshness, progress_words, refreshed
 from orchestrator.cli.listing import STATUS_STYLE
 from orchestrator.context import Context
-from orchestrator.errors import NotFound, UsageError
+from orchestrator.errors import NotFound, PreflightRefused, UsageError
 from orchestrator.launcher import launch as launch_run
 from orchestrator.launcher import parse_env
 from orchestrator.monitor import cancel_run
+from orchestrator.recipesteps import checklist, recipe_steps
 from orchestrator.runstate import RunStatus
 from orchestrator.store import queries
 from orchestrator.store.models import Run
@@ -46,11 +47,17 @@ def launch(
     sbatch_arg: Annotated[list[str], typer.Option(
         "--sbatch-arg", help="extra sbatch option for this run on a slurm host, e.g. --sbatch-arg=--gres=gpu:8 "
         "(repeatable; after the host's)")] = [],  # noqa: B006
+    no_preflight: Annotated[bool, typer.Option("--no-preflight", help="skip the preflight checks of an "
+                                               "eagle3-extract spec")] = False,
+    force: Annotated[bool, typer.Option("--force", help="launch even when a preflight check fails (the report "
+                                        "is kept on the run)")] = False,
     no_monitor: Annotated[bool, typer.Option("--no-monitor", help="do not start a background monitor when none "
                                              "is running (then nothing records the end or alerts)")] = False,
     json_: Annotated[bool, typer.Option("--json", help="print the run record as JSON")] = False,
 ) -> None:
     """Start a command (after `--`) or a job spec detached on a host; returns at once with the run id.
+
+    An eagle3-extract spec is checked first (`eorch preflight`): a failed check refuses the launch.
 
     The run is followed: by the running monitor, or by a background one started now (`--no-monitor`, or
     `[monitor] auto_start = false` in config.toml, opts out)."""
@@ -62,7 +69,8 @@ def launch(
         if spec is None or argv:
             raise UsageError("several --host split an eagle3-extract --spec across hosts; a command runs on one")
         _launch_split(spec, hosts, set_, name=name, env=env, cwd=cwd, python=python, patch=patch,
-                      apply_patches=apply_patches, sbatch_args=sbatch_arg, json_=json_, no_monitor=no_monitor)
+                      apply_patches=apply_patches, sbatch_args=sbatch_arg, json_=json_,
+                      checks=not no_preflight, force=force, no_monitor=no_monitor)
         return
     if spec is not None:
         if argv:
@@ -71,7 +79,12 @@ def launch(
 
         kwargs = spec_launch_args(spec, extra_env=parse_env(env), name=name, cwd=cwd, overrides=set_)
         kwargs.update(python=python, patch=patch, apply_patches=apply_patches, sbatch_args=sbatch_arg)
-        run = run_async(lambda ctx: launch_run(ctx, hosts[0], **kwargs))
+        if kwargs["kind"] == "eagle3-extract" and not no_preflight:
+            from orchestrator.cli.preflight import launch_checked
+
+            run = launch_checked(hosts[0], kwargs, force=force, json_=json_)
+        else:
+            run = run_async(lambda ctx: launch_run(ctx, hosts[0], **kwargs))
     else:
         parsed_env = parse_env(env)
         run = run_async(lambda ctx: launch_run(ctx, hosts[0], argv, name=name, env=parsed_env, cwd=cwd,
@@ -97,8 +110,10 @@ def _say_launched(run: Run) -> None:
 
 
 def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: str | None, env: list[str],
-                  cwd: str | None, json_: bool, no_monitor: bool, **common: object) -> None:
-    """One run per host, rank i of len(hosts); all specs and hosts are checked before the first starts."""
+                  cwd: str | None, json_: bool, checks: bool, force: bool, no_monitor: bool,
+                  **common: object) -> None:
+    """One run per host, rank i of len(hosts); all specs and hosts (and their preflights) are checked before the
+    first starts."""
     from orchestrator.speclaunch import split_launch_args
 
     plans = split_launch_args(spec, hosts, extra_env=parse_env(env), name=name, cwd=cwd, overrides=overrides)
@@ -109,9 +124,19 @@ def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: s
     started: list[Run] = []
 
     async def go(c: Context) -> list[Run]:
+        from orchestrator.preflightrun import preflight
+
+        extra: dict[str, dict[str, Any]] = {}
+        for h, kwargs in plans if checks else ():
+            patch = None if common.get("apply_patches") else common.get("patch")
+            report = await preflight(c, h, kwargs["spec"], patch=patch, python=common.get("python"))  # type: ignore[arg-type]
+            report = report.with_(forced=bool(report.failed and force))
+            if report.failed and not force:
+                raise PreflightRefused(h, report.to_dict())
+            extra[h] = {"preflight": report.to_dict(), "gpu_locks": report.gpus, "force_locks": force}
         for h, kwargs in plans:
             try:
-                started.append(await launch_run(c, h, **kwargs, **common))  # type: ignore[arg-type]
+                started.append(await launch_run(c, h, **kwargs, **common, **extra.get(h, {})))  # type: ignore[arg-type]
             except Exception:
                 if started:
                     console.print(f"[yellow]launched before the failure: {' '.join(r.id for r in started)} "
@@ -119,7 +144,16 @@ def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: s
                 raise
         return started
 
-    runs_ = run_async(go)
+    try:
+        runs_ = run_async(go)
+    except PreflightRefused as err:
+        from orchestrator.cli.preflight import print_report
+
+        if json_:
+            print_json({"preflight": err.report})
+        else:
+            print_report(err.report, to_stderr=True)
+        raise
     following = ensure_followed(ctx.settings, opt_out=no_monitor)
     if json_:
         print_json([{**run_record(r), "monitor": following.as_json()} for r in runs_])
@@ -201,8 +235,12 @@ def show(
         run_id = queries.get_run(s, run).id
     monitor_running = refreshed(ctx, [run_id], refresh)
     with ctx.db() as s:
-        record = run_record(queries.get_run(s, run_id))
+        found = queries.get_run(s, run_id)
+        record = run_record(found)
+        steps = recipe_steps(e.data or {} for e in queries.events_of(s, found.id, kinds=("step_step",)))
     add_freshness(ctx, [record], monitor_running)
+    if steps:
+        record["steps"] = [{"step": x.step, "state": x.state, "seconds": x.seconds} for x in steps]
     if json_:
         print_json(record)
         return
@@ -234,6 +272,13 @@ def show(
 
     for line in env_lines(record):
         console.print(line, highlight=False)
+    if record.get("preflight"):
+        from orchestrator.preflight import lines
+
+        for line in lines(record["preflight"], all_checks=False):
+            console.print(line, highlight=False, soft_wrap=True)
+    if steps:
+        console.print(f"steps: {checklist(steps)}", highlight=False, markup=False)
     if record.get("outputs"):
         o = record["outputs"]
         console.print(f"outputs: {o.get('samples')} samples in {o.get('dir')} · verified {o.get('verified')}")

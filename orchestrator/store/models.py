@@ -111,6 +111,8 @@ class Run(Base):
     vllm_version: Mapped[str | None] = mapped_column(String(64), index=True)
     speculators_version: Mapped[str | None] = mapped_column(String(64))
     patch_set: Mapped[dict | None] = mapped_column(JSON)  # type: ignore[type-arg]
+    # The preflight report of the launch (orchestrator.preflight.Report.to_dict), if one ran.
+    preflight: Mapped[dict | None] = mapped_column(JSON)  # type: ignore[type-arg]
 
     __table_args__ = (Index("ix_runs_host_created", "host", "created_at"),)
 

@@ -101,6 +101,23 @@ class TestServePlan:
         assert p.kv_transfer["kv_connector"] == "FP8HiddenStatesConnector"
         assert p.argv[p.argv.index("--tensor-parallel-size") + 1] == "4"
 
+    def test_prefix_caching_off_unless_vllm_args_say(self) -> None:
+        """The recipe turns prefix caching off (silent short hidden states otherwise); an explicit flag stays."""
+        on = lambda args: plan.serve_plan({**plan.DEFAULTS, "vllm_args": args}, "/m", [2], "file", "/s", {}, "m").argv
+        assert "--no-enable-prefix-caching" in on([]) and "--enable-prefix-caching" not in on([])
+        assert "--no-enable-prefix-caching" not in on(["--enable-prefix-caching"])
+        assert on(["--no-enable-prefix-caching"]).count("--no-enable-prefix-caching") == 1
+        assert plan.prefix_caching_on(["--no-enable-prefix-caching", "--enable-prefix-caching"])
+        assert not plan.prefix_caching_on(["--enable-prefix-caching", "--no-enable-prefix-caching"])
+
+    def test_load_timeouts_generous_unless_the_spec_or_host_sets_them(self) -> None:
+        """vLLM's 600 s / 300 s kill long loads; the recipe raises both, the spec's env and the host's win."""
+        p = plan.serve_plan({**plan.DEFAULTS}, "/m", [2], "file", "/s", {}, "m")
+        assert p.env["VLLM_ENGINE_READY_TIMEOUT_S"] == "3600" and p.env["VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS"] == "1200"
+        p = plan.serve_plan({**plan.DEFAULTS, "env": {"VLLM_ENGINE_READY_TIMEOUT_S": "7200"}}, "/m", [2], "file",
+                            "/s", {"VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "99"}, "m")
+        assert p.env["VLLM_ENGINE_READY_TIMEOUT_S"] == "7200" and p.env["VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS"] == "99"
+
     def test_extract_argv(self) -> None:
         argv = plan.extract_argv({**plan.DEFAULTS, "max_samples": 10, "port": 9}, "/m", "/d", "/o")
         assert argv[1:4] == ["-m", "speculators", "generate-offline-data"]

@@ -52,6 +52,10 @@ class TestThroughEorch:
         assert record["shards"] == {"done": tiny["shards"], "total": tiny["shards"]}
         assert record["progress"]["done"] == record["progress"]["total"] == tiny["samples"]
         assert record["root_cause"] is None
+        steps = {s["step"]: s for s in record["steps"]}
+        assert [steps[k]["state"] for k in ("serve", "extract", "verify", "stop")] == ["done"] * 4
+        assert all(isinstance(steps[k]["seconds"], float) for k in ("serve", "extract", "verify", "stop"))
+        assert "steps: " in eorch("show", run["id"]).stdout and "✓ extract" in eorch("show", run["id"]).stdout
         assert pids_with_run_id(run["id"]) == []
         cmp = subprocess.run([str(engine_python), str(REPO / "tests/engine/hf_compare.py"), tiny["model"],
                               tiny["prepared"], str(out), "--layers", "2,4,5,8"],

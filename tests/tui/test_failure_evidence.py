@@ -65,3 +65,27 @@ class TestFailureEvidence:
         async with app.run_test(size=(80, 24)) as pilot:
             await until(pilot, lambda: isinstance(app.screen, RunDetailScreen) and app.screen.detail, "detail")
             assert app.screen.query_one(TabbedContent).active == "log-tab"
+
+
+class TestRecipeVerdict:
+    async def test_recipe_steps_and_outputs_on_the_detail(self, make_app, ctx: Context, tmp_path: Path) -> None:
+        """The recipe's steps as a checklist with times (as `gh run view` lists steps), then its outputs."""
+        from orchestrator.store.queries import add_events
+
+        with ctx.db() as s:
+            s.add(Run(id="ab12cd34", name="extract", host="local", kind="eagle3-extract", command=["recipe"],
+                      env={}, status="succeeded", phase="stopped", exit_code=0, created_at=NOW - timedelta(minutes=9),
+                      started_at=NOW - timedelta(minutes=9), ended_at=NOW - timedelta(minutes=8), log_offset=0,
+                      events_offset=0, cancel_requested=False,
+                      outputs={"dir": "/data/hs", "samples": 24, "verified": True, "bytes": 3 * 2**20}))
+            s.flush()
+            add_events(s, "ab12cd34", [("step_step", None, {"kind": "step", "step": step, "state": state, "ts": ts})
+                                       for step, state, ts in (("serve", "started", 0.0), ("serve", "done", 21.7),
+                                                               ("extract", "started", 21.8), ("extract", "done", 25.4),
+                                                               ("verify", "started", 25.4), ("verify", "done", 25.5))])
+        app = make_app(open_run="ab12cd34")
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, RunDetailScreen) and app.screen.detail, "detail")
+            timeline = str(app.screen.query_one("#run-timeline", Static).content)
+            assert "✓ serve 21s  ✓ extract 3s  ✓ verify 0s" in timeline
+            assert "outputs: 24 samples · verified · 3.0 MiB · /data/hs" in timeline

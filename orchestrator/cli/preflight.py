@@ -1,0 +1,69 @@
+"""`eorch preflight`, and the preflight step of `eorch launch --spec`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from orchestrator.cli.common import console, err_console, print_json, run_async
+from orchestrator.errors import PreflightRefused, UsageError
+from orchestrator.store.models import Run
+
+
+def preflight(
+    spec: Annotated[Path, typer.Option(help="the eagle3-extract job spec TOML to check")],
+    host: Annotated[str, typer.Option("--host", "-H", help="host name (see `eorch host list`)")] = "local",
+    set_: Annotated[list[str], typer.Option(
+        "--set", help="override a spec key: KEY.PATH=VALUE (repeatable), as for launch")] = [],  # noqa: B006
+    patch: Annotated[str | None, typer.Option(help="a patch set that must be applied (verified on the host)")] = None,
+    python: Annotated[str | None, typer.Option(help="the interpreter --patch applies to (default: vllm_python)")]
+    = None,
+    json_: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
+) -> None:
+    """Check a spec against the host without starting anything: model config, layer ids, lengths, TP, prefix
+    caching, load timeouts, interpreters, known-bad versions, patch set, GPUs (memory, processes, locks), disk.
+    Exits 1 when a check fails."""
+    from orchestrator.preflightrun import preflight as run_preflight
+    from orchestrator.speclaunch import spec_launch_args
+
+    kwargs = spec_launch_args(spec, extra_env={}, name=None, cwd=None, overrides=set_)
+    if kwargs["kind"] != "eagle3-extract":
+        raise UsageError(f"spec {spec.name}: preflight checks eagle3-extract specs; this one is a command")
+    report = run_async(lambda ctx: run_preflight(ctx, host, kwargs["spec"], patch=patch, python=python)).to_dict()
+    if json_:
+        print_json(report)
+    else:
+        print_report(report)
+    if report["verdict"] == "fail":
+        raise typer.Exit(1)
+
+
+def print_report(report: dict[str, Any], *, to_stderr: bool = False, all_checks: bool = True) -> None:
+    from orchestrator.preflight import lines
+
+    out = err_console if to_stderr else console
+    for line in lines(report, all_checks=all_checks):
+        out.print(line, highlight=False, soft_wrap=True)
+
+
+def launch_checked(host: str, kwargs: dict[str, Any], *, force: bool, json_: bool) -> Run:
+    """Preflight, then launch (orchestrator.preflightrun); warnings and a refusal's report are printed."""
+    from orchestrator.preflightrun import launch_checked as checked
+
+    try:
+        run, report = run_async(lambda ctx: checked(ctx, host, kwargs, force=force))
+    except PreflightRefused as err:
+        if json_:
+            print_json({"preflight": err.report})
+        else:
+            print_report(err.report, to_stderr=True)
+        raise
+    if not json_ and report.verdict.value != "ok":
+        print_report(report.to_dict(), all_checks=False)
+    return run
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(preflight)
