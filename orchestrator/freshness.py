@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from orchestrator.humanize import short_span
+
 # Below this, output is "just now"; the ETA of a run that is still writing is not second-guessed.
 QUIET_AFTER_S = 60.0
 
@@ -29,20 +31,6 @@ def output_time(live: Mapping[str, Any], host_now: float | None, local_now: date
     return local_now - timedelta(seconds=age_s)
 
 
-def span(seconds: float) -> str:
-    """42s, 7m05s, 12m (from ten minutes on), 3h12m, 2d04h."""
-    s = int(max(0, seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 600:
-        return f"{s // 60}m{s % 60:02d}s"
-    if s < 3600:
-        return f"{s // 60}m"
-    if s < 86400:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m"
-    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
-
-
 def quiet_for(last_output_at: datetime | None, now: datetime) -> float | None:
     """Seconds since the job last wrote anything; None if unknown."""
     if last_output_at is None:
@@ -55,7 +43,7 @@ def last_output_text(last_output_at: datetime | None, now: datetime) -> str:
     quiet = quiet_for(last_output_at, now)
     if quiet is None:
         return ""
-    return "last output just now" if quiet < QUIET_AFTER_S else f"last output {span(quiet)} ago"
+    return "last output just now" if quiet < QUIET_AFTER_S else f"last output {short_span(quiet)} ago"
 
 
 def eta_left(eta_s: float | None, last_output_at: datetime | None, now: datetime) -> float | None:
@@ -71,7 +59,7 @@ def eta_text(eta_s: float | None, last_output_at: datetime | None, now: datetime
     left = eta_left(eta_s, last_output_at, now)
     if left is None:
         return ""
-    return f"ETA {span(left)}" if left >= 0 else f"overdue {span(-left)}"
+    return f"ETA {short_span(left)}" if left >= 0 else f"overdue {short_span(-left)}"
 
 
 def clock_time(value: datetime) -> str:
