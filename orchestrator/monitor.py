@@ -150,7 +150,7 @@ class HostWatcher:
                 self._follow(session, run)
         report = await session.call("status_many", run_dirs=[r.remote_dir for r in runs])
         for run, live in zip(runs, report["runs"]):
-            record_observation(self.ctx, run.id, live, report.get("now"))
+            live = {**live, "ended_at": record_observation(self.ctx, run.id, live, report.get("now"))}
             await self.judge(session, run, live)
         return True
 
@@ -212,9 +212,8 @@ class HostWatcher:
             elif proposed == RunStatus.SUCCEEDED and row.phase not in ("failed",):
                 row.phase = "stopped"
             scheduler = {"scheduler": live["scheduler"]} if live.get("scheduler") else {}
-            changed = queries.propose_status(
-                s, row, proposed, exit_code=live["rc"], boot_changed=live["boot_changed"], **scheduler
-            )
+            changed = queries.propose_status(s, row, proposed, exit_code=live["rc"], boot_changed=live["boot_changed"],
+                                             ended_at=live.get("ended_at"), **scheduler)
         if changed:
             self.monitor.notify(RunStatusChanged(run.id, old, proposed.value))
 

@@ -141,9 +141,10 @@ def _mtime(path: str) -> float | None:
 
 
 def output_facts(run_dir: str) -> dict[str, Any]:
-    """When the job last wrote its log / step events (the host's clock), for stall checks and "last output"."""
+    """When the job last wrote its log / step events, and when it ended (the rc file), on the host's clock."""
     return {"log_mtime": _mtime(os.path.join(run_dir, "log")),
-            "events_mtime": _mtime(os.path.join(run_dir, "events.jsonl"))}
+            "events_mtime": _mtime(os.path.join(run_dir, "events.jsonl")),
+            "rc_mtime": _mtime(os.path.join(run_dir, "rc"))}
 
 
 def status(run_dir: str) -> dict[str, Any]:

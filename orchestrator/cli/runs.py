@@ -100,8 +100,8 @@ def launch(
 
 
 def _say_following(following: Following) -> None:
-    style = "yellow" if following.state == "none" else "dim"
-    console.print(f"[{style}]{following.detail}[/]", highlight=False)
+    console.print(following.detail, style="yellow" if following.state == "none" else "dim", highlight=False,
+                  markup=False)
 
 
 def _say_launched(run: Run) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -39,6 +40,12 @@ class TestReadingCommandsBringStatusUpToDate:
         first = launch(sys.executable, "-c", EXITS_3, host=host)
         second = launch(sys.executable, "-c", EXITS_3, host=host)
         wait_for(lambda: ended(first) and ended(second), 60, "both jobs to exit")
+        two_minutes_ago = time.time() - 120
+        for run in (first, second):  # launched ten minutes ago, ended two minutes before anyone looked
+            os.utime(Path(run["remote_dir"]) / "rc", (two_minutes_ago, two_minutes_ago))
+            with sqlite3.connect(eorch_home / "eorch.db") as db:
+                db.execute("update runs set created_at = datetime(created_at, '-10 minutes'), "
+                           "started_at = datetime(started_at, '-10 minutes') where id = ?", (run["id"],))
         listed = {r["id"]: r for r in json.loads(eorch("runs", "--json").stdout)}
         assert listed[first["id"]]["status"] == "failed" and listed[first["id"]]["exit_code"] == 3
         assert listed[first["id"]]["freshness"]["current"] is True
@@ -48,6 +55,9 @@ class TestReadingCommandsBringStatusUpToDate:
         assert record["status"] == "failed" and record["exit_code"] == 3
         assert record["log_offset"] == len(f"working\n{LAST_WORDS}\n")  # terminal only after the log was drained
         assert record["phase"] != "starting"
+        # The end is when the job ended (its rc file on the host), not when a reading command found it.
+        assert _epoch(record["ended_at"].removesuffix("Z")) <= two_minutes_ago + 5
+        assert _epoch(listed[first["id"]]["ended_at"].removesuffix("Z")) <= two_minutes_ago + 5
         text = eorch("show", second["id"]).stdout
         assert "failed" in text and "exit 3" in text and "as of" not in text
 
