@@ -18,6 +18,8 @@ FIGURES = {
     "logparse": ["logparse_bench.py", "--runs", "3"],
     "history": ["history_bench.py"],
     "recipe": ["recipe_bench.py", "--samples", "200"],
+    "canary": ["canary_bench.py"],
+    "retry": ["retry_bench.py"],
 }
 
 

@@ -82,26 +82,31 @@ def load_alerts_config(ctx: Context) -> AlertsConfig:
 
 
 def redact_url(url: str) -> str:
-    """Only the scheme and a real host name survive: `slack://T0k3n/…` → `slack://…`, `json://h:1/x?a=b` → `json://h`."""
+    """Only the scheme and what of the host cannot be a token survive: `slack://T0k3n/…` → `slack://…`,
+    `json://u:p@127.0.0.1:1/x?a=b` → `json://127.0.0.1`, `json://T0k3n.hooks.example.com` → `json://….example.com`."""
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""
     except ValueError:
         return "<unreadable url>"
     scheme = parts.scheme or "?"
-    return f"{scheme}://{host}" if _looks_like_hostname(host) else f"{scheme}://…"
+    return f"{scheme}://{_public_part_of_host(host)}"
 
 
-def _looks_like_hostname(host: str) -> bool:
+def _public_part_of_host(host: str) -> str:
     if host == "localhost":
-        return True
+        return host
     try:
         ip_address(host)
-        return True
+        return host
     except ValueError:
         pass
-    # Services that put tokens where the host goes (slack, discord, tgram, ntfy topics) have no dots there.
-    return "." in host and all(part and len(part) < 64 for part in host.split("."))
+    # Services put tokens where the host goes (slack, discord, tgram, ntfy topics: no dots), and a webhook's
+    # token can be a subdomain (`SECRET.hooks.example`): only the domain itself (the last two labels) is kept.
+    labels = host.split(".")
+    if len(labels) < 2 or not all(part and len(part) < 64 for part in labels):
+        return "…"
+    return ("…." if len(labels) > 2 else "") + ".".join(labels[-2:])
 
 
 # ---------------------------------------------------------------------------------------------- channels

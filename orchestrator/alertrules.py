@@ -22,6 +22,7 @@ class AlertKind(str, Enum):
     LOST = "lost"
     CANCELLED = "cancelled"
     STALLED = "stalled"
+    EXTRACTION_VERIFIED = "extraction_verified"
     HOST_UNREACHABLE = "host_unreachable"
     TEST = "test"
 
@@ -108,6 +109,8 @@ def evaluate(run: RunSnapshot, facts: RunFacts, now: datetime) -> list[AlertToRa
         kinds.append(AlertKind.LOADING_FINISHED)
     if _ready(run, facts.events):
         kinds.append(AlertKind.READY)
+    if _extraction_verified(facts.events):
+        kinds.append(AlertKind.EXTRACTION_VERIFIED)
     alerts = [make_run_alert(run, k, now) for k in kinds]
     stall_reason = stall_of(run, facts.events, now)
     if stall_reason:
@@ -135,6 +138,11 @@ def _ready(run: RunSnapshot, events: Sequence[Mapping[str, Any]]) -> bool:
     if run.phase == "serving" or any(_event_phase(e) == "serving" for e in events):
         return True
     return run.phase == "running" and run.kind != "command"
+
+
+def _extraction_verified(events: Sequence[Mapping[str, Any]]) -> bool:
+    """The recipe's first-sample gate passed (a ``gate`` step event ``done``): the extraction writes good data."""
+    return any(e.get("kind") == "step" and e.get("step") == "gate" and e.get("state") == "done" for e in events)
 
 
 def _signature_of(event: Mapping[str, Any]) -> str | None:
@@ -190,6 +198,7 @@ _WHAT = {
     AlertKind.LOST: "was LOST (process gone without an exit code: killed, OOM killer or reboot)",
     AlertKind.CANCELLED: "was cancelled",
     AlertKind.STALLED: "looks STALLED",
+    AlertKind.EXTRACTION_VERIFIED: "passed the first-sample check (shape, dtype, token ids, finite: extraction released)",
 }
 
 

@@ -41,7 +41,9 @@ from orchestrator.alertchannels import (
 )
 from orchestrator.alertrules import AlertKind, AlertToRaise, HostSnapshot, RunFacts, RunSnapshot
 from orchestrator.context import Context
+from orchestrator.errors import HistoryReadOnly
 from orchestrator.logparse import signature_hint
+from orchestrator.logparse.inert import inert_line
 from orchestrator.notices import HostReachabilityChanged, Notice, RunProgressed, RunStatusChanged
 from orchestrator.store import queries
 from orchestrator.store.models import Alert, Host, Run
@@ -86,6 +88,8 @@ class AlertEngine:
         self._started_at = self.clock()
         try:
             self.resend_pending()
+        except HistoryReadOnly:  # not an alert problem: the monitor cannot record anything either
+            raise
         except Exception:  # an alert problem must never stop the monitor
             log.exception("re-sending pending alerts failed")
 
@@ -109,6 +113,8 @@ class AlertEngine:
     def __call__(self, notice: Notice) -> None:
         try:
             self._handle(notice)
+        except HistoryReadOnly:
+            raise
         except Exception:  # an alert problem must never stop the monitor
             log.exception("alert evaluation failed for %s", type(notice).__name__)
 
@@ -162,6 +168,8 @@ class AlertEngine:
         self._last_tick = now_mono
         try:
             self.check_time_rules(tuple(getattr(monitor, "run_refs", ()) or ()))
+        except HistoryReadOnly:
+            raise
         except Exception:
             log.exception("periodic alert check failed")
 
@@ -225,7 +233,7 @@ def ring_bell(alert: AlertToRaise, out: Any = None) -> None:
     out = out or sys.__stderr__
     if out is None or not out.isatty():
         return
-    title = alert.title.replace("\x1b", "").replace("\x07", "")
+    title = inert_line(alert.title)  # a C1 ST or an ESC in a run's name must not end the OSC early
     out.write(f"\a\x1b]9;{title}\x07")
     out.flush()
 

@@ -11,6 +11,8 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
+from worker import boot
+
 # Runs on the host with its python3: unpack a worker tarball (stdin) into DEST atomically, once.
 _UNPACK_WORKER = """\
 import io, os, sys, tarfile
@@ -37,13 +39,28 @@ def shell(argv: Sequence[str]) -> str:
     return shlex.join(argv)
 
 
+# Runs on the host before the worker is there: the absolute root, with its runs/ dir made.
+_RESOLVE_ROOT = (
+    "import json,os,sys\nif sys.version_info<(3,8):sys.exit('eorch needs Python >= 3.8 on the host, this is '"
+    "+sys.version.split()[0]+'; choose one with `eorch host add --python`')\n"
+    "r=os.path.abspath(os.path.expanduser(sys.argv[1]));"
+    "os.makedirs(os.path.join(r,'runs'),exist_ok=True);print(json.dumps({'root':r}))"
+)
+
+
+# Every python started on a host gets -I (worker/boot.py says why): nothing in the login directory, the
+# user's PYTHONPATH or user site can replace a module eorch imports.
+def resolve_root(python: str, root: str) -> list[str]:
+    return [python, "-I", "-c", _RESOLVE_ROOT, root]
+
+
 def unpack_worker(python: str, dest: str) -> list[str]:
-    return [python, "-c", _UNPACK_WORKER, dest]
+    return [python, "-I", "-c", _UNPACK_WORKER, dest]
 
 
 def worker(python: str, worker_dir: str, *args: str) -> list[str]:
-    """Run ``worker.cli`` from the uploaded copy at worker_dir."""
-    return ["env", f"PYTHONPATH={worker_dir}", python, "-m", "worker.cli", *args]
+    """Run ``worker.cli`` from the uploaded copy at worker_dir, isolated from the cwd and environment."""
+    return boot.argv(python, worker_dir, "worker.cli", *args)
 
 
 def worker_call(python: str, worker_dir: str, op: str, args: dict[str, Any]) -> list[str]:
@@ -63,5 +80,10 @@ def last_lines(path: str, lines: int) -> list[str]:
     return ["tail", "-n", str(lines), path]
 
 
+def request_retry(run_dir: str) -> list[str]:
+    """Create RUN_DIR/retry: a recipe waiting on its kept server runs the client again (worker/recipes/warmserver.py)."""
+    return ["touch", f"{run_dir}/retry"]
+
+
 def probe_python(python: str) -> list[str]:
-    return [python, "-c", "import sys; print(sys.version_info >= (3, 8))"]
+    return [python, "-I", "-c", "import sys; print(sys.version_info >= (3, 8))"]

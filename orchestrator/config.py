@@ -93,7 +93,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     data: dict[str, Any] = {}
     if path.exists():
         try:
-            data = tomllib.loads(path.read_text())
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as err:
+            raise ConfigError(f"{path}: not UTF-8 text (byte {err.start}); save it as UTF-8") from None
         except (OSError, tomllib.TOMLDecodeError) as err:
             raise ConfigError(f"{path}: {err}") from err
     try:

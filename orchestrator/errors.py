@@ -14,6 +14,7 @@ translated into this tree at the edge that calls the library, never deeper.
     │   ├── HostUnreachable         connect/auth/network failure (the run is not failed for it)
     │   └── HostKeyRefused          unknown or changed host key; says how to verify and add it
     ├── RemoteCommandFailed         a remote command exited non-zero (argv, exit_status, stderr)
+    │   └── WorkerFailed            eorch's own worker on the host failed (named as such, with its python)
     ├── PatchError                  a patch set cannot be checked/applied/reverted; host unchanged
     ├── PreflightRefused            a launch's preflight failed a check; nothing started (carries the report)
     └── MonitorBusy                 another monitor holds the follow lock
@@ -53,6 +54,10 @@ class StoreError(EorchError):
     """The local history database cannot be opened or migrated."""
 
 
+class HistoryReadOnly(StoreError):
+    """The history database cannot be written: nothing a monitor does can be recorded, so it stops."""
+
+
 class HostError(EorchError):
     """Something went wrong reaching a host."""
 
@@ -78,6 +83,18 @@ class RemoteCommandFailed(EorchError):
         self.argv = list(argv)
         self.exit_status = exit_status
         self.stderr = stderr
+
+
+class WorkerFailed(RemoteCommandFailed):
+    """eorch's worker (or its bootstrap) exited non-zero on the host: the message names it and its python."""
+
+    def __init__(self, host: str, python: str, doing: str, argv: Sequence[str], exit_status: int | None,
+                 stderr: str) -> None:
+        super().__init__(argv, exit_status, stderr)
+        last = stderr.strip().splitlines()[-1] if stderr.strip() else "no error output"
+        EorchError.__init__(self, f"host {host!r}: eorch's worker ({python} on the host) failed {doing}, "
+                                  f"exit {exit_status}: {last}")
+        self.host = host
 
 
 class PatchError(EorchError):

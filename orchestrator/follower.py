@@ -192,10 +192,25 @@ class StepEventFollower:
 
 def apply_step_event(run: Run, record: dict[str, Any]) -> None:
     kind = record.get("kind")
+    if kind in ("server_kept", "retry", "step"):
+        from orchestrator.warmserver import apply_warm_event
+
+        run.warm_server = apply_warm_event(run.warm_server, record)
     if kind == "progress":
         run.progress_done, run.progress_total, run.progress_rate = (
             record.get("done"), record.get("total"), record.get("rate"))
     elif kind == "outputs":
-        run.outputs = {k: record.get(k) for k in ("dir", "samples", "verified", "bytes", "stray_locks")}
+        gate = (run.outputs or {}).get("first_sample")
+        run.outputs = {k: record.get(k) for k in ("dir", "samples", "verified", "bytes", "stray_locks",
+                                                  "client_errors", "first_client_error")}
+        if gate is not None:
+            run.outputs["first_sample"] = gate
+    elif kind == "step" and record.get("step") == "gate" and record.get("state") in ("done", "failed"):
+        detail = record.get("detail") or {}
+        run.outputs = {**(run.outputs or {}), "first_sample": {"verified": record["state"] == "done", **detail}}
+    elif kind == "canary":
+        from orchestrator.canary import canary_record
+
+        run.canary = canary_record(record)
     elif kind == "step" and record.get("step") == "extract" and record.get("state") == "started":
         run.phase = merge_phase(run.phase, "running")

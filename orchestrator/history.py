@@ -18,6 +18,7 @@ from sqlalchemy import Select, delete, func, or_, select, text
 from sqlalchemy.orm import Session
 
 from orchestrator.errors import UsageError
+from orchestrator.secretenv import REDACTED, is_secret_key
 from orchestrator.store.models import Alert, Event, Run
 from orchestrator.store.queries import get_run, utcnow
 from orchestrator.views import run_record
@@ -33,7 +34,11 @@ def parse_since(value: str, now: datetime | None = None) -> datetime:
     now = now or utcnow()
     match = _SINCE.match(value)
     if match:
-        return now - timedelta(seconds=float(match.group(1)) * _UNIT_S[match.group(2).lower()])
+        try:
+            return now - timedelta(seconds=float(match.group(1)) * _UNIT_S[match.group(2).lower()])
+        except (OverflowError, ValueError):
+            raise UsageError(f"{value!r} is further back than any date; use at most a few thousand years "
+                             "(e.g. 365d) or an ISO date") from None
     try:
         parsed = datetime.fromisoformat(value.strip().removesuffix("Z"))
     except ValueError as err:
@@ -147,11 +152,8 @@ def record_fingerprint(session: Session, run: Run) -> str | None:
 
 # ------------------------------------------------------------------------------------------------ similar
 
-_SECRET_KEY = re.compile(r"TOKEN|SECRET|PASSW|KEY|CREDENTIAL|AUTH", re.IGNORECASE)
-
-
 def _env_value(key: str, value: Any) -> Any:
-    return "<redacted>" if _SECRET_KEY.search(key) else value
+    return REDACTED if is_secret_key(key) else value
 
 
 def dict_changes(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None,
@@ -180,6 +182,20 @@ def run_changes(earlier: Run, later: Run) -> dict[str, Any]:
     return changes
 
 
+def describe_changes(changes: Mapping[str, Any]) -> str:
+    """`vllm_version: 0.16.0 → 0.17.1; env: VLLM_USE_V1 1→0` — what `run_changes` found, in one line."""
+    return "; ".join(_describe_change(k, v) for k, v in changes.items()) or "nothing recorded"
+
+
+def _describe_change(key: str, change: Any) -> str:
+    if isinstance(change, dict) and set(change) == {"from", "to"}:
+        before, after = change["from"], change["to"]
+        if isinstance(before, list) or isinstance(after, list):
+            return f"{key}: {' '.join(before or [])!r} → {' '.join(after or [])!r}"
+        return f"{key}: {before} → {after}"
+    return f"{key}: " + ", ".join(f"{k} {v['from']}→{v['to']}" for k, v in change.items())
+
+
 def similar_runs(session: Session, ref: str, limit: int = 20) -> tuple[Run, list[dict[str, Any]]]:
     """Earlier runs with the same failure fingerprint, newest first, each with what changed since it."""
     run = get_run(session, ref)
@@ -205,17 +221,37 @@ def fts_query(words: str) -> str:
 def search(session: Session, words: str, limit: int = 50) -> list[dict[str, Any]]:
     """Runs whose root cause (exception, message, traceback) or name contains all the words, best first."""
     rows = session.execute(
-        text("SELECT run_id, snippet(runs_fts, -1, '[', ']', '…', 12) AS snip, bm25(runs_fts) AS rank "
+        text("SELECT run_id, snippet(runs_fts, -1, :open, :close, '…', 12) AS snip, bm25(runs_fts) AS rank "
              "FROM runs_fts WHERE runs_fts MATCH :q ORDER BY rank LIMIT :limit"),
-        {"q": fts_query(words), "limit": limit},
+        {"q": fts_query(words), "limit": limit, "open": _MATCH_OPEN, "close": _MATCH_CLOSE},
     ).all()
     runs = {r.id: r for r in session.scalars(select(Run).where(Run.id.in_([row.run_id for row in rows])))}
     out = []
     for row in rows:
         run = runs.get(row.run_id)
         if run is not None:
-            out.append({"run": history_record(run), "snippet": row.snip})
+            plain, spans = _unmark(row.snip)
+            out.append({"run": history_record(run), "snippet": row.snip.replace(_MATCH_OPEN, "[").replace(
+                _MATCH_CLOSE, "]"), "snippet_text": plain, "snippet_matches": spans})
     return out
+
+
+# Marks around the matched words in an FTS snippet: characters no root cause text contains (it is made
+# inert), so they tell a match from a bracket in the text.
+_MATCH_OPEN, _MATCH_CLOSE = "\x02", "\x03"
+
+
+def _unmark(snippet: str) -> tuple[str, list[list[int]]]:
+    """The snippet without its match marks, and the [start, end) of each match in it."""
+    plain: list[str] = []
+    spans: list[list[int]] = []
+    pos = 0
+    for i, part in enumerate(snippet.replace(_MATCH_CLOSE, _MATCH_OPEN).split(_MATCH_OPEN)):
+        if i % 2:
+            spans.append([pos, pos + len(part)])
+        plain.append(part)
+        pos += len(part)
+    return "".join(plain), spans
 
 
 # -------------------------------------------------------------------------------------------------- stats

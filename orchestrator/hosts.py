@@ -17,9 +17,9 @@ from typing import Any
 from orchestrator import commands
 from orchestrator.bundle import worker_bundle
 from orchestrator.config import Settings
-from orchestrator.errors import EorchError, HostUnreachable, RemoteCommandFailed, UsageError
+from orchestrator.errors import EorchError, HostUnreachable, UsageError, WorkerFailed
 from orchestrator.store.models import Host
-from orchestrator.transport import LocalTransport, RemoteProcess, Transport
+from orchestrator.transport import Completed, LocalTransport, RemoteProcess, Transport
 
 LOCAL_HOST = "local"
 HOST_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -77,24 +77,26 @@ class HostSession:
         dest = f"{root}/worker/{bundle.digest}"
         result = await self.transport.run(commands.unpack_worker(self.python, dest), input=bundle.tarball)
         if result.exit_status != 0:
-            raise RemoteCommandFailed(result.argv, result.exit_status, result.stderr.decode(errors="replace"))
+            raise self._failed("unpacking itself", result)
         self.root, self.worker_dir = root, dest
         agent = self._with_env(commands.worker_agent(self.python, self.worker_dir))
         self._agent = await self.transport.start(agent)
 
     async def _call_bootstrap(self, op: str, **args: Any) -> dict[str, Any]:
         """A one-shot call that works before the worker is uploaded (resolve_root only needs stdlib)."""
-        code = (
-            "import json,os,sys;r=os.path.abspath(os.path.expanduser(sys.argv[1]));"
-            "os.makedirs(os.path.join(r,'runs'),exist_ok=True);print(json.dumps({'root':r}))"
-        )
-        result = await self.transport.run([self.python, "-c", code, args["root"]])
+        result = await self.transport.run(commands.resolve_root(self.python, args["root"]))
         if result.exit_status != 0:
-            stderr = result.stderr.decode(errors="replace")
             if result.exit_status == 127:
                 raise HostUnreachable(self.name, f"{self.python} not found on the host")
-            raise RemoteCommandFailed(result.argv, result.exit_status, stderr)
+            if b"Unknown option: -I" in result.stderr:  # Python 2: its last line is only "Try `python -h'"
+                result = Completed(result.argv, result.exit_status, b"", b"it has no -I option: eorch needs "
+                                   b"Python >= 3.8 on the host; choose one with `eorch host add --python`")
+            raise self._failed("to start", result)
         return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+    def _failed(self, doing: str, result: Completed) -> WorkerFailed:
+        return WorkerFailed(self.name, self.python, doing, result.argv, result.exit_status,
+                            result.stderr.decode(errors="replace"))
 
     async def call(self, op: str, **args: Any) -> dict[str, Any]:
         """Ask the agent; a dead agent channel means the host is unreachable."""
@@ -109,7 +111,7 @@ class HostSession:
             except (OSError, ConnectionError, BrokenPipeError) as err:
                 raise HostUnreachable(self.name, f"agent channel broke: {err}") from err
             if not reply_line:
-                raise HostUnreachable(self.name, "agent channel closed")
+                raise HostUnreachable(self.name, "the channel to eorch's worker agent closed")
         reply = json.loads(reply_line)
         if not reply.get("ok"):
             raise RemoteOpFailed(f"{self.name}: {reply.get('error')}")
@@ -123,7 +125,7 @@ class HostSession:
         try:
             reply = json.loads(result.stdout.decode().strip().splitlines()[-1])
         except (ValueError, IndexError) as err:
-            raise RemoteCommandFailed(result.argv, result.exit_status, result.stderr.decode(errors="replace")) from err
+            raise self._failed(f"in {op!r}", result) from err
         if not reply.get("ok"):
             raise RemoteOpFailed(f"{self.name}: {reply.get('error')}")
         return reply["result"]  # type: ignore[no-any-return]

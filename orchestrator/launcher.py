@@ -8,20 +8,22 @@ from typing import Any
 
 from orchestrator.context import Context
 from orchestrator.errors import UsageError
+from orchestrator.logparse.inert import inert_line
 from orchestrator.patches import prepare_launch, run_pythons
 from orchestrator.runstate import RunStatus
+from orchestrator.secretenv import redacted_env, split_env
 from orchestrator.store.models import Run
 from orchestrator.store.queries import add_event, get_host, new_run_id, utcnow
 
 ENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def parse_env(pairs: Sequence[str]) -> dict[str, str]:
+def parse_env(pairs: Sequence[str], option: str = "--env") -> dict[str, str]:
     env: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not ENV_KEY_RE.match(key):
-            raise UsageError(f"bad --env {pair!r}: expected KEY=VALUE with KEY like MY_VAR")
+            raise UsageError(f"bad {option} {key!r}: expected KEY=VALUE with KEY like MY_VAR")  # no value: a secret
         env[key] = value
     return env
 
@@ -42,6 +44,7 @@ async def launch(
     patch: str | None = None,
     apply_patches: bool = False,
     sbatch_args: Sequence[str] = (),
+    secret_env: Mapping[str, str] | None = None,
     preflight: dict[str, Any] | None = None,
     gpu_locks: Sequence[int] = (),
     force_locks: bool = False,
@@ -50,10 +53,15 @@ async def launch(
 
     On a Slurm host the wrapper is submitted with sbatch (the host's sbatch args, then ``sbatch_args``) and
     the run is recorded as ``launching``: the monitor moves it to ``running`` when Slurm starts the job.
+
+    Secrets (``secret_env``, and the variables of ``env`` whose key looks like one: orchestrator.secretenv)
+    reach the job but are recorded, here and on the host, only as ``<redacted>``.
     ``preflight`` is the report stored on the run; ``gpu_locks`` the GPUs the run locks on the host.
     """
     if not argv:
         raise UsageError("no command given: put it after `--`, e.g. eorch launch --host H -- python train.py")
+    if name is not None and inert_line(name) != name:
+        raise UsageError("the run name has control characters or escape sequences; give a --name of plain text")
     with ctx.db() as s:
         host_row = get_host(s, host)  # unknown host: clear error before any connection
         slurm = host_row.scheduler == "slurm"
@@ -71,10 +79,12 @@ async def launch(
     scheduling: dict[str, Any] = {"scheduler": "slurm", "sbatch_args": all_sbatch_args} if slurm else {}
     if gpu_locks and not slurm:
         scheduling.update(gpu_locks=list(gpu_locks), force_locks=force_locks)
+    public_env, secrets = split_env({**env, **(secret_env or {})}, explicit=secret_env or ())
     info = await session.call(
-        "launch", run_dir=run_dir, run_id=run_id, argv=list(argv), env=dict(env), cwd=cwd, files=dict(files or {}),
-        **scheduling,
+        "launch", run_dir=run_dir, run_id=run_id, argv=list(argv), env=public_env, secret_env=secrets, cwd=cwd,
+        files=dict(files or {}), **scheduling,
     )
+    env = redacted_env({**env, **(secret_env or {})}, explicit=secrets)
     status = RunStatus.LAUNCHING if slurm else RunStatus.RUNNING
     now = utcnow()
     run = Run(
@@ -121,4 +131,4 @@ def _fill(text: str, values: Mapping[str, str]) -> str:
 
 def _default_name(argv: Sequence[str]) -> str:
     words = [a.rsplit("/", 1)[-1] for a in argv[:3]]
-    return " ".join(words)[:60]
+    return inert_line(" ".join(words))[:60]

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.context import Context
-from orchestrator.errors import HostError, MonitorBusy
+from orchestrator.errors import HostError, MonitorBusy, StoreError
 from orchestrator.follower import LogFollower, StepEventFollower
 from orchestrator.hosts import HostSession, RemoteOpFailed
+from orchestrator.logparse import exit_root_cause
 from orchestrator.monitorlock import MonitorLock
 from orchestrator.notices import (
     HostReachabilityChanged,
@@ -82,10 +83,12 @@ class HostWatcher:
             queries.set_reachability(s, self.host, reachable, error)
         self.monitor.notify(HostReachabilityChanged(self.host, reachable, error))
 
-    def _stop_followers(self) -> None:
+    def _stop_followers(self) -> list[asyncio.Task[None]]:
+        tasks = [task for followed in self.followed.values() for task in followed.tasks]
         for followed in self.followed.values():
             followed.cancel()
         self.followed.clear()
+        return tasks
 
     async def run(self) -> None:
         backoff = 0.5
@@ -106,7 +109,10 @@ class HostWatcher:
                     continue
                 await self._pause()
         finally:
-            self._stop_followers()
+            # Wait for the followers to stop their tails: left to asyncio.run's final cancel sweep, a second
+            # cancel cut their stop short and the tail was reaped after the loop closed (Ctrl-C on `watch`
+            # printed "Event loop is closed").
+            await asyncio.gather(*self._stop_followers(), return_exceptions=True)
 
     def wake_up(self, polls: int) -> None:
         self.fast_polls = max(self.fast_polls, polls)
@@ -207,6 +213,10 @@ class HostWatcher:
             )
             old = row.status
             row.exit_code = live["rc"]
+            if proposed is RunStatus.FAILED and row.root_cause is None:
+                killed = exit_root_cause(live["rc"])  # a log that just stops: the exit status may say why
+                if killed is not None:
+                    row.root_cause, row.signature = killed.to_json(), killed.signature
             if proposed in (RunStatus.FAILED, RunStatus.LOST) and row.phase not in ("failed",):
                 row.phase = "failed"
             elif proposed == RunStatus.SUCCEEDED and row.phase not in ("failed",):
@@ -312,6 +322,8 @@ class Monitor:
                 for host in hosts:
                     task = self.watchers.get(host)
                     if task is not None and task.done() and not task.cancelled() and task.exception():
+                        if isinstance(task.exception(), StoreError):  # nothing can be recorded: stop
+                            raise task.exception()  # type: ignore[misc]
                         log.error("watching host %s failed: %r", host, task.exception())
                     if task is None or task.done():
                         watcher = self.host_watchers[host] = HostWatcher(self, host)

@@ -91,9 +91,11 @@ def load_patch_set(ref: str) -> PatchSet:
     directory = resolve_dir(ref)
     manifest_path = directory / "manifest.toml"
     try:
-        raw = tomllib.loads(manifest_path.read_text())
+        raw = tomllib.loads(manifest_path.read_text(encoding="utf-8"))
     except FileNotFoundError as err:
         raise PatchError(f"{directory}: no manifest.toml") from err
+    except UnicodeDecodeError:
+        raise PatchError(f"{manifest_path}: not UTF-8 text; save it as UTF-8") from None
     except tomllib.TOMLDecodeError as err:
         raise PatchError(f"{manifest_path}: invalid TOML: {err}") from err
     try:
@@ -107,9 +109,11 @@ def load_patch_set(ref: str) -> PatchSet:
     for entry in manifest.files:
         if entry.diff not in diffs:
             try:
-                diffs[entry.diff] = (directory / entry.diff).read_text()
+                diffs[entry.diff] = (directory / entry.diff).read_text(encoding="utf-8")
             except OSError as err:
                 raise PatchError(f"{manifest_path}: diff {entry.diff} unreadable: {err.strerror}") from err
+            except UnicodeDecodeError:
+                raise PatchError(f"{manifest_path}: diff {entry.diff} is not UTF-8 text") from None
             try:
                 for fd in parse_diff(diffs[entry.diff], source=str(directory / entry.diff)):
                     sections[fd.path] = entry.diff

@@ -92,3 +92,24 @@ def merge_phase(current: str, proposed: str) -> str:
     except ValueError:
         return proposed
     return new.value if new.rank > old.rank else old.value
+
+
+# A phase that only restates how a run ended (the monitor records these when it ends).
+_ENDING_PHASES = {RunStatus.SUCCEEDED: "stopped", RunStatus.FAILED: "failed", RunStatus.LOST: "failed"}
+
+
+def shown_phase(status: RunStatus | str, phase: str | None, kind: str) -> str | None:
+    """The phase word to show beside a status, or None: one place for the CLI (runs, show, watch) and the TUI.
+
+    Phases come from what the log says (vLLM's markers, a recipe's steps). A plain command whose log never
+    said one is still at the initial ``starting``: it has no phase, whatever its status. Nor has an ended
+    run that never left ``starting``; and an ended run's ``stopped`` / ``failed`` beside ``succeeded`` /
+    ``failed`` / ``lost`` would only repeat the status. What is left agrees with the status: ``running ·
+    loading``, ``cancelled · serving`` (cancelled while it served), ``failed`` after ``loading``.
+    """
+    status = RunStatus(status)
+    if not phase or (phase == "starting" and (kind == "command" or status.is_terminal())):
+        return None
+    if _ENDING_PHASES.get(status) == phase:
+        return None
+    return phase

@@ -17,6 +17,7 @@ Default layer ids need the model's config.json, which lives on the host, so the 
 from __future__ import annotations
 
 import copy
+import re
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
@@ -48,6 +49,25 @@ def _non_blank(value: str) -> str:
     return value
 
 
+_ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _env_vars(env: dict[str, str]) -> dict[str, str]:
+    """Names a process environment can hold (no `=`, not empty), values without NUL bytes."""
+    for key, value in env.items():
+        if not _ENV_KEY.fullmatch(key):
+            raise ValueError(f"{key!r} is not a variable name: use letters, digits and _ (like MY_VAR)")
+        if "\x00" in value:
+            raise ValueError(f"the value of {key} has a NUL byte")
+    return env
+
+
+def _no_nul(words: list[str]) -> list[str]:
+    if any("\x00" in w for w in words):
+        raise ValueError("an argument has a NUL byte")
+    return words
+
+
 class CommandSection(_Strict):
     """Any argv, run detached on the host."""
 
@@ -59,7 +79,12 @@ class CommandSection(_Strict):
     @classmethod
     def _argv0(cls, argv: list[str]) -> list[str]:
         _non_blank(argv[0])
-        return argv
+        return _no_nul(argv)
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, env: dict[str, str]) -> dict[str, str]:
+        return _env_vars(env)
 
 
 class Eagle3Section(_Strict):
@@ -96,6 +121,25 @@ class Eagle3Section(_Strict):
     server_access_log: bool = False
     # versions preflight requires of the interpreters: {"vllm": "0.33.0", "speculators": ">=0.9,<0.10"}
     expect_versions: dict[str, str] = Field(default_factory=dict)
+    # first the same recipe on a shrunken copy of the model (worker/recipes/canary.py); the full run starts
+    # only after it succeeded
+    canary: bool = True
+    canary_samples: int = Field(default=4, ge=1)
+    # one real sample sent and its output checked (shape, dtype, token ids, finite) before the dataset
+    first_sample_gate: bool = True
+    # a client-side failure keeps the loaded server for `eorch retry` (worker/recipes/warmserver.py)
+    keep_server: bool = False
+    keep_server_idle_s: float = Field(default=1800.0, gt=0)
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, env: dict[str, str]) -> dict[str, str]:
+        return _env_vars(env)
+
+    @field_validator("vllm_args")
+    @classmethod
+    def _args(cls, args: list[str]) -> list[str]:
+        return _no_nul(args)
 
     @field_validator("model", "data", "output", "vllm_python", "speculators_python")
     @classmethod
@@ -225,6 +269,8 @@ def load_spec(path: str | Path, overrides: Sequence[str] = ()) -> CommandJob | E
         raise SpecError(f"spec {path}: file not found") from None
     except OSError as exc:
         raise SpecError(f"spec {path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"spec {path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"spec {path.name}: not valid TOML: {exc}") from None
     return parse_spec(apply_overrides(data, overrides), source=path.name)

@@ -8,29 +8,42 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import UsageError
+from orchestrator.secretenv import redacted_env, split_env
 from orchestrator.spec import CommandJob, Eagle3Job, load_spec, worker_payload
 
 
 def spec_launch_args(
-    path: Path, *, extra_env: Mapping[str, str], name: str | None, cwd: str | None, overrides: Sequence[str] = ()
+    path: Path, *, extra_env: Mapping[str, str], name: str | None, cwd: str | None, overrides: Sequence[str] = (),
+    canary: bool | None = None,
 ) -> dict[str, Any]:
-    """Keyword arguments for ``launcher.launch`` from a validated spec file (SpecError if invalid)."""
+    """Keyword arguments for ``launcher.launch`` from a validated spec file (SpecError if invalid).
+    ``canary``: ``--canary``/``--no-canary`` (None: the spec's ``eagle3.canary``, on by default)."""
     spec = load_spec(path, overrides)
+    if canary is not None:
+        if not isinstance(spec, Eagle3Job):
+            raise UsageError("--canary/--no-canary apply to an eagle3-extract spec; this spec runs a command")
+        spec = spec.model_copy(update={"eagle3": spec.eagle3.model_copy(update={"canary": canary})})
     if isinstance(spec, CommandJob):
+        payload = worker_payload(spec)
+        payload["command"]["env"] = redacted_env(payload["command"]["env"])
         return {
             "argv": list(spec.command.argv),
             "env": {**spec.command.env, **extra_env},
             "cwd": cwd or spec.command.cwd,
             "name": name or spec.name,
             "kind": "command",
-            "spec": worker_payload(spec),
+            "spec": payload,
         }
     assert isinstance(spec, Eagle3Job)
     payload = worker_payload(spec)
+    # Secrets of the recipe's env leave spec.json: they reach the recipe (and the server and client it
+    # starts, which inherit its environment) as the run's secret variables instead.
+    public, secrets = split_env(payload["eagle3"]["env"])
+    payload["eagle3"]["env"] = public
     return {
         # {python}, {worker} and {run_dir} are filled in by the launcher once the host session is open.
         "argv": ["{python}", "-m", "worker.recipes.eagle3", "{run_dir}/spec.json"],
-        "env": {"PYTHONPATH": "{worker}", **extra_env},
+        "env": {"PYTHONPATH": "{worker}", **secrets, **extra_env},
         "cwd": cwd,
         "name": name or spec.name or "eagle3-extract",
         "kind": "eagle3-extract",
@@ -42,7 +55,7 @@ def spec_launch_args(
 
 def split_launch_args(
     path: Path, hosts: Sequence[str], *, extra_env: Mapping[str, str], name: str | None, cwd: str | None,
-    overrides: Sequence[str] = (),
+    overrides: Sequence[str] = (), canary: bool | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
     """One (host, launch kwargs) per host for an eagle3-extract spec split across them: host i extracts rank i
     of ``len(hosts)`` (contiguous shares of the dataset).  Every spec is validated before anything starts."""
@@ -54,5 +67,6 @@ def split_launch_args(
     n = len(hosts)
     stem = name or base.name or "eagle3-extract"
     return [(host, spec_launch_args(path, extra_env=extra_env, name=f"{stem}-rank{i}-of-{n}", cwd=cwd,
-                                    overrides=[*overrides, f"eagle3.world_size={n}", f"eagle3.rank={i}"]))
+                                    overrides=[*overrides, f"eagle3.world_size={n}", f"eagle3.rank={i}"],
+                                    canary=canary))
             for i, host in enumerate(hosts)]

@@ -15,6 +15,7 @@ from pathlib import Path
 import asyncssh
 
 from orchestrator import commands
+from orchestrator.destination import parse_destination
 from orchestrator.errors import HostKeyRefused, HostUnreachable
 from orchestrator.transport import Completed, RemoteProcess
 
@@ -29,11 +30,6 @@ class SshTarget:
     pinned_known_hosts: str | None = None  # eorch's own known_hosts (keys pinned with --accept-new-host-key)
 
 
-def split_destination(destination: str) -> tuple[str | None, str]:
-    user, _, host = destination.rpartition("@")
-    return (user or None), host
-
-
 def _config_files(target: SshTarget) -> list[str]:
     files = [str(Path(f).expanduser()) for f in target.ssh_config]
     default = Path("~/.ssh/config").expanduser()
@@ -43,14 +39,17 @@ def _config_files(target: SshTarget) -> list[str]:
 
 
 def resolve_options(target: SshTarget) -> asyncssh.SSHClientConnectionOptions:
-    """Connection options from the user's ssh config for this destination (HostName, Port, User, ...)."""
-    user, host = split_destination(target.destination)
+    """Connection options from the user's ssh config for this destination (HostName, Port, User, ...).
+
+    An explicit user or port wins over the config, as with ``ssh -p PORT user@host``.
+    """
+    dest = parse_destination(target.destination, target.port)
     kwargs: dict[str, object] = {"config": _config_files(target) or None}
-    if user:
-        kwargs["username"] = user
-    if target.port:
-        kwargs["port"] = target.port
-    return asyncssh.SSHClientConnectionOptions(host=host, **kwargs)  # type: ignore[arg-type]
+    if dest.user:
+        kwargs["username"] = dest.user
+    if dest.port:
+        kwargs["port"] = dest.port
+    return asyncssh.SSHClientConnectionOptions(host=dest.host, **kwargs)  # type: ignore[arg-type]
 
 
 def known_hosts_files(options: asyncssh.SSHClientConnectionOptions, target: SshTarget) -> list[str]:
@@ -137,6 +136,10 @@ class SshTransport:
                 self._conn, _ = await asyncio.wait_for(
                     asyncssh.create_connection(
                         lambda: _Client(lost),
+                        # host and port again: create_connection re-resolves the options for its host
+                        # argument, and its default ('') would drop what the options hold.
+                        options.host,
+                        options.port,
                         options=options,
                         known_hosts=known,
                         keepalive_interval=10,
@@ -165,7 +168,8 @@ class SshTransport:
         return (
             f"the host key of {entry} is not in known_hosts. Verify its fingerprint out of band "
             f"(on the host: ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub), then either run "
-            f"`ssh -p {port} {self.target.destination}` once and accept it, or re-run with --accept-new-host-key."
+            f"`ssh -p {port} {parse_destination(self.target.destination).login}` once and accept it, "
+            f"or re-run with --accept-new-host-key."
         )
 
     async def fetch_host_key(self) -> tuple[str, int, asyncssh.SSHKey]:

@@ -7,7 +7,8 @@ has the SSH one. Both hand out ``RemoteProcess`` streams and ``Completed`` resul
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -71,8 +72,14 @@ class _LocalProcess:
                 self._proc.kill()
 
 
+def controller_free_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment for the `local` host's worker (and so its jobs): the user's, without eorch's own
+    settings (``EORCH_*``: the history's home, alert URLs with their tokens), as a job on an SSH host has."""
+    return {k: v for k, v in environ.items() if not k.startswith("EORCH_")}
+
+
 class LocalTransport:
-    """Runs argv as local subprocesses, without a shell."""
+    """Runs argv as local subprocesses, without a shell, in the user's environment less eorch's own."""
 
     name = "local"
 
@@ -90,10 +97,20 @@ class LocalTransport:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,
+                env=controller_free_env(os.environ),
             )
         except OSError as err:
             return Completed(tuple(argv), 127, b"", f"{argv[0]}: {err.strerror}".encode())
-        out, err = await asyncio.wait_for(proc.communicate(input), timeout)
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(input), timeout)
+        except BaseException:  # timed out or cancelled (Ctrl-C): reap it now, not after the loop closed
+            if proc.returncode is None:
+                try:
+                    proc.kill()
+                except ProcessLookupError:
+                    pass
+                await proc.wait()
+            raise
         return Completed(tuple(argv), proc.returncode, out, err)
 
     async def start(self, argv: Sequence[str]) -> RemoteProcess:
@@ -103,6 +120,7 @@ class LocalTransport:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
             start_new_session=True,
+            env=controller_free_env(os.environ),
             limit=1 << 24,
         )
         return _LocalProcess(proc)

@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from orchestrator.canary import effective_root_cause
 from orchestrator.logparse.tail import failure_evidence
+from orchestrator.secretenv import redacted_env
 from orchestrator.store.models import Host, Run
 
 #: Statuses whose record carries the log's evidence (first error line, last lines).
@@ -38,9 +40,9 @@ def run_record(run: Run) -> dict[str, Any]:
         "log_offset": run.log_offset,
         "last_output_at": _iso(run.last_output_at),
         "checked_at": _iso(run.checked_at),
-        "root_cause": run.root_cause,
+        "root_cause": effective_root_cause(run.root_cause, run.canary),
         "command": run.command,
-        "env": run.env,
+        "env": redacted_env(run.env),  # also for runs recorded before secrets were kept out
         "cwd": run.cwd,
         "remote_dir": run.remote_dir,
         "cancel_requested": run.cancel_requested,
@@ -56,6 +58,9 @@ def run_record(run: Run) -> dict[str, Any]:
     }
     if run.kind != "command" or run.outputs:
         record["outputs"] = run.outputs
+    if run.kind == "eagle3-extract":
+        record["canary"] = run.canary
+        record["warm_server"] = run.warm_server
     if run.status in EVIDENCE_STATUSES:
         record["evidence"] = failure_evidence(run.parser_state)
     return record

@@ -50,3 +50,24 @@ def eorch_home(tmp_path: Path, sshd: Sshd, monkeypatch: pytest.MonkeyPatch) -> P
 @pytest.fixture
 def cli():
     return eorch
+
+
+@pytest.fixture
+def plain_home(tmp_path: Path, sshd: Sshd, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A new user's setup: no ssh config anywhere, the client key as ~/.ssh/id_ed25519 and the loopback
+    sshd's key in ~/.ssh/known_hosts (HOME is a temporary directory); returns the fresh $EORCH_HOME."""
+    user_home = tmp_path / "user-home"
+    dot_ssh = user_home / ".ssh"
+    dot_ssh.mkdir(parents=True, mode=0o700)
+    shutil.copy(sshd.client_key, dot_ssh / "id_ed25519")
+    (dot_ssh / "id_ed25519").chmod(0o600)
+    shutil.copy(sshd.known_hosts, dot_ssh / "known_hosts")
+    monkeypatch.setenv("HOME", str(user_home))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    home = tmp_path / "eorch-home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        f'[monitor]\npoll_interval_s = 0.2\ncancel_grace_s = 3\n\n[local]\nroot = "{tmp_path / "local-root"}"\n'
+    )
+    monkeypatch.setenv("EORCH_HOME", str(home))
+    return home

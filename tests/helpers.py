@@ -14,11 +14,14 @@ from worker import procs
 
 
 def eorch(*args: str, check: bool = True, timeout: float = 120, input: str | None = None,
-          env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the real `eorch` CLI as a user would."""
+          env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the real `eorch` CLI as a user would (from ``cwd``, default the test's own).
+
+    ``-P``: like the `eorch` console script, keep the cwd off the controller's sys.path (``-m`` adds it).
+    """
     proc = subprocess.run(
-        [sys.executable, "-m", "orchestrator.cli.main", *args],
-        capture_output=True, text=True, timeout=timeout, input=input, check=False,
+        [sys.executable, "-P", "-m", "orchestrator.cli.main", *args],
+        capture_output=True, text=True, timeout=timeout, input=input, check=False, cwd=cwd,
         env={**os.environ, **(env or {}), "COLUMNS": "200"},
     )
     if check and proc.returncode != 0:

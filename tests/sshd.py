@@ -30,6 +30,7 @@ class Sshd:
     host_key: Path
     client_key: Path
     known_hosts: Path
+    extra_config: str = ""  # more sshd_config lines (e.g. a ForceCommand that changes the login directory)
     proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -56,7 +57,7 @@ class Sshd:
             f"AuthorizedKeysFile {self.dir / 'authorized_keys'}\nPidFile {self.dir / 'sshd.pid'}\n"
             "UsePAM no\nStrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
             "PermitRootLogin prohibit-password\nMaxSessions 100\nMaxStartups 100:30:200\n"
-            "Subsystem sftp internal-sftp\n"
+            "Subsystem sftp internal-sftp\n" + self.extra_config
         )
         with open(self.dir / "sshd.log", "wb") as log:  # sshd keeps its own copy of the descriptor
             self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=log, stderr=subprocess.STDOUT)
@@ -99,7 +100,7 @@ def _children(ppid: int) -> list[int]:
     return out
 
 
-def make_sshd(base: Path) -> Sshd:
+def make_sshd(base: Path, extra_config: str = "") -> Sshd:
     base.mkdir(parents=True, exist_ok=True)
     host_key, client_key = base / "hostkey_ed25519", base / "client_key"
     keygen(host_key)
@@ -108,6 +109,6 @@ def make_sshd(base: Path) -> Sshd:
     port = free_port()
     known_hosts = base / "known_hosts"
     known_hosts.write_text(f"[127.0.0.1]:{port} {' '.join(Path(str(host_key) + '.pub').read_text().split()[:2])}\n")
-    sshd = Sshd(base, port, host_key, client_key, known_hosts)
+    sshd = Sshd(base, port, host_key, client_key, known_hosts, extra_config)
     sshd.start()
     return sshd

@@ -11,15 +11,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import select
 
 from orchestrator.context import Context
 from orchestrator.errors import EorchError
 from orchestrator.freshness import status_note
 from orchestrator.logparse import signature_hint
+from orchestrator.logparse.inert import inert, inert_line
 from orchestrator.logparse.tail import failure_evidence
 from orchestrator.recipesteps import StepLine, recipe_steps
-from orchestrator.runstate import RunStatus
+from orchestrator.runstate import RunStatus, shown_phase
+from orchestrator.secretenv import redacted_env
 from orchestrator.store import queries
 from orchestrator.store.models import Alert, Host, Run
 from orchestrator.views import EVIDENCE_STATUSES
@@ -91,6 +93,7 @@ class SimilarRun:
     name: str
     status: str
     created_at: datetime
+    changed: str = ""  # what changed between that run and this one (`history.describe_changes`)
 
 
 @dataclass(frozen=True)
@@ -145,11 +148,12 @@ def run_row(run: Run, host: Host | None = None, monitor_running: bool = True) ->
                        host_reachable=host.reachable if host else None, host_error=host.last_error if host else None,
                        monitor_running=monitor_running)
     return RunRow(
-        id=run.id, name=run.name, host=run.host, status=run.status, phase=run.phase or "",
+        id=run.id, name=inert_line(run.name), host=inert_line(run.host), status=run.status,
+        phase=inert_line(shown_phase(run.status, run.phase, run.kind) or ""),
         created_at=run.created_at, started_at=run.started_at, ended_at=run.ended_at, exit_code=run.exit_code,
         shards_done=run.shards_done, shards_total=run.shards_total, shards_rate=run.shards_rate,
         shards_eta_s=run.shards_eta_s, progress_done=run.progress_done, progress_total=run.progress_total,
-        progress_rate=run.progress_rate, cause=str(cause), slurm_job=run.scheduler_job_id or "",
+        progress_rate=run.progress_rate, cause=inert_line(str(cause)), slurm_job=run.scheduler_job_id or "",
         slurm_state=str(slurm.get("state") or ""), slurm_reason=str(slurm.get("reason") or ""),
         slurm_node=str(slurm.get("node") or ""), last_output_at=run.last_output_at, checked_at=run.checked_at,
         stale_note=note,
@@ -201,27 +205,21 @@ def _hint(signature: str | None) -> str | None:
 
 
 def _similar(session: Any, run: Run) -> tuple[SimilarRun, ...]:
-    """Earlier runs that failed the same way: history.similar when it exists, else same signature/fingerprint."""
+    """Earlier runs that failed the same way, as `eorch similar` finds them, with what changed since."""
+    from orchestrator import history
+
     try:
-        from orchestrator import history
-    except ImportError:
-        history = None  # type: ignore[assignment]
-    found: list[Run] = []
-    if history is not None and hasattr(history, "similar"):
-        try:
-            result = history.similar(session, run.id)
-        except (TypeError, EorchError):  # an API we do not know yet, or a run it cannot compare
-            result = []
-        found = [r for r in (getattr(x, "run", x) for x in result) if isinstance(r, Run)]
-    elif run.fingerprint or run.signature:
-        conds = []
-        if run.fingerprint:
-            conds.append(Run.fingerprint == run.fingerprint)
-        if run.signature:
-            conds.append(Run.signature == run.signature)
-        stmt = select(Run).where(or_(*conds), Run.id != run.id).order_by(Run.created_at.desc()).limit(5)
-        found = list(session.scalars(stmt))
-    return tuple(SimilarRun(r.id, r.name, r.status, r.created_at) for r in found if r.id != run.id)[:5]
+        _run, matches = history.similar_runs(session, run.id, limit=5)
+    except EorchError:  # no root cause to compare
+        return ()
+    return tuple(SimilarRun(m["run"]["id"], inert_line(m["run"]["name"]), m["run"]["status"],
+                            datetime.fromisoformat(m["run"]["created_at"].rstrip("Z")),
+                            inert_line(history.describe_changes(m["changes"]))) for m in matches)
+
+
+def _inert_values(record: dict[str, Any]) -> dict[str, Any]:
+    """A job's strings (root cause, traceback) for the screen: no escape sequence reaches the terminal."""
+    return {k: inert(v) if isinstance(v, str) else v for k, v in record.items()}
 
 
 def load_detail(ctx: Context, run_id: str, now: datetime, monitor_running: bool = True) -> RunDetail:
@@ -231,11 +229,11 @@ def load_detail(ctx: Context, run_id: str, now: datetime, monitor_running: bool 
         events = [(e.ts, e.kind, dict(e.data or {}))
                   for e in queries.events_of(s, run.id, kinds=("status", "phase_changed", "phase", "step_step"))]
         steps = recipe_steps(data for _ts, kind, data in events if kind == "step_step")
-        cause = dict(run.root_cause) if run.root_cause else None
+        cause = _inert_values(run.root_cause) if run.root_cause else None
         signature = run.signature or (cause or {}).get("signature")
         similar = _similar(s, run) if cause else ()
         return RunDetail(
-            row=row, command=tuple(run.command or ()), env=dict(run.env or {}), cwd=run.cwd,
+            row=row, command=tuple(inert_line(a) for a in run.command or ()), env=redacted_env(run.env), cwd=run.cwd,
             remote_dir=run.remote_dir, log_offset=run.log_offset or 0, cancel_requested=run.cancel_requested,
             env_fingerprint=dict(run.env_fingerprint) if run.env_fingerprint else None, root_cause=cause,
             hint=(cause or {}).get("hint") or _hint(signature), timeline=timeline(row, events, now),
@@ -271,7 +269,7 @@ def load_alerts(ctx: Context, limit: int = 50) -> tuple[AlertRow, ...]:
     with ctx.db() as s:
         rows = list(s.scalars(select(Alert).order_by(Alert.created_at.desc(), Alert.id.desc()).limit(limit)))
         deliveries = alertoutbox.deliveries_of(s, [a.id for a in rows])
-    return tuple(AlertRow(a.title, a.body, a.kind, a.created_at, a.run_id,
+    return tuple(AlertRow(inert_line(a.title), inert(a.body), a.kind, a.created_at, a.run_id,
                           alertoutbox.overall_state(deliveries[a.id]),
                           "\n".join(alertoutbox.describe(d) for d in deliveries[a.id]))
                  for a in rows)

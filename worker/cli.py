@@ -1,4 +1,4 @@
-"""Entry point of the remote side: ``python3 -m worker.cli call OP JSON`` or ``... agent``.
+"""Entry point of the remote side: ``worker.cli call OP JSON`` or ``... agent`` (started as worker/boot.py says).
 
 ``call`` runs one operation and prints one JSON line. ``agent`` serves operations over stdin/stdout as
 JSON lines (``{"id": N, "op": ..., "args": {...}}`` → ``{"id": N, "ok": true, "result": ...}``), so a
@@ -50,7 +50,7 @@ def main(argv: list[str]) -> int:
         reply = handle({"id": 0, "op": argv[1], "args": json.loads(argv[2])})
         print(json.dumps(reply))
         return 0 if reply["ok"] else 1
-    print("usage: python3 -m worker.cli call OP JSON | agent", file=sys.stderr)
+    print("usage: worker.cli call OP JSON | agent", file=sys.stderr)
     return 2
 
 

@@ -2,11 +2,16 @@
 
 Stdlib only: this runs on the GPU host with its plain ``python3``.  Event shapes (exactly):
 
-    {"ts", "kind": "step", "step": prepare|serve|extract|verify|stop, "state": started|done|failed|skipped,
+    {"ts", "kind": "step", "step": canary|prepare|serve|gate|extract|verify|stop, "state": started|done|failed|skipped,
      "detail": {...}}
     {"ts", "kind": "progress", "step": "extract", "done": int, "total": int, "rate": float | None}
-    {"ts", "kind": "outputs", "dir": str, "samples": int, "verified": bool, "bytes": int, "stray_locks": [...]}
+    {"ts", "kind": "outputs", "dir": str, "samples": int, "verified": bool, "bytes": int, "stray_locks": [...],
+     "client_errors": int, "first_client_error": str | None}
     {"ts", "kind": "result", "ok": bool, "error": str | None}
+    {"ts", "kind": "canary", "state": started|succeeded|failed|cancelled, "seconds": float, "step": str | None,
+     "error": str | None, "tiny": {...}, "log_tail": str}      (worker/recipes/canary.py)
+    {"ts", "kind": "server_kept", "step", "error", "idle_timeout_s", "load_s", "port"}    (warmserver.py)
+    {"ts", "kind": "retry", "attempt": int, "waited_s": float, "saved_load_s": float}
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import time
 from pathlib import Path
 from typing import IO, Any, Literal
 
-Step = Literal["prepare", "serve", "extract", "verify", "stop"]
+Step = Literal["canary", "prepare", "serve", "gate", "extract", "verify", "stop"]
 StepState = Literal["started", "done", "failed", "skipped"]
 
 EVENTS_FILE = "events.jsonl"
@@ -57,10 +62,12 @@ class EventWriter:
         return self.emit("progress", step=step, done=done, total=total, rate=rate)
 
     def outputs(
-        self, out_dir: str, samples: int, verified: bool, nbytes: int, stray_locks: list[str]
+        self, out_dir: str, samples: int, verified: bool, nbytes: int, stray_locks: list[str],
+        client_errors: int = 0, first_client_error: str | None = None,
     ) -> dict[str, Any]:
         return self.emit(
-            "outputs", dir=out_dir, samples=samples, verified=verified, bytes=nbytes, stray_locks=stray_locks
+            "outputs", dir=out_dir, samples=samples, verified=verified, bytes=nbytes, stray_locks=stray_locks,
+            client_errors=client_errors, first_client_error=first_client_error,
         )
 
     def result(self, ok: bool, error: str | None) -> dict[str, Any]:

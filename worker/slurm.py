@@ -1,9 +1,10 @@
 """Runs on a Slurm login node: submit the wrapper with ``sbatch``, judge liveness from ``squeue``, ``scancel``.
 
 A Slurm run's directory is the same as a direct run's (meta.json, log, rc, ...) plus ``job.sh`` (the batch
-script: ``exec python3 -m worker.wrap RUN_DIR``), ``slurm.json`` (the job id) and ``slurm.out`` (Slurm's own
-output: its error lines land there). The wrapper runs on the compute node, so the run directory must be on a
-filesystem shared with the compute nodes, as the home directories of real clusters are.
+script: ``exec python3 -I -c BOOT ROOT worker.wrap RUN_DIR``, see worker/boot.py), ``slurm.json`` (the job id)
+and ``slurm.out`` (Slurm's own output: its error lines land there). The wrapper runs on the compute node, so
+the run directory must be on a filesystem shared with the compute nodes, as the home directories of real
+clusters are.
 
 Liveness comes from the scheduler, never from /proc (the wrapper's pid is on another machine):
 - PENDING, CONFIGURING, ... → not started (with Slurm's pending reason);
@@ -29,6 +30,7 @@ import sys
 import time
 from typing import Any
 
+from worker import boot
 from worker.ops import OpError, _file_facts, _read_json, _read_rc, output_facts
 
 JOB_FILE = "slurm.json"
@@ -72,7 +74,7 @@ def job_id_of(run_dir: str) -> str | None:
 def batch_script(run_dir: str) -> str:
     """The batch script: the wrapper replaces the shell, so Slurm's batch step *is* the wrapper."""
     worker_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    argv = ["exec", "env", f"PYTHONPATH={worker_root}", sys.executable, "-m", "worker.wrap", run_dir]
+    argv = ["exec", *boot.argv(sys.executable, worker_root, "worker.wrap", run_dir)]
     return "#!/bin/sh\n" + shlex.join(argv) + "\n"
 
 

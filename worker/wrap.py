@@ -1,4 +1,4 @@
-"""The detached wrapper around one job: ``python3 -m worker.wrap RUN_DIR``.
+"""The detached wrapper around one job: ``worker.wrap RUN_DIR``, started as worker/boot.py says.
 
 Started by ``worker.ops.launch`` in a new session (so its pid is the job's process group id). It records
 who it is (pid, pgid, start time, boot id) in ``wrapper.json``, makes itself a child subreaper so that
@@ -33,7 +33,7 @@ def set_child_subreaper() -> bool:
 
 def write_atomic(path: str, text: str) -> None:
     tmp = path + ".tmp"
-    with open(tmp, "w") as f:
+    with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
         f.write(text)
         f.flush()
         os.fsync(f.fileno())
@@ -41,8 +41,8 @@ def write_atomic(path: str, text: str) -> None:
 
 
 def exit_code_of(status: int) -> int:
-    code = os.waitstatus_to_exitcode(status)
-    return 128 - code if code < 0 else code
+    # os.waitstatus_to_exitcode is Python >= 3.9; hosts may have 3.8.
+    return 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
 
 
 class Wrapper:
@@ -63,13 +63,21 @@ class Wrapper:
         procs.signal_group(os.getpgid(0), signal.SIGTERM)
         procs.signal_pids(self.run_pids(), signal.SIGTERM)
 
+    def take_secrets(self) -> dict[str, str]:
+        """The job's secret variables, from the 0600 file worker.ops wrote; deleted once read."""
+        path = os.path.join(self.run_dir, "secret_env.json")
+        try:
+            with open(path) as f:
+                secrets: dict[str, str] = json.load(f)
+        except FileNotFoundError:
+            return {}
+        os.unlink(path)
+        return secrets
+
     def start_job(self, log: int) -> subprocess.Popen[bytes] | int:
-        env = dict(os.environ)
-        # PYTHONPATH was set only so that this wrapper could import worker; the job gets the original.
-        env.pop("PYTHONPATH", None)
-        if self.meta.get("inherited_pythonpath") is not None:
-            env["PYTHONPATH"] = self.meta["inherited_pythonpath"]
+        env = dict(os.environ)  # the login environment as it is: the wrapper itself set nothing in it
         env.update(self.meta.get("env", {}))
+        env.update(self.take_secrets())
         env["EORCH_RUN_ID"] = self.run_id
         env["EORCH_RUN_DIR"] = self.run_dir
         try:
@@ -131,7 +139,7 @@ class Wrapper:
         )
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, self.on_terminate)
-        log = os.open(os.path.join(self.run_dir, "log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        log = os.open(os.path.join(self.run_dir, "log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         job = self.start_job(log)
         rc = job if isinstance(job, int) else self.reap_until(job.pid)
         self.end_leftovers()
@@ -143,7 +151,7 @@ class Wrapper:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        print("usage: python3 -m worker.wrap RUN_DIR", file=sys.stderr)
+        print("usage: worker.wrap RUN_DIR", file=sys.stderr)
         return 2
     return Wrapper(argv[0]).run()
 

@@ -13,7 +13,6 @@ through eorch: recipe lines + vLLM's output, device paths replaced by ``<work>``
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import sys
@@ -35,21 +34,22 @@ def sanitize(text: str, prefixes: dict[str, str]) -> str:
 
 
 def cause(log: str, needle: str | None) -> dict[str, Any] | None:
-    """The line carrying vLLM's message and the exception it belongs to (the nearest ``Type: …`` line at or
-    above it; none for an argparse error)."""
+    """The line carrying vLLM's message (an exception line of vLLM's before a recipe or client line) and the
+    exception it belongs to (the nearest ``Type: …`` line at or above it; none for an argparse error)."""
     if not needle:
         return None
     lines = log.splitlines()
-    for i, line in enumerate(lines):
-        if needle in line:
-            exc = None
-            for back in range(i, max(-1, i - 8), -1):
-                m = _EXC.search(lines[back])
-                if m:
-                    exc = m.group(1)
-                    break
-            return {"exception": exc, "line": line.split("] ", 1)[-1].strip()[:400], "message_contains": needle}
-    return {"exception": None, "line": None, "message_contains": needle, "note": "not in the log"}
+    hits = [i for i, line in enumerate(lines) if needle in line]
+    if not hits:
+        return {"exception": None, "line": None, "message_contains": needle, "note": "not in the log"}
+    i = min(hits, key=lambda j: (lines[j].startswith(("[speculators]", "[eorch]")), not _EXC.search(lines[j]), j))
+    exc = None
+    for back in range(i, max(-1, i - 8), -1):
+        m = _EXC.search(lines[back])
+        if m:
+            exc = m.group(1)
+            break
+    return {"exception": exc, "line": lines[i].split("] ", 1)[-1].strip()[:400], "message_contains": needle}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,9 +82,13 @@ def main(argv: list[str] | None = None) -> int:
                     name = parts[1]
                     fobj = tar.extractfile(member)
                     assert fobj is not None
-                    log = sanitize(io.TextIOWrapper(fobj, encoding="utf-8", errors="replace").read(), prefixes)
+                    raw = fobj.read()  # bytes as written: \r of progress bars, ANSI codes and all
+                    for path, token in sorted(prefixes.items(), key=lambda kv: -len(kv[0])):
+                        if path:
+                            raw = raw.replace(path.encode(), token.encode())
+                    log = raw.decode("utf-8", "replace")
                     fixture = f"vllm-0.26.0-h200_{name}.log"
-                    (FIXTURES / fixture).write_text(log)
+                    (FIXTURES / fixture).write_bytes(raw)
                     r = runs.get(name, {})
                     expected[fixture] = {
                         "scenario": name, "status": r.get("status"), "exit_code": r.get("exit_code"),

@@ -10,7 +10,7 @@ from rich.table import Table
 from sqlalchemy import select
 
 from orchestrator import alertoutbox
-from orchestrator.cli.common import console, context, print_json
+from orchestrator.cli.common import check_limit, console, context, print_json, text
 from orchestrator.errors import UsageError
 from orchestrator.store import queries
 from orchestrator.store.models import Alert, AlertDelivery
@@ -37,8 +37,7 @@ def list_alerts(
         return
     if state is not None and state not in alertoutbox.STATES:
         raise UsageError(f"unknown delivery state {state!r}; known: {', '.join(alertoutbox.STATES)}")
-    if limit < 1:
-        raise UsageError("--limit must be at least 1")
+    check_limit(limit)
     ctx = context()
     with ctx.db() as s:
         stmt = select(Alert).order_by(Alert.created_at.desc(), Alert.id.desc()).limit(limit)
@@ -63,7 +62,8 @@ def list_alerts(
     table = Table("time", "kind", "run", "host", "title", "delivery")
     for r in records:
         delivery = "\n".join(alertoutbox.describe(d) for d in r["deliveries"]) or "— (no channel)"
-        table.add_row(r["created_at"], r["kind"], r["run_id"] or "", r["host"] or "", r["title"], delivery)
+        table.add_row(r["created_at"], text(r["kind"]), text(r["run_id"]), text(r["host"]), text(r["title"]),
+                      text(delivery))
     console.print(table, highlight=False)
     _print_problems([d for r in records for d in r["deliveries"]])
 
@@ -82,7 +82,7 @@ def _print_problems(deliveries: list[dict[str, Any]]) -> None:
         notes.append(f"{counts[alertoutbox.PENDING]} pending: being sent, or left by a monitor that stopped; "
                      "the next monitor to start re-sends them")
     for note in notes:
-        console.print(note, highlight=False)
+        console.print(note, highlight=False, markup=False)
 
 
 @alerts_app.command("test")
@@ -97,11 +97,11 @@ def test_channels(
         print_json([d.to_json() for d in deliveries])
     elif not deliveries:
         console.print("no alert channels configured: add `[alerts] urls = [...]` to config.toml "
-                      "or set EORCH_ALERT_URLS")
+                      "or set EORCH_ALERT_URLS", markup=False)
     else:
         for d in deliveries:
             console.print(f"{d.channel}: " + ("delivered" if d.ok else f"FAILED after {d.attempts} attempts: {d.error}"),
-                          highlight=False)
+                          highlight=False, markup=False)
     if any(not d.ok for d in deliveries):
         raise typer.Exit(1)
 

@@ -14,33 +14,45 @@ from typing import Annotated
 import typer
 
 from orchestrator.cli.common import console, context, print_json
+from orchestrator.cli.termination import term_recorder
 from orchestrator.context import Context
+from orchestrator.errors import UsageError
 from orchestrator.monitor import Monitor
 from orchestrator.monitorlock import REFRESH_WAIT_S, MonitorLock
 
 log = logging.getLogger("eorch.daemon")
+MIN_POLL_S, MAX_POLL_S = 0.05, 86400.0
 
 
 async def serve(ctx: Context, poll_interval: float | None = None, *, until_idle: bool = False,
                 wait_lock_s: float = REFRESH_WAIT_S) -> None:
-    """Follow every active run (new ones included) until SIGTERM/SIGINT (or, until_idle, none is active)."""
+    """Follow every active run (new ones included) until SIGTERM/SIGINT (or, until_idle, none is active).
+
+    The stop handlers go in before anything is taken (the lock, a delivery): a TERM that came earlier, while
+    the process started (see ``termination``), stops it here, cleanly, before it begins.
+    """
     from orchestrator.alerts import monitor_listeners
 
+    early = term_recorder()
     task = asyncio.current_task()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         if task is not None:
             loop.add_signal_handler(sig, task.cancel)
-    listeners = monitor_listeners(ctx, bell=False)
-    lock = MonitorLock(ctx.settings.monitor_lock)
-    lock.acquire(wait_lock_s)
+    if early is not None and early.received:
+        log.info("eorch daemon stopped before it started (SIGTERM)")
+        return
     try:
-        log.info("eorch daemon following runs (history %s)", ctx.settings.db_path)
-        await Monitor(ctx, listeners=listeners, poll_interval=poll_interval).run(forever=not until_idle)
+        listeners = monitor_listeners(ctx, bell=False)
+        lock = MonitorLock(ctx.settings.monitor_lock)
+        lock.acquire(wait_lock_s)
+        try:
+            log.info("eorch daemon following runs (history %s)", ctx.settings.db_path)
+            await Monitor(ctx, listeners=listeners, poll_interval=poll_interval).run(forever=not until_idle)
+        finally:
+            lock.release()
     except asyncio.CancelledError:
         log.info("eorch daemon stopping; the jobs keep running")
-    finally:
-        lock.release()
 
 
 app = typer.Typer(help="The monitor, headless, for every host (and its systemd/launchd user service).")
@@ -58,6 +70,8 @@ def daemon(
     """Run the monitor headless for all hosts (for a systemd/launchd user service); one monitor at a time."""
     if ctx_.invoked_subcommand is not None:
         return
+    if poll_interval is not None and not MIN_POLL_S <= poll_interval <= MAX_POLL_S:  # nan fails both
+        raise UsageError(f"--poll-interval must be between {MIN_POLL_S} and {MAX_POLL_S:.0f} seconds")
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("apprise").setLevel(logging.ERROR)

@@ -11,9 +11,10 @@ from typing import Annotated, Any, TextIO
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from orchestrator import history
-from orchestrator.cli.common import console, context, print_json
+from orchestrator.cli.common import check_limit, console, context, print_json, text
 from orchestrator.errors import UsageError
 from orchestrator.views import duration
 
@@ -27,6 +28,7 @@ def similar(
     json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Earlier runs that failed the same way (same fingerprint), how they ended, and what changed since."""
+    check_limit(limit)
     ctx = context()
     with ctx.db() as s:
         target, matches = history.similar_runs(s, run, limit=limit)
@@ -35,8 +37,8 @@ def similar(
         print_json({"run": target_record, "similar": matches})
         return
     cause = target_record["root_cause"] or {}
-    console.print(f"[bold]{target_record['id']}[/] {target_record['name']}: {cause.get('exception') or 'error'}: "
-                  f"{cause.get('message') or ''}", highlight=False)
+    console.print(Text.assemble((target_record["id"], "bold"), f" {target_record['name']}: "
+                                f"{cause.get('exception') or 'error'}: {cause.get('message') or ''}"), highlight=False)
     console.print(f"fingerprint {target_record['fingerprint']}")
     if not matches:
         console.print("no earlier run failed this way")
@@ -44,19 +46,10 @@ def similar(
     table = Table("id", "name", "host", "created", "status", "exit", "what changed since then")
     for match in matches:
         r = match["run"]
-        changed = "; ".join(_describe_change(k, v) for k, v in match["changes"].items()) or "nothing recorded"
-        table.add_row(r["id"], r["name"], r["host"], r["created_at"], r["status"],
-                      "" if r["exit_code"] is None else str(r["exit_code"]), changed)
+        changed = history.describe_changes(match["changes"])
+        table.add_row(text(r["id"]), text(r["name"]), text(r["host"]), r["created_at"], text(r["status"]),
+                      "" if r["exit_code"] is None else str(r["exit_code"]), text(changed))
     console.print(table)
-
-
-def _describe_change(key: str, change: Any) -> str:
-    if isinstance(change, dict) and set(change) == {"from", "to"}:
-        before, after = change["from"], change["to"]
-        if isinstance(before, list) or isinstance(after, list):
-            return f"{key}: {' '.join(before or [])!r} → {' '.join(after or [])!r}"
-        return f"{key}: {before} → {after}"
-    return f"{key}: " + ", ".join(f"{k} {v['from']}→{v['to']}" for k, v in change.items())
 
 
 def search(
@@ -65,6 +58,7 @@ def search(
     json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Full-text search over root-cause exceptions, messages and tracebacks of every run."""
+    check_limit(limit)
     ctx = context()
     with ctx.db() as s:
         hits = history.search(s, words, limit=limit)
@@ -72,12 +66,20 @@ def search(
         print_json(hits)
         return
     if not hits:
-        console.print(f"no run mentions {words!r}")
+        console.print(f"no run mentions {words!r}", markup=False)
         return
     table = Table("id", "name", "host", "status", "created", "match")
     for hit in hits:
         r = hit["run"]
-        table.add_row(r["id"], r["name"], r["host"], r["status"], r["created_at"], hit["snippet"])
+        snippet, plain, pos = Text(), hit["snippet_text"], 0
+        for start, end in hit["snippet_matches"]:  # the matched words stand out; brackets in the text stay
+            snippet.append_text(text(plain[pos:start]))
+            match = text(plain[start:end])
+            match.stylize("bold reverse")
+            snippet.append_text(match)
+            pos = end
+        snippet.append_text(text(plain[pos:]))
+        table.add_row(text(r["id"]), text(r["name"]), text(r["host"]), text(r["status"]), r["created_at"], snippet)
     console.print(table, highlight=False)
 
 
@@ -102,7 +104,7 @@ def stats(
     if figures["top_signatures"]:
         top = Table("signature", "runs", title="top failure signatures")
         for row in figures["top_signatures"]:
-            top.add_row(row["signature"], str(row["runs"]))
+            top.add_row(text(row["signature"]), str(row["runs"]))
         console.print(top)
 
 
@@ -125,6 +127,8 @@ def export(
     """Export runs and events: JSON lines ({"type": "run"|"event", ...}) or CSV."""
     if format_ not in ("json", "csv") or table not in ("runs", "events", "all"):
         raise UsageError("--format is json or csv; --table is runs, events or all")
+    if out is not None:
+        _check_writable(out, directory=format_ == "csv" and table == "all")
     ctx = context()
     with ctx.db() as s:
         if format_ == "json":
@@ -159,6 +163,20 @@ def export(
         finally:
             if out:
                 stream.close()
+
+
+def _check_writable(out: Path, *, directory: bool) -> None:
+    """`--out` names a file in a directory that exists (or, for csv of all, a directory we can make)."""
+    parent = out if directory else out.parent
+    if directory:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise UsageError(f"--out {out}: cannot make the directory: {err.strerror}") from None
+    elif not parent.is_dir():
+        raise UsageError(f"--out {out}: no directory {parent}; create it first")
+    elif out.is_dir():
+        raise UsageError(f"--out {out}: is a directory; give a file name")
 
 
 def prune(

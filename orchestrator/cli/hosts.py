@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
-from orchestrator.cli.common import console, context, print_json, run_async
+from orchestrator.cli.common import console, context, print_json, run_async, text
 from orchestrator.context import Context
+from orchestrator.destination import parse_destination
 from orchestrator.errors import HostKeyRefused, UsageError
 from orchestrator.hosts import LOCAL_HOST, HostSession, validate_host_name
 from orchestrator.launcher import parse_env
@@ -52,8 +54,9 @@ async def _pin_and_open(ctx: Context, session: HostSession, accept_new: bool) ->
 @host_app.command("add")
 def add(
     name: Annotated[str, typer.Argument(help="short name used in eorch commands")],
-    destination: Annotated[str, typer.Argument(help="what ssh accepts: [user@]host or an ~/.ssh/config alias")],
-    port: Annotated[int | None, typer.Option(help="ssh port (default: from ssh config, else 22)")] = None,
+    destination: Annotated[str, typer.Argument(
+        help="what ssh accepts: host, user@host, an IP, an ~/.ssh/config alias, or ssh://user@host:port")],
+    port: Annotated[int | None, typer.Option(help="ssh port (default: from the URL or ssh config, else 22)")] = None,
     root: Annotated[str, typer.Option(help="eorch's state dir on the host")] = "~/.eorch",
     python: Annotated[str, typer.Option(help="python3 interpreter on the host for eorch's worker")] = "python3",
     accept_new_host_key: Annotated[bool, typer.Option(
@@ -70,6 +73,8 @@ def add(
 ) -> None:
     """Add a host after connecting to it once (host key verified); a slurm host must answer sinfo."""
     validate_host_name(name)
+    if port is not None and not 1 <= port <= 65535:
+        raise UsageError(f"--port {port} is not a TCP port: give 1 to 65535")
     if name == LOCAL_HOST:
         raise UsageError("`local` is built in; pick another name")
     if scheduler not in SCHEDULERS:
@@ -80,11 +85,12 @@ def add(
         if not arg.startswith("-"):
             raise UsageError(f"bad --sbatch-arg {arg!r}: give an sbatch option, like --sbatch-arg=--partition=gpu")
     host_env = parse_env(env)
+    dest = parse_destination(destination, port)
     ctx = context()
     with ctx.db() as s:
         if s.get(Host, name) is not None:
             raise UsageError(f"host {name!r} already exists (remove it with `eorch host rm {name}`)")
-    host = Host(name=name, destination=destination, port=port, root=root, python=python, created_at=utcnow(),
+    host = Host(name=name, destination=dest.login, port=dest.port, root=root, python=python, created_at=utcnow(),
                 scheduler=scheduler, sbatch_args=list(sbatch_arg) or None, env=host_env or None)
     session = HostSession.for_host(host, ctx.settings)
 
@@ -104,9 +110,10 @@ def add(
         host.reachable = True
         s.add(host)
     for note in notes:
-        console.print(note)
+        console.print(note, markup=False)
     via = " · jobs go through Slurm" if scheduler == "slurm" else ""
-    console.print(f"added host [bold]{name}[/] ({destination}){via}")
+    shown = dest.login + (f":{dest.port}" if dest.port else "")
+    console.print(f"added host [bold]{escape(name)}[/] ({escape(shown)}){escape(via)}")
 
 
 @host_app.command("list")
@@ -122,7 +129,8 @@ def list_(json_: Annotated[bool, typer.Option("--json", help="print JSON")] = Fa
     for h in hosts:
         reach = {True: "[green]yes[/]", False: f"[red]no[/] since {h['unreachable_since']}", None: "?"}[h["reachable"]]
         scheduler = " ".join([h["scheduler"], *h["sbatch_args"]])
-        table.add_row(h["name"], h["destination"] + (f":{h['port']}" if h["port"] else ""), h["root"], scheduler, reach)
+        table.add_row(text(h["name"]), text(h["destination"] + (f":{h['port']}" if h["port"] else "")),
+                      text(h["root"]), text(scheduler), text(reach))
     console.print(table)
 
 
@@ -141,7 +149,7 @@ def rm(name: str) -> None:
         if s.scalars(select(Run.id).where(Run.host == name).limit(1)).first():
             raise UsageError(f"host {name!r} has runs in the history; it is kept")
         s.delete(host)
-    console.print(f"removed host {name}")
+    console.print(f"removed host {name}", markup=False)
 
 
 @host_app.command("check")
@@ -171,17 +179,18 @@ def check(
     if json_:
         print_json({"host": name, **facts})
         return
-    console.print(f"[bold]{name}[/]: {facts['hostname']} · {facts['os']} · Python {facts['python']}")
-    console.print(f"root {facts['root']}: {facts['disk_free_bytes'] / 2**30:.1f} GiB free")
+    console.print(f"[bold]{escape(name)}[/]: " + escape(f"{facts['hostname']} · {facts['os']} · Python {facts['python']}"))
+    console.print(f"root {facts['root']}: {facts['disk_free_bytes'] / 2**30:.1f} GiB free", markup=False)
     if facts.get("slurm"):
         parts = ", ".join(f"{p['partition']} ({p['state']}, {p['nodes']} nodes)"
                           for p in facts["slurm"]["partitions"])
-        console.print(f"Slurm login node: {facts['slurm']['slurm_version']}; partitions: {parts or 'none'}")
+        console.print(f"Slurm login node: {facts['slurm']['slurm_version']}; partitions: {parts or 'none'}", markup=False)
     if not facts["gpus"]:
         console.print("GPUs: none (no nvidia-smi or no devices)")
     for gpu in facts["gpus"]:
         free = gpu["memory_total_mib"] - gpu["memory_used_mib"]
-        console.print(f"GPU {gpu['index']}: {gpu['name']} · {free} MiB free of {gpu['memory_total_mib']} MiB")
+        console.print(f"GPU {gpu['index']}: {gpu['name']} · {free} MiB free of {gpu['memory_total_mib']} MiB",
+                      markup=False)
     if env:
         from orchestrator.views import env_lines
 

@@ -20,6 +20,8 @@ from rich.text import Text
 
 from orchestrator.freshness import eta_text
 from orchestrator.humanize import ago, run_time, short_span
+from orchestrator.logparse.inert import inert_line
+from orchestrator.runstate import shown_phase
 
 STATUS_STYLE = {
     "running": "cyan", "succeeded": "green", "failed": "bold red", "cancelled": "yellow",
@@ -82,14 +84,17 @@ def cause_cell(record: dict[str, Any]) -> str:
 def cells(record: dict[str, Any], now: datetime) -> dict[str, str]:
     """Every column's text for one run record (`views.run_record` / `history.history_record`)."""
     created, started, ended = (_parse(record.get(k)) for k in ("created_at", "started_at", "ended_at"))
-    return {
+    values = {
         "id": record["id"], "name": record["name"] or "", "host": record["host"], "status": status_cell(record),
-        "phase": record.get("phase") or "", "progress": progress_cell(record, now),
+        "phase": shown_phase(record["status"], record.get("phase"), record.get("kind") or "command") or "",
+        "progress": progress_cell(record, now),
         "exit": "" if record.get("exit_code") is None else str(record["exit_code"]),
         "started": started.strftime("%Y-%m-%d %H:%M") if started else "",
         "age": ago(created, now), "time": run_time(started, ended, now, active=record["status"] in ACTIVE),
         "cause": cause_cell(record),
     }
+    # A name or a cause can carry a job's escape sequences: inert here, so pipes and widths get them too.
+    return {k: inert_line(v) for k, v in values.items()}
 
 
 def plain_lines(rows: Sequence[dict[str, str]], columns: Sequence[Column]) -> list[str]:

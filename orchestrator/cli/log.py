@@ -10,7 +10,14 @@ from rich.markup import escape
 
 from orchestrator.cli.common import console, print_json
 from orchestrator.errors import NotFound, UsageError
-from orchestrator.logparse import Analysis, Severity, analyze_path, load_catalogue, signature_hint
+from orchestrator.logparse import (
+    Analysis,
+    Severity,
+    analyze_path,
+    load_catalogue,
+    signature_hint,
+    with_exit_code,
+)
 
 
 def _check_readable(files: list[Path]) -> None:
@@ -52,7 +59,8 @@ def _summary(name: str, a: Analysis) -> None:
         console.print(f"  progress    {a.progress.done}/{a.progress.total} {escape(a.progress.unit)}")
     rc = a.root_cause
     if rc is not None:
-        what = escape(rc.exception or "error line")
+        what = escape(rc.exception or ("exit status" if rc.traceback is None and rc.process is None
+                                       else "error line"))
         where = f" in {escape(rc.process)}" if rc.process else ""
         sig = "  " + escape(f"[{rc.signature}]") if rc.signature else ""
         console.print(f"  root cause  [bold]{what}[/]{where} (line {rc.line_no}){sig}", highlight=False)
@@ -88,10 +96,13 @@ def _summary(name: str, a: Analysis) -> None:
 def analyze(
     files: Annotated[list[Path], typer.Argument(help="log files to read", show_default=False)],
     json_: Annotated[bool, typer.Option("--json", help="print a JSON array, one object per file")] = False,
+    exit_code: Annotated[int | None, typer.Option(
+        "--exit-code", help="the job's exit status, when known (137 or -9: killed by SIGKILL)",
+        show_default=False)] = None,
 ) -> None:
     """Read whole log files and say how far each job got, whether it failed, and why."""
     _check_readable(files)
-    results = [(str(path), _analyze(path)) for path in files]
+    results = [(str(path), with_exit_code(_analyze(path), exit_code)) for path in files]
     if json_:
         print_json([a.to_json(file=name) for name, a in results])
         return

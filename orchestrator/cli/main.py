@@ -2,83 +2,174 @@
 
 Each topic lives in its own module with a ``register(app)`` function; this module wires them and maps
 ``EorchError`` to one clear line on stderr and a non-zero exit.
+
+Start-up is kept short: only the topic of the command being run is imported (sqlalchemy, asyncssh and
+pydantic stay unimported for ``eorch --help`` and for commands that do not need them); ``eorch --help``
+lists the commands from ``COMMANDS`` without importing any topic. tests/unit/test_cli_registration.py
+keeps ``COMMANDS`` equal to what the topics register.
 """
 
 from __future__ import annotations
 
+import errno
 import importlib
+import os
 import sys
+from typing import TYPE_CHECKING, Any
 
-import typer
-from rich.console import Console
+if TYPE_CHECKING:
+    import typer
 
-from orchestrator.errors import EorchError
-
-# Topic modules, each exposing register(app: typer.Typer) -> None.
+# Every top-level command: (name, topic module that registers it, its one-line help as `eorch --help` shows
+# it). In the order of that listing: plain commands first, then command groups, each in topic order.
+COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("launch", "orchestrator.cli.runs",
+     "Start a command (after `--`) or a job spec detached on a host; returns at once with the run id."),
+    ("runs", "orchestrator.cli.runs",
+     "List runs, newest first, filtered by status, host, age, name, failure signature, exception or model."),
+    ("show", "orchestrator.cli.runs", "Everything known about one run."),
+    ("logs", "orchestrator.cli.runs",
+     "Print the run's log from the host, with the job's escape sequences and control characters removed."),
+    ("cancel", "orchestrator.cli.runs",
+     "Stop a run: TERM its process group and everything it spawned, KILL after a grace period."),
+    ("preflight", "orchestrator.cli.preflight",
+     "Check a spec against the host without starting anything; exits 1 when a check fails."),
+    ("retry", "orchestrator.cli.retry",
+     "Run a kept server's client again: speculators resumes the missing samples, no model reload."),
+    ("watch", "orchestrator.cli.watch",
+     "Follow active runs: record their logs and status, show progress. Ctrl-C stops watching, not jobs."),
+    ("matrix", "orchestrator.cli.patch", "Run outcomes by (vllm, speculators, patch set): what works with what."),
+    ("similar", "orchestrator.cli.history",
+     "Earlier runs that failed the same way (same fingerprint), how they ended, and what changed since."),
+    ("search", "orchestrator.cli.history",
+     "Full-text search over root-cause exceptions, messages and tracebacks of every run."),
+    ("stats", "orchestrator.cli.history",
+     "Runs, success rate, median load time, median time to failure and the top failure signatures."),
+    ("export", "orchestrator.cli.history",
+     'Export runs and events: JSON lines ({"type": "run"|"event", ...}) or CSV.'),
+    ("prune", "orchestrator.cli.history", "Delete old events (never runs or alerts) after a confirmation."),
+    ("daemon", "orchestrator.cli.daemon",
+     "Run the monitor headless for all hosts (for a systemd/launchd user service); one monitor at a time."),
+    ("tui", "orchestrator.cli.tui",
+     "Launch, watch and investigate runs in a terminal dashboard. Quitting never stops a job."),
+    ("convert-legacy", "orchestrator.cli.tools",
+     "Convert the old generator's data_{i}.pt into hs_{i}.safetensors (layer ids relabelled +1)."),
+    ("host", "orchestrator.cli.hosts", "Hosts eorch can run jobs on (the built-in `local` is always there)."),
+    ("log", "orchestrator.cli.log", "Understand job logs offline."),
+    ("patch", "orchestrator.cli.patch",
+     "Patch sets: check, apply, revert installed packages on a host, all files or none."),
+    ("alerts", "orchestrator.cli.alerts", "Alerts raised for runs and hosts, and their channels."),
+)
+# Registration order of the topics when all are needed (it decides the order of the listing above).
 TOPICS = (
-    "orchestrator.cli.hosts",
-    "orchestrator.cli.runs",
-    "orchestrator.cli.preflight",
-    "orchestrator.cli.log",
-    "orchestrator.cli.watch",
-    "orchestrator.cli.patch",
-    "orchestrator.cli.alerts",
-    "orchestrator.cli.history",
-    "orchestrator.cli.daemon",
-    "orchestrator.cli.tui",
-    "orchestrator.cli.tools",
+    "orchestrator.cli.hosts", "orchestrator.cli.runs", "orchestrator.cli.preflight", "orchestrator.cli.retry",
+    "orchestrator.cli.log", "orchestrator.cli.watch", "orchestrator.cli.patch", "orchestrator.cli.alerts",
+    "orchestrator.cli.history", "orchestrator.cli.daemon", "orchestrator.cli.tui", "orchestrator.cli.tools",
 )
-
-app = typer.Typer(
-    name="eorch",
-    help="Launch, follow and understand long GPU jobs on remote hosts over SSH.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
+TOPIC_OF = {name: topic for name, topic, _ in COMMANDS}
+HELP = "Launch, follow and understand long GPU jobs on remote hosts over SSH."
 
 
-# Commands whose topic needs nothing else: `eorch log analyze` skips importing the history and SSH stack.
-LIGHT_COMMANDS = {"log": "orchestrator.cli.log"}
+def command_word(argv: list[str]) -> str | None:
+    """The command a command line runs (the first word that is not an option), or None (`eorch --help`)."""
+    return next((a for a in argv[1:] if not a.startswith("-")), None)
 
 
-def _register_topics(argv: list[str]) -> None:
-    first = next((a for a in argv[1:] if not a.startswith("-")), None)
-    light = LIGHT_COMMANDS.get(first or "")
-    for name in (light,) if light else TOPICS:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as err:
-            if err.name == name:  # topic not written yet
-                continue
-            raise
-        module.register(app)
+def make_app(argv: list[str]) -> typer.Typer:
+    """The typer app for this command line: the command's topic only; every topic for an unknown command
+    (so that click can suggest the right one); no topic at all for the top-level help."""
+    import typer
+
+    app = typer.Typer(name="eorch", help=HELP, no_args_is_help=True, pretty_exceptions_enable=False,
+                      add_completion=False)
+    app.callback(help=HELP)(_group)  # a group even when one command is registered (typer would flatten it)
+    word = command_word(argv)
+    if word is None:
+        for name, _, summary in COMMANDS:
+            app.command(name, help=summary, add_help_option=False)(_listed_only)
+        return app
+    topic = TOPIC_OF.get(word)
+    for module in (topic,) if topic else TOPICS:
+        importlib.import_module(module).register(app)
+    return app
+
+
+def _group() -> None:
+    """The top level does nothing itself; the command does."""
+
+
+def _listed_only() -> None:
+    """Stands in for a command in the top-level help; never run (a command line names its real command)."""
+    raise AssertionError("a listing stub was invoked")
 
 
 def run() -> None:
     """Console-script entry point."""
-    _register_topics(sys.argv)
-    err_console = Console(stderr=True)
+    if command_word(sys.argv) == "daemon":
+        # Before anything else: a TERM from now on is handled (recorded, obeyed once the daemon can stop
+        # cleanly), never the default death by signal while it imports or opens the history.
+        from orchestrator.cli.termination import record_term
+
+        record_term()
+    try:
+        app = make_app(sys.argv)
+    except KeyboardInterrupt:  # Ctrl-C while the command is still being imported
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
+    from rich.markup import escape
+
+    from orchestrator.errors import EorchError
+
     try:
         rc = app(prog_name="eorch", standalone_mode=False)
+        sys.stdout.flush()  # a full disk or a closed pipe shows up here, not in the interpreter's exit
         if isinstance(rc, int) and rc:
             sys.exit(rc)
+    except OSError as err:
+        if not _output_failed(err):
+            raise
+        if err.errno != errno.EPIPE:  # a reader that stopped early (`| head`) needs no message
+            _err_console().print(f"[bold red]error:[/] cannot write the output: {escape(err.strerror or str(err))}",
+                              highlight=False, soft_wrap=True)
+        sys.exit(1)
     except EorchError as err:
-        err_console.print(f"[bold red]error:[/] {err}", highlight=False, soft_wrap=True)
+        _err_console().print(f"[bold red]error:[/] {escape(str(err))}", highlight=False, soft_wrap=True)
         sys.exit(err.exit_code)
     except KeyboardInterrupt:
-        err_console.print("interrupted")
+        _err_console().print("interrupted")
         sys.exit(130)
     except SystemExit:
         raise
     except Exception as err:  # usage errors (missing argument, bad option) arrive here in non-standalone mode
+        import typer
+
         if isinstance(err, _click_errors()):
             err.show()  # type: ignore[attr-defined]
             sys.exit(err.exit_code)  # type: ignore[attr-defined]
         if isinstance(err, typer.Abort):
-            err_console.print("aborted")
+            _err_console().print("aborted")
             sys.exit(1)
         raise
+
+
+def _err_console() -> Any:
+    """The inert stderr console (escape sequences in a message never reach the terminal), imported only
+    when there is something to say: `eorch --help` stays light."""
+    from orchestrator.cli.common import err_console
+
+    return err_console
+
+
+def _output_failed(err: OSError) -> bool:
+    """Writing to stdout failed (a write error names no file; opening one does). stdout then goes to
+    /dev/null, so the interpreter's own flush at exit prints no second traceback."""
+    if err.filename is not None or err.errno not in (errno.ENOSPC, errno.EPIPE, errno.EDQUOT, errno.EIO, errno.EFBIG):
+        return False
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return True
 
 
 def _click_errors() -> tuple[type[Exception], ...]:
@@ -97,6 +188,7 @@ def _click_errors() -> tuple[type[Exception], ...]:
     except ImportError:
         pass
     return tuple(classes)
+
 
 if __name__ == "__main__":
     run()

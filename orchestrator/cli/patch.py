@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from orchestrator.cli.common import console, context, print_json, run_async
+from orchestrator.cli.common import check_limit, console, context, print_json, run_async
 from orchestrator.patches import load_patch_set, matrix, patch_action, recent_actions
 
 patch_app = typer.Typer(help="Patch sets: check, apply, revert installed packages on a host, all files or none.",
@@ -78,6 +78,7 @@ def status(set_ref: SetArg, host: HostOpt = "local", python: PythonOpt = "python
 def actions(host: Annotated[str | None, typer.Option("--host", "-H", help="only this host")] = None,
             limit: Annotated[int, typer.Option(help="at most this many")] = 20, json_: JsonOpt = False) -> None:
     """The recorded patch actions, newest first."""
+    check_limit(limit)
     ctx = context()
     with ctx.db() as s:
         rows: list[dict[str, Any]] = [{"id": a.id, "at": a.created_at.isoformat(timespec="seconds") + "Z", "host": a.host,

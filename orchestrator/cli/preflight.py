@@ -22,9 +22,10 @@ def preflight(
     = None,
     json_: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
 ) -> None:
-    """Check a spec against the host without starting anything: model config, layer ids, lengths, TP, prefix
-    caching, load timeouts, interpreters, known-bad versions, patch set, GPUs (memory, processes, locks), disk.
-    Exits 1 when a check fails."""
+    """Check a spec against the host without starting anything; exits 1 when a check fails.
+
+    The checks: model config, layer ids, lengths, TP, prefix caching, load timeouts, interpreters, known-bad
+    versions, patch set, GPUs (memory, processes, locks), disk."""
     from orchestrator.preflightrun import preflight as run_preflight
     from orchestrator.speclaunch import spec_launch_args
 

@@ -8,19 +8,18 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
+from rich.text import Text
 
 from orchestrator import commands
 from orchestrator.autostart import Following, ensure_followed
-from orchestrator.cli.common import console, context, err_console, print_json, run_async
+from orchestrator.cli.common import check_limit, console, context, err_console, print_json, run_async
 from orchestrator.cli.current import add_freshness, progress_words, refreshed
 from orchestrator.cli.listing import STATUS_STYLE
 from orchestrator.context import Context
 from orchestrator.errors import NotFound, PreflightRefused, UsageError
-from orchestrator.launcher import launch as launch_run
-from orchestrator.launcher import parse_env
-from orchestrator.monitor import cancel_run
 from orchestrator.recipesteps import checklist, recipe_steps
-from orchestrator.runstate import RunStatus
+from orchestrator.runstate import RunStatus, shown_phase
 from orchestrator.store import queries
 from orchestrator.store.models import Run
 from orchestrator.store.queries import utcnow
@@ -35,7 +34,10 @@ def launch(
         "--host", "-H", help="host name (see `eorch host list`); several split an eagle3-extract spec's dataset, "
         "one rank per host")] = [],  # noqa: B006
     name: Annotated[str | None, typer.Option(help="a name for the run")] = None,
-    env: Annotated[list[str], typer.Option("--env", "-e", help="KEY=VALUE for the job (repeatable)")] = [],  # noqa: B006
+    env: Annotated[list[str], typer.Option("--env", "-e", help="KEY=VALUE for the job (repeatable); a KEY with "
+                                           "TOKEN, KEY, SECRET or PASSWORD in it is a secret")] = [],  # noqa: B006
+    secret_env: Annotated[list[str], typer.Option(
+        "--secret-env", help="KEY=VALUE for the job that is never recorded or printed (repeatable)")] = [],  # noqa: B006
     cwd: Annotated[str | None, typer.Option(help="working directory on the host")] = None,
     spec: Annotated[Path | None, typer.Option(help="a job spec TOML file instead of a command")] = None,
     set_: Annotated[list[str], typer.Option(
@@ -51,6 +53,12 @@ def launch(
                                                "eagle3-extract spec")] = False,
     force: Annotated[bool, typer.Option("--force", help="launch even when a preflight check fails (the report "
                                         "is kept on the run)")] = False,
+    keep_server: Annotated[bool, typer.Option(
+        "--keep-server", help="eagle3-extract: a client-side failure keeps the loaded server for `eorch retry` "
+        "(stopped by `eorch cancel` or the spec's keep_server_idle_s)")] = False,
+    canary: Annotated[bool | None, typer.Option(
+        "--canary/--no-canary", help="eagle3-extract: first run the recipe on a shrunken copy of the model and "
+        "start the full run only if it succeeds (default: the spec's eagle3.canary, on)")] = None,
     no_monitor: Annotated[bool, typer.Option("--no-monitor", help="do not start a background monitor when none "
                                              "is running (then nothing records the end or alerts)")] = False,
     json_: Annotated[bool, typer.Option("--json", help="print the run record as JSON")] = False,
@@ -61,24 +69,36 @@ def launch(
 
     The run is followed: by the running monitor, or by a background one started now (`--no-monitor`, or
     `[monitor] auto_start = false` in config.toml, opts out)."""
+    from orchestrator.launcher import launch as launch_run  # imported here: `eorch runs` starts faster
+    from orchestrator.launcher import parse_env
+
     argv = list(ctx_.args)
+    if argv and argv[0].startswith("-"):  # a mistyped option of ours must not become the remote command
+        raise UsageError(f"no such option {argv[0]!r} (see eorch launch --help); the command goes after `--`, "
+                         "e.g. eorch launch --host H -- python train.py")
     hosts = host or ["local"]
     if set_ and spec is None:
         raise UsageError("--set overrides keys of a --spec file; give --spec")
+    if keep_server:
+        if spec is None:
+            raise UsageError("--keep-server applies to an eagle3-extract --spec, not to a command")
+        set_ = [*set_, "eagle3.keep_server=true"]
     if len(hosts) > 1:
         if spec is None or argv:
             raise UsageError("several --host split an eagle3-extract --spec across hosts; a command runs on one")
         _launch_split(spec, hosts, set_, name=name, env=env, cwd=cwd, python=python, patch=patch,
                       apply_patches=apply_patches, sbatch_args=sbatch_arg, json_=json_,
-                      checks=not no_preflight, force=force, no_monitor=no_monitor)
+                      secret_env=parse_env(secret_env, option="--secret-env"), checks=not no_preflight,
+                      force=force, canary=canary, no_monitor=no_monitor)
         return
     if spec is not None:
         if argv:
             raise UsageError("give either --spec or a command after `--`, not both")
         from orchestrator.speclaunch import spec_launch_args
 
-        kwargs = spec_launch_args(spec, extra_env=parse_env(env), name=name, cwd=cwd, overrides=set_)
-        kwargs.update(python=python, patch=patch, apply_patches=apply_patches, sbatch_args=sbatch_arg)
+        kwargs = spec_launch_args(spec, extra_env=parse_env(env), name=name, cwd=cwd, overrides=set_, canary=canary)
+        kwargs.update(python=python, patch=patch, apply_patches=apply_patches, sbatch_args=sbatch_arg,
+                      secret_env=parse_env(secret_env, option="--secret-env"))
         if kwargs["kind"] == "eagle3-extract" and not no_preflight:
             from orchestrator.cli.preflight import launch_checked
 
@@ -86,10 +106,13 @@ def launch(
         else:
             run = run_async(lambda ctx: launch_run(ctx, hosts[0], **kwargs))
     else:
+        if canary is not None:
+            raise UsageError("--canary/--no-canary apply to an eagle3-extract --spec, not to a command")
         parsed_env = parse_env(env)
         run = run_async(lambda ctx: launch_run(ctx, hosts[0], argv, name=name, env=parsed_env, cwd=cwd,
                                                python=python, patch=patch, apply_patches=apply_patches,
-                                               sbatch_args=sbatch_arg))
+                                               sbatch_args=sbatch_arg,
+                                               secret_env=parse_env(secret_env, option="--secret-env")))
     following = ensure_followed(context().settings, opt_out=no_monitor)
     if json_:
         print_json({**run_record(run), "monitor": following.as_json()})
@@ -106,17 +129,21 @@ def _say_following(following: Following) -> None:
 
 def _say_launched(run: Run) -> None:
     slurm = f" as Slurm job {run.scheduler_job_id} (launching until it starts)" if run.scheduler_job_id else ""
-    console.print(f"launched run [bold]{run.id}[/] ({run.name}) on {run.host}{slurm}")
+    console.print(f"launched run [bold]{run.id}[/] ({escape(run.name)}) on {escape(run.host)}{slurm}")
 
 
 def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: str | None, env: list[str],
-                  cwd: str | None, json_: bool, checks: bool, force: bool, no_monitor: bool,
+                  cwd: str | None, json_: bool, checks: bool, force: bool, canary: bool | None = None,
+                  no_monitor: bool = False,
                   **common: object) -> None:
     """One run per host, rank i of len(hosts); all specs and hosts (and their preflights) are checked before the
     first starts."""
+    from orchestrator.launcher import launch as launch_run  # imported here: `eorch runs` starts faster
+    from orchestrator.launcher import parse_env
     from orchestrator.speclaunch import split_launch_args
 
-    plans = split_launch_args(spec, hosts, extra_env=parse_env(env), name=name, cwd=cwd, overrides=overrides)
+    plans = split_launch_args(spec, hosts, extra_env=parse_env(env), name=name, cwd=cwd, overrides=overrides,
+                              canary=canary)
     ctx = context()
     with ctx.db() as s:
         for h in hosts:
@@ -195,6 +222,8 @@ def runs(
     from orchestrator.cli.listing import print_runs
     from orchestrator.history import RunFilter, filtered_runs, history_record, parse_since
 
+    check_limit(limit)
+
     if status is not None and status not in STATUSES:
         raise UsageError(f"unknown status {status!r}: use one of {', '.join(STATUSES)}")
     flt = RunFilter(status=status, host=host, since=parse_since(since) if since else None, name=name,
@@ -245,8 +274,9 @@ def show(
         print_json(record)
         return
     style = STATUS_STYLE.get(record["status"], "")
-    console.print(f"[bold]{record['id']}[/] {record['name']} on {record['host']}: "
-                  f"[{style}]{record['status']}[/] · phase {record['phase']}"
+    phase = shown_phase(record["status"], record["phase"], record["kind"])
+    console.print(f"[bold]{escape(record['id'])}[/] {escape(record['name'])} on {escape(record['host'])}: "
+                  f"[{style}]{record['status']}[/]" + (f" · phase {escape(phase)}" if phase else "")
                   + (f" · exit {record['exit_code']}" if record["exit_code"] is not None else ""))
     if record["freshness"]["note"]:
         console.print(record["freshness"]["note"], style="yellow", highlight=False, markup=False)
@@ -256,7 +286,7 @@ def show(
         state = sched.get("state") or "submitted"
         why = f" ({sched['reason']})" if sched.get("reason") else ""
         node = f" on {sched['node']}" if sched.get("node") else ""
-        console.print(f"slurm job {sched['job_id']}: {state}{why}{node}", highlight=False)
+        console.print(f"slurm job {sched['job_id']}: {state}{why}{node}", highlight=False, markup=False)
     words = progress_words(record, utcnow())
     if record["shards"]:
         console.print(" · ".join([f"shards: {record['shards']['done']}/{record['shards']['total']}", *words]),
@@ -279,19 +309,42 @@ def show(
             console.print(line, highlight=False, soft_wrap=True)
     if steps:
         console.print(f"steps: {checklist(steps)}", highlight=False, markup=False)
+    if record.get("canary"):
+        console.print(canary_line(record["canary"]), highlight=False)
+    warm = record.get("warm_server")
+    if warm:
+        console.print(f"kept server: {warm.get('state')} · client failed at {warm.get('step')}: {warm.get('error')} · "
+                      f"retries {warm.get('retries')}, load time saved {warm.get('saved_load_s')}s"
+                      + (f" · `eorch retry {record['id']}`" if warm.get("state") == "waiting" else ""),
+                      highlight=False, markup=False)
     if record.get("outputs"):
         o = record["outputs"]
-        console.print(f"outputs: {o.get('samples')} samples in {o.get('dir')} · verified {o.get('verified')}")
+        if o.get("dir") is not None:
+            console.print(f"outputs: {o.get('samples')} samples in {o.get('dir')} · verified {o.get('verified')}",
+                          markup=False)
+        if o.get("client_errors"):  # files may still be whole (verified above): speculators' own report
+            console.print(f"warning: speculators reported {o['client_errors']} sample(s) skipped; first: "
+                          f"{o.get('first_client_error')}", highlight=False, markup=False)
+        gate = o.get("first_sample")
+        if gate:
+            checks = gate.get("checks") or {}
+            what = (f"sample {gate.get('index')}: shape {checks.get('shape')} {checks.get('dtype')}, token ids match, "
+                    "finite" if gate.get("verified") else f"sample {gate.get('index')}: {gate.get('error')}")
+            console.print(f"first-sample gate: {'passed' if gate.get('verified') else 'FAILED'} ({what})",
+                          highlight=False, markup=False)
     cause = record["root_cause"]
     if cause:
-        console.print(f"[bold red]root cause[/] ({cause.get('process') or '?'}): "
-                      f"{cause.get('exception') or 'error'}: {cause.get('message') or '(empty message)'}",
+        console.print(Text.assemble(("root cause", "bold red"), f" ({cause.get('process') or '?'}): "
+                                    f"{cause.get('exception') or 'error'}: {cause.get('message') or '(empty message)'}"),
                       highlight=False)
         if cause.get("signature"):
             from orchestrator.logparse import signature_hint
 
             console.print(f"signature {cause['signature']}: {signature_hint(cause['signature']) or ''}",
-                          highlight=False)
+                          highlight=False, markup=False)
+        if cause.get("canary_step"):
+            console.print(f"(in the canary: {cause.get('canary_error') or cause['canary_step']})",
+                          highlight=False, markup=False)
         if cause.get("traceback"):
             console.print(cause["traceback"], highlight=False, markup=False)
     elif record.get("evidence"):
@@ -317,12 +370,31 @@ def _print_evidence(evidence: dict[str, Any]) -> None:
         console.print("the log is empty")
 
 
+def canary_line(c: dict[str, object]) -> str:
+    """``canary: succeeded in 41.2s (LlamaForCausalLM, 4 of 32 layers, ids [2, 16, 29, 32] → [1, 2, 3, 4])``."""
+    took = f" in {c['seconds']:.1f}s" if isinstance(c.get("seconds"), int | float) else ""
+    model = c.get("model") if isinstance(c.get("model"), dict) else None
+    what = (f" ({model['architecture']}, {model['num_hidden_layers']} of {model['target_layers']} layers, "
+            f"ids {model['target_layer_ids']} → {model['layer_ids']})") if model else ""
+    status = c.get("status")
+    style = {"succeeded": "green", "failed": "bold red"}.get(str(status), "yellow")
+    line = f"canary: [{style}]{status}[/]{took}{what}"
+    if status == "failed":
+        line += f" at {c.get('step')}: the full run was not started"
+    return line
+
+
 def logs(
     run: Annotated[str, typer.Argument(help="run id, id prefix or name")],
     follow: Annotated[bool, typer.Option("--follow", "-f", help="keep printing new output")] = False,
     tail: Annotated[int | None, typer.Option("--tail", "-n", help="only the last N lines")] = None,
+    raw: Annotated[bool, typer.Option("--raw", help="the log's bytes as written, escape sequences included "
+                                      "(a job's output can then act on your terminal)")] = False,
 ) -> None:
-    """Print the run's log from the host."""
+    """Print the run's log from the host, with the job's escape sequences and control characters removed."""
+    from orchestrator.logparse.inert import InertStream
+
+    out = _RawOut() if raw else InertStream()
     ctx = context()
     with ctx.db() as s:
         record = queries.get_run(s, run)
@@ -336,15 +408,16 @@ def logs(
             if result.exit_status != 0:
                 raise NotFound(f"log of run {record.id} not readable on {record.host}: "
                                f"{result.stderr.decode(errors='replace').strip()}")
-            sys.stdout.buffer.write(result.stdout)
+            sys.stdout.buffer.write(out.feed(result.stdout) + out.flush())
             return
         argv = ["tail", "-n", str(tail), "-F", path] if tail is not None else commands.follow_file(path, 0)
         proc = await session.transport.start(argv)
         try:
             while chunk := await proc.read(1 << 16):
-                sys.stdout.buffer.write(chunk)
+                sys.stdout.buffer.write(out.feed(chunk))
                 sys.stdout.buffer.flush()
         finally:
+            sys.stdout.buffer.write(out.flush())
             await proc.stop()
 
     try:
@@ -353,12 +426,24 @@ def logs(
         pass
 
 
+class _RawOut:
+    """``eorch logs --raw``: the bytes unchanged (InertStream's interface)."""
+
+    def feed(self, data: bytes) -> bytes:
+        return data
+
+    def flush(self) -> bytes:
+        return b""
+
+
 def cancel(
     run: Annotated[str, typer.Argument(help="run id, id prefix or name")],
     grace: Annotated[float | None, typer.Option(help="seconds between TERM and KILL")] = None,
     json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Stop a run: TERM its process group and everything it spawned, KILL after a grace period."""
+    from orchestrator.monitor import cancel_run  # imported here: `eorch runs` starts faster
+
     result = run_async(lambda ctx: cancel_run(ctx, run, grace))
     if json_:
         print_json(result)

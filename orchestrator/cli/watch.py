@@ -25,7 +25,7 @@ from orchestrator.notices import (
     RunProgressed,
     RunStatusChanged,
 )
-from orchestrator.runstate import RunStatus
+from orchestrator.runstate import RunStatus, shown_phase
 from orchestrator.store import queries
 from orchestrator.store.models import Run
 from orchestrator.store.queries import utcnow
@@ -58,7 +58,8 @@ class Printer:
         self.out = out
         self.live = out.is_terminal
         self.progress = Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[when]}"),
+            TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[when]}", markup=False),
             console=out, transient=False,
         )
         self.tasks: dict[str, TaskID] = {}
@@ -116,12 +117,13 @@ class Printer:
             done, total, what = run.progress_done or 0, run.progress_total, "samples"
         else:
             done, total, what = run.shards_done or 0, run.shards_total, "shards"
-        state = (run.phase, run.status, done, total)
+        phase = shown_phase(run.status, run.phase, run.kind)
+        state = (phase, run.status, done, total)
         if self.last.get(run.id) == state and not force:
             return
         previous = self.last.get(run.id)
         self.last[run.id] = state
-        label = f"{run.id} {run.name[:24]} · {run.phase}"
+        label = f"{run.id} {run.name[:24]}" + (f" · {phase}" if phase else "")
         when = self._when(run)
         if self.live:
             task = self.tasks.get(run.id)
@@ -130,8 +132,8 @@ class Printer:
             else:
                 self.progress.update(task, description=label, total=total, completed=done, when=when)
             return
-        if previous is None or previous[0] != run.phase:
-            self._line(f"run {run.id} phase {run.phase}")
+        if phase and (previous is None or previous[0] != phase):
+            self._line(f"run {run.id} phase {phase}")
         if total and (previous is None or previous[2] != done or previous[3] != total):
             self._line(f"run {run.id} {what} {done}/{total}" + (f" · {when}" if when else ""))
         elif force and "last output" in when and run.id not in self.told_quiet:
@@ -194,7 +196,7 @@ def watch(
         try:
             lock.acquire()
         except MonitorBusy as err:
-            console.print(f"{err} — showing the history read-only")
+            console.print(f"{err} — showing the history read-only", markup=False)
             await _read_only(ctx, named, printer, until_done, forever=all_)
             return
         try:

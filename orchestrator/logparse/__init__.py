@@ -28,6 +28,7 @@ from orchestrator.logparse.events import (
     SignatureMatched,
     TracebackCompleted,
 )
+from orchestrator.logparse.exits import exit_root_cause, with_exit_code
 from orchestrator.logparse.parser import LogParser
 from orchestrator.logparse.phases import Phase, ProgressReading, ShardReading
 from orchestrator.logparse.signatures import (
@@ -62,7 +63,9 @@ __all__ = [
     "TracebackCompleted",
     "analyze_bytes",
     "analyze_path",
+    "exit_root_cause",
     "load_catalogue",
     "parse_catalogue",
     "signature_hint",
+    "with_exit_code",
 ]

@@ -42,6 +42,7 @@ class Evidence:
     symptoms: list[dict[str, Any]] = field(default_factory=list)
     echo_refs: list[str] = field(default_factory=list)
     clean_line: int | None = None
+    stop_line: int | None = None  # the job was told to stop (a signal, a shutdown request) or said it is done
     first_error: dict[str, Any] | None = None  # the first error line of the log, pending or not
 
     @staticmethod
@@ -60,6 +61,12 @@ class Evidence:
 
     def add_line_cause(self, cause: RootCause) -> None:
         self._keep(self.line_causes, cause, OTHER_TEXT_CAP)
+
+    def amend_line_cause(self, line_no: int, message: str) -> None:
+        """Give the line cause found at ``line_no`` its message (read on a later line), if it has none."""
+        for item in self.line_causes:
+            if item["line_no"] == line_no and not item["message"]:
+                item["message"] = message
 
     def add_error_line(self, cause: RootCause) -> None:
         self._keep(self.error_lines, cause, OTHER_TEXT_CAP)

@@ -19,6 +19,7 @@ from orchestrator.logparse.phases import (
     CLEAN_NEEDLES,
     MARKERS,
     PROGRESS_NEEDLES,
+    RESTART_NEEDLES,
     SHARD_NEEDLES,
     TQDM_MARK_RE,
     Phase,
@@ -217,6 +218,8 @@ def build_funnel(catalogue: Catalogue) -> Funnel:
     needles += [Needle(h.split(" ")[0].encode()) for h in HEADERS if not h.startswith("Traceback")]
     needles += [Needle(t.encode()) for t in PROGRESS_NEEDLES]
     needles += [Needle(t.encode(), until_clean=True) for t in CLEAN_NEEDLES]
+    # Always relevant (rare lines): a fresh start after a clean stop, a later run appended to the same log.
+    needles += [Needle(t.encode()) for t in RESTART_NEEDLES]
     needles += [Needle(t.encode(), until_phase=Phase.SERVING) for t in SHARD_NEEDLES]
     for marker in MARKERS:
         # While an error line is pending, the serving/running markers are read again as signs of life.

@@ -6,13 +6,12 @@ counts as one physical line.  A ``\\r\\n`` split across two chunks is still one 
 
 from __future__ import annotations
 
-import re
 from enum import Enum
+
+from orchestrator.logparse.inert import inert
 
 #: Bytes kept of any one line; the rest of the line is counted but dropped.
 LINE_CAP = 16 * 1024
-
-_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 
 
 class Ending(str, Enum):
@@ -79,12 +78,8 @@ def ending_at(buf: bytes, end: int, limit: int) -> Ending:
 
 
 def decode(raw: bytes) -> str:
-    """Bytes of one line to text: invalid UTF-8 replaced, NULs and ANSI escapes removed, capped."""
+    """Bytes of one line to text: invalid UTF-8 replaced, capped, made inert (no escape sequence or control
+    character but tab: ``logparse.inert``), so whatever shows it later cannot act on a terminal."""
     if len(raw) > LINE_CAP:
         raw = raw[:LINE_CAP]
-    text = raw.decode("utf-8", "replace")
-    if "\x00" in text:
-        text = text.replace("\x00", "")
-    if "\x1b" in text:
-        text = _ANSI_RE.sub("", text)
-    return text
+    return inert(raw.decode("utf-8", "replace"), keep="\t")

@@ -14,7 +14,7 @@ from orchestrator.logparse.analysis import Analysis, SignatureCount
 from orchestrator.logparse.events import LogEvent
 from orchestrator.logparse.lines import LINE_CAP, Ending, count_terminators, ending_at, line_end
 from orchestrator.logparse.phases import ProgressReading, frame_at, frame_unit
-from orchestrator.logparse.prefixes import quick_key
+from orchestrator.logparse.prefixes import is_prefix_only, quick_key
 from orchestrator.logparse.rules import LineRules
 from orchestrator.logparse.signatures import Catalogue
 from orchestrator.logparse.tail import LogTail
@@ -238,9 +238,13 @@ class LogParser(LineRules):
                 touched = False
                 now = self._funnel_state()
                 if now != handled:
-                    handled = now
+                    prev, handled = handled, now
                     wanted = self._funnel.relevant(*now)
-                    if general is not None and all(n in wanted for n in relevant):
+                    if general is not None and (now[0], now[2]) == (prev[0], prev[2]) and now[1]:
+                        # Only the clean stop came: its needles (a burst of shutdown lines) drop out without a
+                        # rescan; a line holding only them is checked again (``_general``) and skipped.
+                        pass
+                    elif general is not None and all(n in wanted for n in relevant):
                         if full_end >= 0:
                             w_end, full_end = full_end, -1
                         added = [n for n in wanted if n not in relevant]
@@ -328,10 +332,20 @@ class LogParser(LineRules):
             self._line_no += 1
             raw = buf[cursor:min(e, cursor + LINE_CAP)]
             ending = ending_at(buf, e, end)
-            key = None if prev_cr and prev_raw is not None and b"pid=" in prev_raw else quick_key(raw)
+            inherits = prev_cr and prev_raw is not None and (b"\x1b" in prev_raw or is_prefix_only(prev_raw))
+            key = None if inherits else quick_key(raw)
+            head = None if key is None else self._tbs.frame_head(key, ending)
+            if head is not None and raw.startswith(head) and raw[len(head):len(head) + 1] in (b" ", b"\t"):
+                # Frame lines of an open traceback (the bulk of one): what _examine would do, unparsed, for the
+                # run of them that follows (same writer and header, indented, no signature, not its end).
+                assert key is not None
+                taken = self._frames(buf, cursor, end, key, head, ending)
+                if taken:
+                    cursor, prev_raw, prev_cr = taken
+                    continue
             if key is not None and not self._tbs.is_open(key) and not self._general(raw):
                 # What _examine would do with a line of another writer holding no needle, without decoding.
-                for tb in self._tbs.close_stale(self._line_no):
+                for tb in self._tbs.close_stale(self._line_no, key):
                     self._on_traceback(tb, events)
                 self._progress_rule(raw, self._line_no, events)
                 self._settle(self._line_no, "", events)
@@ -343,6 +357,37 @@ class LogParser(LineRules):
         return cursor
 
 
+    def _frames(self, buf: bytes, cursor: int, end: int, key: str, head: bytes,
+                ending: Ending) -> tuple[int, bytes | None, bool] | None:
+        """Take the run of frame lines of ``key``'s traceback starting at ``cursor`` (whose line, already
+        counted, is one): (next cursor, last line, it ended in ``\r``), or None when that first line must be
+        examined.  A line stops the run unless it has the same head, is indented, holds no ANSI code, NUL or
+        signature, and cannot end the traceback."""
+        taken: tuple[int, bytes | None, bool] | None = None
+        n = len(head)
+        match, add = self._cat.match, self._tbs.add_frame
+        crlf_record = self._tbs.frame_head(key, Ending.LF) is None  # a bare "\n" would end the traceback
+        while True:
+            e, nxt = line_end(buf, cursor, end)
+            if taken is not None:
+                if not buf.startswith(head, cursor) or buf[cursor + n:cursor + n + 1] not in (b" ", b"\t"):
+                    return taken
+                ending = ending_at(buf, e, end)
+                if ending is Ending.EOF or (crlf_record and ending is not Ending.CR):
+                    return taken
+            raw = buf[cursor:min(e, cursor + LINE_CAP)]
+            if taken is not None and (b"\x1b" in raw or b"\x00" in raw):
+                return taken
+            msg = raw[n:].decode("utf-8", "replace").rstrip()
+            if match(msg):
+                return taken
+            if taken is not None:
+                self._line_no += 1
+            add(key, msg, self._line_no)
+            taken = (nxt, raw if e - cursor <= _PREV_CAP else None, ending is Ending.CR)
+            cursor = nxt
+            if cursor >= end:
+                return taken
 
 def _find_from(buf: bytes, needle: bytes, start: int, end: int) -> int:
     """Where ``needle`` next starts in ``buf[start:end]``; ``end`` when it does not."""

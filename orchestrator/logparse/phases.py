@@ -73,6 +73,15 @@ CLEAN_RE = re.compile(
     r"^\[shutdown\]|^(?:INFO:\s+)?Shutting down\.?$|Application shutdown complete|^\s*Done\.\s*$"
     r"|Data generation complete!"
 )
+# A fresh start after a clean stop: a later run appended to the same log (``>>``, a requeued Slurm job).
+RESTART_NEEDLES: tuple[str, ...] = ("Initializing a",)
+RESTART_RE = re.compile(r"Initializing an? (?:V1 )?LLM engine")
+# An orderly stop was asked for or announced: a traceback printed after it is part of the shutdown.  Narrower
+# than CLEAN_RE: vLLM also logs ``[shutdown] Executor: ...`` while tearing down after a failed start.
+STOP_RE = re.compile(
+    r"received signal|shutdown triggered|^(?:INFO:\s+)?Shutting down(?: FastAPI HTTP server)?\.?$"
+    r"|Application shutdown complete|^\s*Done\.\s*$|Data generation complete!"
+)
 
 # --- progress ---------------------------------------------------------------------------------------------
 

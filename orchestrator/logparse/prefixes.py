@@ -6,8 +6,11 @@ Two styles reach a log file:
   (log records, prints, tqdm frames -- where the ``\\r`` comes after the prefix).
 * >=0.2x format prefixes: ``(EngineCore pid=N) INFO 11-29 10:02:27 [core.py:1512] msg`` on log records only.
 
-Both parse the same way: an optional ``(name pid=N)`` group (Ray adds ``, ip=...`` and may nest two), then an
-optional ``LEVEL MM-DD HH:MM:SS [file:line] `` header.  Lines without either belong to process ``main``.
+Both parse the same way: an optional ``(name pid=N)`` group (Ray adds ``, ip=...`` and may nest two; 0.8-0.9
+write ``(VllmWorker rank=4 pid=N)``, Ray's bare ``(pid=N)`` has no name), then an optional
+``LEVEL MM-DD HH:MM:SS [file:line] `` header (vLLM <= 0.7 wrote ``file:line]`` without the ``[``).  Lines
+without either belong to process ``main``.  A timestamp that a log collector put in front of every line
+(``kubectl logs --timestamps``, ``docker logs -t``, journalctl's short format) is skipped first.
 """
 
 from __future__ import annotations
@@ -17,13 +20,29 @@ from dataclasses import dataclass
 
 MAIN = "main"
 
-_PROC_RE = re.compile(r"\((?P<proc>[A-Za-z0-9_.\-:]+) pid=(?P<pid>\d+)(?:, ip=[^)]*)?\) ?")
+#: A process group: ``(name pid=N)``, ``(name rank=R pid=N)``, ``(pid=N, ip=...)``.
+_PROC = r"\((?:(?P<proc>[A-Za-z0-9_.\-:]+)(?P<rank> rank=\d+)? )?pid=(?P<pid>\d+)(?:, ip=[^)]*)?\)"
+_PROC_RE = re.compile(_PROC + " ?")
 _HEADER_RE = re.compile(
     r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<ts>\d\d-\d\d \d\d:\d\d:\d\d)(?:\.\d+)? "
-    r"\[(?P<file>[^\]\s]+?):(?P<line>\d+)\] ?"
+    r"\[?(?P<file>[^\]\s\[]+?):(?P<line>\d+)\] ?"
 )
 # Only a prefix and blanks: 0.16 writes "(Worker_TP0 pid=1) " then "\r" + a tqdm frame.
-_PREFIX_ONLY_RE = re.compile(r"^\s*\((?P<proc>[A-Za-z0-9_.\-:]+) pid=(?P<pid>\d+)(?:, ip=[^)]*)?\)\s*$")
+_PREFIX_ONLY_RE = re.compile(r"^\s*" + _PROC + r"\s*$")
+#: What a log collector prepends: RFC 3339 (kubectl/docker ``--timestamps``), or journalctl's
+#: ``Dec 01 09:00:00 host unit[pid]: ``.
+_COLLECTOR_RE = re.compile(
+    r"(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
+    r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.\-]+ [\w.\-@/]+(?:\[\d+\])?:) "
+)
+_COLLECTOR_BYTES_RE = re.compile(_COLLECTOR_RE.pattern.encode())
+_MONTHS = frozenset(["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"])
+
+
+def _name(m: re.Match[str]) -> str:
+    proc = m.group("proc") or "pid"
+    rank = m.group("rank")
+    return f"{proc}{rank}" if rank else proc
 _MP_HEADER_RE = re.compile(r"^Process (?P<proc>[A-Za-z0-9_.\-:]+):$")
 
 
@@ -50,13 +69,14 @@ def parse_line(text: str, inherited: tuple[str, int] | None = None) -> ParsedLin
     """
     process, pid = (inherited if inherited else (MAIN, None))
     rest = text
-    pos = 0
+    c = _COLLECTOR_RE.match(rest) if rest[:1].isdigit() or rest[:3] in _MONTHS else None
+    pos = c.end() if c is not None else 0
     # Leading VLLM_LOGGING_PREFIX or Ray nesting: take the last "(name pid=N)" group at the front.
     while True:
         m = _PROC_RE.match(rest, pos)
         if m is None:
             break
-        process, pid = m.group("proc"), int(m.group("pid"))
+        process, pid = _name(m), int(m.group("pid"))
         pos = m.end()
     h = _HEADER_RE.match(rest, pos)
     if h is not None:
@@ -65,7 +85,8 @@ def parse_line(text: str, inherited: tuple[str, int] | None = None) -> ParsedLin
     return ParsedLine(process, pid, None, None, rest[pos:])
 
 
-_QUICK_RE = re.compile(rb"(?:\((?P<proc>[A-Za-z0-9_.\-:]+) pid=(?P<pid>\d+)(?:, ip=[^)]*)?\) ?)+")
+_QUICK_RE = re.compile(rb"(?:\((?:(?P<proc>[A-Za-z0-9_.\-:]+)(?P<rank> rank=\d+)? )?pid=(?P<pid>\d+)"
+                       rb"(?:, ip=[^)]*)?\) ?)+")
 
 
 def quick_key(raw: bytes) -> str | None:
@@ -73,16 +94,28 @@ def quick_key(raw: bytes) -> str | None:
     (ANSI codes or NULs in the line)."""
     if b"\x1b" in raw or b"\x00" in raw:
         return None
+    if (raw[:1].isdigit() or raw[:3].decode("latin-1") in _MONTHS) and _COLLECTOR_BYTES_RE.match(raw):
+        return None
     m = _QUICK_RE.match(raw)
     if m is None:
         return MAIN
-    return f"{m.group('proc').decode('ascii')}:{int(m.group('pid'))}"
+    proc = (m.group("proc") or b"pid").decode("ascii") + (m.group("rank") or b"").decode("ascii")
+    return f"{proc}:{int(m.group('pid'))}"
+
+
+_PREFIX_ONLY_BYTES_RE = re.compile(_PREFIX_ONLY_RE.pattern.encode())
+
+
+def is_prefix_only(raw: bytes) -> bool:
+    """Whether a raw line is nothing but a process prefix (undecoded: ANSI codes make it False, and the
+    caller then takes the slow path)."""
+    return b"pid=" in raw and _PREFIX_ONLY_BYTES_RE.match(raw) is not None
 
 
 def prefix_only(text: str) -> tuple[str, int] | None:
     """(process, pid) when ``text`` is nothing but a process prefix."""
     m = _PREFIX_ONLY_RE.match(text)
-    return (m.group("proc"), int(m.group("pid"))) if m else None
+    return (_name(m), int(m.group("pid"))) if m else None
 
 
 def multiprocessing_header(message: str) -> str | None:

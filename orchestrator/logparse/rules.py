@@ -2,7 +2,8 @@
 
 ``LineRules`` is the half of ``LogParser`` that knows vLLM; the other half (``parser.py``) moves through
 the bytes and decides which lines are worth examining.  Every rule here is guarded by a needle of the
-funnel (``funnel.py``), so a line holding none of them is a no-op and may be skipped unread.
+funnel (``funnel.py``), so a line holding none of them is a no-op and may be skipped unread.  How a line or a
+traceback weighs in the verdict (cause, symptom, evidence) is ``weighing.py``.
 """
 
 from __future__ import annotations
@@ -16,11 +17,8 @@ from orchestrator.logparse.events import (
     LogEvent,
     PhaseChanged,
     ProgressReported,
-    RootCause,
     RootCauseFound,
     ShardsProgressed,
-    SignatureMatched,
-    TracebackCompleted,
 )
 from orchestrator.logparse.funnel import Funnel, build_funnel
 from orchestrator.logparse.lines import Ending, decode
@@ -29,7 +27,10 @@ from orchestrator.logparse.phases import (
     CLEAN_RE,
     MARKERS,
     PROGRESS_RE,
+    RESTART_NEEDLES,
+    RESTART_RE,
     SHARD_NEEDLES,
+    STOP_RE,
     Phase,
     ProgressReading,
     ShardReading,
@@ -38,15 +39,15 @@ from orchestrator.logparse.phases import (
     shows_life,
 )
 from orchestrator.logparse.prefixes import ParsedLine, multiprocessing_header, parse_line, prefix_only
-from orchestrator.logparse.signatures import Catalogue, Severity, Signature, load_catalogue
-from orchestrator.logparse.tracebacks import Traceback, TracebackAssembler, is_header
+from orchestrator.logparse.signatures import Catalogue, load_catalogue
+from orchestrator.logparse.tracebacks import TracebackAssembler, is_bare_exception, is_header
+from orchestrator.logparse.weighing import ERROR_LINE, EvidenceRules, after_frame
 
-_ERROR_LINE = re.compile(r"^(?:\[\d\d:\d\d:\d\d\])?\s*ERROR\b:?\s*")
-_EXC_LINE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)):?\s?(?P<msg>.*)$")
 _WEIGHTS = re.compile(r"Loading weights took (?P<s>[\d.]+)")
+_WHAT = re.compile(r"^\s*what\(\):\s*(?P<msg>.*)$")
 
 
-class LineRules:
+class LineRules(EvidenceRules):
     """Semantic state of a log and the rules that update it, one examined line at a time."""
 
     def __init__(self, catalogue: Catalogue | None = None) -> None:
@@ -66,6 +67,10 @@ class LineRules:
         self._weights_s: float | None = None
         self._errors = 0
         self._dirty = False
+        self._asgi: dict[str, int] = {}  # writer -> line of its last "Exception in ASGI application"
+        self._request_tbs: list[str] = []  # writers whose open traceback is one request's failure
+        self._terminate_line: int | None = None
+        self._head: str | None = None  # the text before the message of the line being classified  # a C++ "terminate called ..." waiting for its what() line
 
     def _rules_state(self) -> dict[str, Any]:
         """The JSON-able semantic state (part of ``LogParser.snapshot``)."""
@@ -84,6 +89,9 @@ class LineRules:
             "root_key": self._root_key,
             "weights_s": self._weights_s,
             "errors": self._errors,
+            "asgi": dict(self._asgi),
+            "request_tbs": list(self._request_tbs),
+            "terminate_line": self._terminate_line,
         }
 
     def _load_rules_state(self, snap: dict[str, Any]) -> None:
@@ -100,10 +108,13 @@ class LineRules:
         self._root_key = snap["root_key"]
         self._weights_s = snap["weights_s"]
         self._errors = int(snap["errors"])
+        self._asgi = {str(k): int(v) for k, v in snap.get("asgi", {}).items()}
+        self._request_tbs = [str(k) for k in snap.get("request_tbs", [])]
+        self._terminate_line = snap.get("terminate_line")
 
     def _funnel_state(self) -> tuple[Phase, bool, bool]:
         """What decides which needles are relevant: phase, clean end seen, an error line pending."""
-        return self._phase, self._ev.clean_line is not None, self._ev.pending_error()
+        return self._phase, self._ev.stop_line is not None, self._ev.pending_error()
 
     def _general(self, raw: bytes) -> bool:
         return self._funnel.is_candidate(raw, self._funnel.relevant(*self._funnel_state()))
@@ -119,7 +130,8 @@ class LineRules:
         inherited = None
         if prev_cr and prev_raw is not None and b"pid=" in prev_raw:
             inherited = prefix_only(decode(prev_raw))
-        line = parse_line(decode(raw), inherited)
+        text = decode(raw)
+        line = parse_line(text, inherited)
         if tb_open:
             consumed, done = self._tbs.feed(line, line_no, ending)
             if consumed:
@@ -129,65 +141,57 @@ class LineRules:
             if consumed:
                 self._settle(line_no, line.message, events)
                 return
-            for tb in self._tbs.close_stale(line_no):
+            for tb in self._tbs.close_stale(line_no, line.key):
                 self._on_traceback(tb, events)
             if not self._general(raw):
                 self._progress_rule(raw, line_no, events)
                 self._settle(line_no, line.message, events)
                 return
-        self._classify(line, line_no, prev_raw, events)
+        self._head = None if inherited is not None or b"\x1b" in raw else text[:len(text) - len(line.message)]
+        self._classify(line, line_no, ending, prev_raw, events)
         self._progress_rule(raw, line_no, events)
         self._settle(line_no, line.message, events)
 
-    def _classify(self, line: ParsedLine, line_no: int, prev_raw: bytes | None,
+    def _classify(self, line: ParsedLine, line_no: int, ending: Ending, prev_raw: bytes | None,
                   events: list[LogEvent]) -> None:
         msg = line.message
         if is_header(msg):
             process = line.process
             if line.pid is None and prev_raw is not None:
                 process = multiprocessing_header(decode(prev_raw)) or process
-            for tb in self._tbs.start(line, line_no, process):
+            for tb in self._tbs.start(line, line_no, process, ending, self._head):
                 self._on_traceback(tb, events)
             self._tb_sigs[line.key] = []
+            self._mark_request(line, line_no)
             return
+        if is_bare_exception(msg) and after_frame(line, prev_raw):
+            # A traceback whose header was cut off (a pasted tail): its exception line still names the cause.
+            for tb in self._tbs.start_headless(line, line_no, ending):
+                self._on_traceback(tb, events)
+            self._tb_sigs[line.key] = []
+            self._mark_request(line, line_no)
+            self._traceback_line(line, line_no, events)
+            return
+        if "Exception in ASGI application" in msg:
+            self._asgi[line.key] = line_no
+        if self._terminate_line is not None and "what():" in msg:
+            m = _WHAT.match(msg)
+            if m is not None and line_no - self._terminate_line <= 3:
+                # C++ ``std::terminate``: the exception's text is on the ``what():`` line after it.
+                self._ev.amend_line_cause(self._terminate_line, m.group("msg").strip()[:4096])
+                self._terminate_line = None
+                self._dirty = True
         sigs = self._cat.match(msg)
         for sig in sigs:
             self._count(sig, line_no, line.process, events)
         is_error = line.level == "ERROR" or (line.level is None and "ERROR" in msg
-                                             and _ERROR_LINE.match(msg) is not None)
+                                             and ERROR_LINE.match(msg) is not None)
         if is_error:
             self._errors += 1
             events.append(ErrorSeen(line_no, line.process, msg[:2000]))
         if sigs or is_error:
             self._weigh_line(line, line_no, sigs, is_error)
         self._phase_rules(msg, line_no, events, is_error)
-
-    def _weigh_line(self, line: ParsedLine, line_no: int, sigs: list[Signature], is_error: bool) -> None:
-        msg = line.message
-        for sig in sigs:
-            ref = sig.referenced_message(msg)
-            if ref is not None:
-                self._ev.add_echo(ref)
-        text = _ERROR_LINE.sub("", msg, count=1).strip() if is_error and line.level is None else msg.strip()
-        exc: str | None = None
-        m = _EXC_LINE.match(text)
-        if m is not None:
-            exc, text = m.group("exc"), m.group("msg").strip()
-        causes = [s for s in sigs if s.severity is Severity.CAUSE]
-        symptoms = [s for s in sigs if s.severity is Severity.SYMPTOM]
-        warnings = [s for s in sigs if s.severity is Severity.WARNING]
-        ranked = causes or symptoms or (warnings if is_error else [])
-        first = ranked[0] if ranked else None
-        cause = RootCause(exc, text[:4096], line.process, None, first.id if first else None, line_no,
-                          first.hint if first else None)
-        if causes:
-            self._ev.add_line_cause(cause)
-        elif symptoms:
-            self._ev.add_symptom(cause)
-        elif is_error:
-            # Evidence, not a failure: a pending error until the log shows the job going on (_sign_of_life).
-            self._ev.add_error_line(cause)
-        self._dirty = True
 
     def _phase_rules(self, msg: str, line_no: int, events: list[LogEvent], is_error: bool = False) -> None:
         # Markers move the phase forward; while an error line is pending they are also read as signs of life
@@ -217,9 +221,17 @@ class LineRules:
                 self._advance(Phase.LOADING)
                 if watch:
                     self._sign_of_life()
-        if self._ev.clean_line is None and any(n in msg for n in CLEAN_NEEDLES) and CLEAN_RE.search(msg):
-            self._ev.clean_line = line_no
+        if self._ev.stop_line is not None and any(n in msg for n in RESTART_NEEDLES) and RESTART_RE.search(msg):
+            self._ev.stop_line = self._ev.clean_line = None  # a later run, appended to the same log
             self._dirty = True
+        if self._ev.stop_line is None and any(n in msg for n in CLEAN_NEEDLES) and CLEAN_RE.search(msg):
+            if self._ev.clean_line is None:
+                self._ev.clean_line = line_no
+                self._dirty = True
+            if STOP_RE.search(msg):
+                self._ev.stop_line = line_no
+                if self._ev.pending_error():
+                    self._sign_of_life()  # an orderly stop after an error: the job did not die of it
 
     def _progress_rule(self, raw: bytes, line_no: int, events: list[LogEvent]) -> None:
         if PROGRESS_RE.search(raw) is not None:
@@ -262,46 +274,6 @@ class LineRules:
             self._phase = phase
             self._dirty = True
 
-    def _count(self, sig: Signature, line_no: int, process: str, events: list[LogEvent]) -> None:
-        entry = self._sigs.get(sig.id)
-        if entry is None:
-            self._sigs[sig.id] = [1, line_no]
-        else:
-            entry[0] += 1
-        events.append(SignatureMatched(sig.id, sig.severity.value, sig.hint, line_no, process))
-
-    def _traceback_line(self, line: ParsedLine, line_no: int, events: list[LogEvent]) -> None:
-        sigs = self._cat.match(line.message)
-        if not sigs:
-            return
-        found = self._tb_sigs.setdefault(line.key, [])
-        for sig in sigs:
-            self._count(sig, line_no, line.process, events)
-            if sig.id not in found and len(found) < 16:
-                found.append(sig.id)
-
-    def _on_traceback(self, tb: Traceback, events: list[LogEvent]) -> None:
-        events.append(TracebackCompleted(tb.process, tb.exception, tb.message, tb.text, tb.line_no))
-        ids = self._tb_sigs.pop(tb.key, [])
-        sigs = [s for s in (self._cat.by_id(i) for i in ids) if s is not None]
-        chosen = next((s for s in sigs if s.severity is Severity.CAUSE), sigs[0] if sigs else None)
-        first_exc = tb.exception_lines[0] if tb.exception_lines else ""
-        for exc_line in tb.exception_lines:
-            for sig in self._cat.signatures:
-                ref = sig.referenced_message(exc_line)
-                if ref is not None:
-                    self._ev.add_echo(ref)
-        cause = RootCause(tb.exception, tb.message, tb.process, tb.text, chosen.id if chosen else None,
-                          tb.line_no, chosen.hint if chosen else None)
-        symptom = any(s.severity is Severity.SYMPTOM and s.matches(first_exc) for s in self._cat.signatures)
-        if tb.level in ("WARNING", "INFO", "DEBUG"):
-            return
-        if symptom:
-            self._ev.add_symptom(cause)
-        else:
-            self._ev.add_traceback_cause(cause)
-        self._dirty = True
-
     def _effective_phase(self) -> Phase:
         if self._ev.failed():
             return Phase.FAILED
@@ -324,3 +296,4 @@ class LineRules:
             self._root_key = key
             if rc is not None:
                 events.append(RootCauseFound(rc, rc.line_no))
+

@@ -31,6 +31,7 @@ class Signature:
     hint: str
     funnel: bool = True
     points_to: re.Pattern[str] | None = None
+    harmless: bool = False  # a warning that is not even evidence when vLLM logs it as an ERROR record
 
     def matches(self, text: str) -> bool:
         """True when ``text`` (a decoded, prefix-stripped line) shows this signature."""
@@ -50,11 +51,18 @@ class Catalogue:
 
     signatures: tuple[Signature, ...]
     _gate: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    _gate_words: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        needles = sorted({n for s in self.signatures for n in s.needles}, key=len, reverse=True)
-        gate = re.compile("|".join(re.escape(n) for n in needles)) if needles else re.compile(r"(?!)")
+        needles = {n for s in self.signatures for n in s.needles}
+        # A regex skips quickly over characters that start no needle; needles starting with a common one (a
+        # lowercase letter, "(") are looked for with ``in`` (memmem) instead.
+        keys = {_gate_key(n) for n in needles}
+        common = {n for n in keys if n[0].islower() or n[0] in "( "}
+        rare = keys - common
+        gate = re.compile(trie_pattern(rare)) if rare else re.compile(r"(?!)")
         object.__setattr__(self, "_gate", gate)
+        object.__setattr__(self, "_gate_words", tuple(sorted(common)))
 
     def by_id(self, sig_id: str) -> Signature | None:
         for sig in self.signatures:
@@ -64,9 +72,12 @@ class Catalogue:
 
     def match(self, text: str) -> list[Signature]:
         """Every signature shown by ``text``, in catalogue order."""
-        gate: re.Pattern[str] = self._gate
-        if gate.search(text) is None:
-            return []
+        if self._gate.search(text) is None:
+            for word in self._gate_words:
+                if word in text:
+                    break
+            else:
+                return []
         return [s for s in self.signatures if s.matches(text)]
 
     def funnel_needles(self) -> tuple[str, ...]:
@@ -76,6 +87,40 @@ class Catalogue:
             if sig.funnel:
                 out.extend(n for n in sig.needles if n not in out)
         return tuple(out)
+
+
+_Trie = dict[str, "_Trie"]
+
+
+def _gate_key(needle: str) -> str:
+    """What the gate looks for to let ``needle`` through: the needle from its first capital on, when that is
+    long enough (``killed (SIGKILL`` -> ``SIGKILL``): rarer first characters make the gate's regex faster."""
+    for i, ch in enumerate(needle):
+        if ch.isupper():
+            return needle[i:] if len(needle) - i >= 4 else needle
+    return needle
+
+
+def trie_pattern(words: set[str]) -> str:
+    """One regex matching any of ``words``, factored by common prefixes (``E(?:rror|RROR)``): Python's ``re``
+    tries the alternatives of a flat ``a|b|c`` one by one at every position, a trie's only where the first
+    character fits."""
+    trie: _Trie = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def build(node: _Trie) -> str:
+        alts = [re.escape(ch) + build(child) for ch, child in sorted(node.items()) if ch]
+        if "" in node:  # a word ends here: any longer match is optional (the shortest one suffices)
+            return ""
+        if len(alts) == 1:
+            return alts[0]
+        return "(?:" + "|".join(alts) + ")"
+
+    return build(trie)
 
 
 class CatalogueError(ValueError):
@@ -98,6 +143,7 @@ def _signature_from(entry: dict[str, Any]) -> Signature:
             hint=str(entry["hint"]),
             funnel=bool(entry.get("funnel", True)),
             points_to=re.compile(str(points)) if points else None,
+            harmless=bool(entry.get("harmless", False)),
         )
     except (KeyError, ValueError, re.error) as err:
         if isinstance(err, CatalogueError):

@@ -16,25 +16,20 @@ import re
 from collections import deque
 from typing import Any
 
+from orchestrator.logparse.inert import inert_line
+
 #: Lines kept, and characters kept of each.
 KEEP = 20
 LINE_CHARS = 500
 _CARRY_CAP = 4 * LINE_CHARS
 
-_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]?")
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _ERROR_RE = re.compile(r"(?i)(?:^|[\s:\[(])(?:error|fatal|exception|critical)\b|\bfailed\b|\babort")
-
-
-def inert(text: str) -> str:
-    """``text`` with escape sequences and control characters (C0 but tab, DEL, C1) removed."""
-    return _CONTROL_RE.sub("", _ANSI_RE.sub("", text))
 
 
 def shown_line(raw: bytes) -> str | None:
     """What a terminal shows of one ``\\n``-terminated line (without the ``\\n``), or None for a blank."""
     for seg in reversed(raw.split(b"\r")):
-        text = inert(seg[: LINE_CHARS * 4].decode("utf-8", "replace")).rstrip()
+        text = inert_line(seg[: LINE_CHARS * 4].decode("utf-8", "replace")).rstrip()
         if text:
             return text[:LINE_CHARS] + ("…" if len(text) > LINE_CHARS else "")
     return None
@@ -107,7 +102,7 @@ def failure_evidence(snapshot: dict[str, Any] | None) -> dict[str, Any]:
     line: str | None = None
     if first.get("message") or first.get("exception"):
         text = ": ".join(str(x) for x in (first.get("exception"), first.get("message")) if x)
-        line = inert(text)[:LINE_CHARS]
+        line = inert_line(text)[:LINE_CHARS]
         if first.get("line_no"):
             line = f"line {first['line_no']}: {line}"
     return {"first_error_line": line or first_error_line(tail), "log_tail": tail}

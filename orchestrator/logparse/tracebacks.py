@@ -32,11 +32,21 @@ _CHAIN = (
     "The above exception was the direct cause of the following exception:",
 )
 _EXC_RE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*)(?::\s?(?P<msg>.*))?$")
+#: An exception line that can stand without its header: a (dotted) name that says it is an error.
+_BARE_EXC_RE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)(?::\s?.*)?$")
+_PYDANTIC_LOC_RE = re.compile(r"^[\w.\[\]\-]+$")
+#: Lines of a raw exception's message kept after its first line.
+_CONTINUATION_CAP = 32
 _FRAMES, _AFTER_EXC, _CHAINED = "frames", "after_exc", "chain"
 
 
 def is_header(message: str) -> bool:
-    return message.startswith(HEADERS)
+    return message.startswith(HEADERS) or message.rstrip().endswith(HEADERS)
+
+
+def is_bare_exception(message: str) -> bool:
+    """``ValueError: ...`` standing alone: the exception line of a traceback whose header was cut off."""
+    return _BARE_EXC_RE.match(message.rstrip()) is not None
 
 
 @dataclass(frozen=True)
@@ -71,6 +81,9 @@ class _Open:
     exception_lines: list[str] = field(default_factory=list)
     state: str = _FRAMES
     blanks: int = 0
+    crlf: bool = True  # the header line ended in "\r": the record ends at the first bare "\n"
+    head: str | None = None  # prefix + record header of the header line: frame lines start with it too
+    continued: int = 0  # continuation lines of a raw exception message
 
     def add(self, text: str, line_no: int, important: bool = False) -> None:
         self.last_line = line_no
@@ -114,13 +127,40 @@ class TracebackAssembler:
     def is_open(self, key: str) -> bool:
         return key in self._open
 
-    def start(self, line: ParsedLine, line_no: int, process: str) -> list[Traceback]:
-        """Open a traceback at its header line; closes one the same writer left open."""
+    def start(self, line: ParsedLine, line_no: int, process: str, ending: Ending = Ending.CR,
+              head: str | None = None) -> list[Traceback]:
+        """Open a traceback at its header line; closes one the same writer left open.  ``head`` is the raw
+        text before the message (prefix and record header), when it is plain ASCII-safe text."""
         closed = self._close(line.key)
-        tb = _Open(line.key, process, line.record, line.level, line_no, line_no)
+        tb = _Open(line.key, process, line.record, line.level, line_no, line_no, crlf=ending is Ending.CR,
+                   head=head)
         tb.add(line.message.rstrip(), line_no, important=True)
         self._open[line.key] = tb
         return closed
+
+    def start_headless(self, line: ParsedLine, line_no: int, ending: Ending) -> list[Traceback]:
+        """Open a traceback at an exception line whose header and first frames were cut off."""
+        closed = self._close(line.key)
+        tb = _Open(line.key, line.process, line.record, line.level, line_no, line_no, crlf=ending is Ending.CR)
+        self._exception_line(tb, line.message.rstrip(), line_no)
+        self._open[line.key] = tb
+        if tb.record is not None and ending is Ending.EOF:
+            closed += self._close(line.key)
+        return closed
+
+    def frame_head(self, key: str, ending: Ending) -> bytes | None:
+        """The bytes a frame line of ``key``'s open traceback starts with, when such a line may be taken
+        without parsing (``add_frame``): the traceback is reading frames and the line cannot end it."""
+        tb = self._open.get(key)
+        if tb is None or tb.state != _FRAMES or tb.head is None:
+            return None
+        if tb.record is not None and ending is not Ending.CR and (tb.crlf or ending is Ending.EOF):
+            return None
+        return tb.head.encode()
+
+    def add_frame(self, key: str, msg: str, line_no: int) -> None:
+        """A frame line (indented, after ``frame_head``) of ``key``'s open traceback: what ``feed`` does."""
+        self._open[key].add(msg, line_no)
 
     def feed(self, line: ParsedLine, line_no: int, ending: Ending) -> tuple[bool, list[Traceback]]:
         """(consumed, completed): ``consumed`` is False when the line is not part of an open traceback."""
@@ -133,7 +173,7 @@ class TracebackAssembler:
         consumed = self._step(tb, msg, line_no)
         if not consumed:
             return False, self._close(line.key)
-        if tb.record is not None and ending is not Ending.CR:
+        if tb.record is not None and ending is not Ending.CR and (tb.crlf or ending is Ending.EOF):
             return True, self._close(line.key)
         return True, []
 
@@ -160,13 +200,27 @@ class TracebackAssembler:
                 tb.add(msg, line_no, important=True)
                 return True
             return False
-        if tb.record is not None and tb.state == _AFTER_EXC:
-            # More lines of a multi-line exception message, inside the same log record.
+        if tb.state == _AFTER_EXC and (tb.record is not None or self._continues(tb, msg)):
+            # More lines of a multi-line exception message (inside the same log record, or indented).
+            tb.continued += 1
             if len(tb.exception_lines) == 1 and tb.message is not None and len(tb.message) < 4096:
                 tb.message = f"{tb.message}\n{msg}"
             tb.add(msg, line_no)
             return True
         return False
+
+    @staticmethod
+    def _continues(tb: _Open, msg: str) -> bool:
+        """Whether a raw line after the exception line still belongs to its message: indented, or, after
+        pydantic's ``N validation error(s) for X``, a field name alone on its line or a ``- `` item."""
+        if tb.continued >= _CONTINUATION_CAP:
+            return False
+        if msg[:1].isspace():
+            return True
+        first = tb.exception_lines[0] if tb.exception_lines else ""
+        if "validation error" in first and _PYDANTIC_LOC_RE.match(msg) is not None:
+            return True  # the field a pydantic error is about, on its own line: "gpu_memory_utilization"
+        return msg.startswith("- ") and ("validation error" in first or tb.continued > 0)
 
     def _exception_line(self, tb: _Open, msg: str, line_no: int) -> None:
         tb.state, tb.blanks = _AFTER_EXC, 0
@@ -179,9 +233,15 @@ class TracebackAssembler:
             else:
                 tb.exception, tb.message = None, msg.strip()
 
-    def close_stale(self, line_no: int) -> list[Traceback]:
+    def close_stale(self, line_no: int, writer: str | None = None) -> list[Traceback]:
+        """Close tracebacks left open too long, and -- when ``writer`` wrote the current line -- those of
+        other writers that already have their exception line: a process prints its traceback in one go, so
+        another writer's line means it is over (keeps the line-by-line path short when the writer of a
+        traceback never writes again)."""
         out: list[Traceback] = []
-        for key in [k for k, tb in self._open.items() if line_no - tb.last_line > STALE_LINES]:
+        for key in [k for k, tb in self._open.items()
+                    if line_no - tb.last_line > STALE_LINES
+                    or (writer is not None and k != writer and tb.state == _AFTER_EXC)]:
             out.extend(self._close(key))
         return out
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +70,21 @@ def current_revision(engine: Engine) -> str | None:
         return None
 
 
+@contextmanager
+def _migration_lock(engine: Engine) -> Iterator[None]:
+    """One migrating process at a time per database file: the others wait, then find it at head."""
+    database = engine.url.database
+    if not database or database == ":memory:":
+        yield
+        return
+    with open(f"{database}.migrate-lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def migrate(engine: Engine) -> None:
     """Upgrade the database to head (a no-op, without importing Alembic, when already there)."""
     try:
@@ -74,10 +92,13 @@ def migrate(engine: Engine) -> None:
             return
         from alembic import command
 
-        with engine.begin() as conn:
-            cfg = alembic_config(engine)
-            cfg.attributes["connection"] = conn
-            command.upgrade(cfg, "head")
+        with _migration_lock(engine):  # the first commands of a new $EORCH_HOME may start side by side
+            if current_revision(engine) == head_revision() is not None:
+                return
+            with engine.begin() as conn:
+                cfg = alembic_config(engine)
+                cfg.attributes["connection"] = conn
+                command.upgrade(cfg, "head")
     except SQLAlchemyError as err:
         raise StoreError(f"cannot open or migrate the history database: {err.__class__.__name__}: {err}") from err
 

@@ -103,6 +103,10 @@ class Run(Base):
     signature: Mapped[str | None] = mapped_column(String(64), index=True)
     exception: Mapped[str | None] = mapped_column(String(255), index=True)
     outputs: Mapped[dict | None] = mapped_column(JSON)  # type: ignore[type-arg]
+    # eagle3-extract: the canary's verdict (orchestrator.canary.canary_record)
+    canary: Mapped[dict | None] = mapped_column(JSON)  # type: ignore[type-arg]
+    # eagle3-extract with keep_server: the kept server, its retries and the load time they saved
+    warm_server: Mapped[dict | None] = mapped_column(JSON)  # type: ignore[type-arg]
     # Normalised root cause (exception + masked message + innermost frames), for `eorch similar`.
     fingerprint: Mapped[str | None] = mapped_column(String(64), index=True)
 

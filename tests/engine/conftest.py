@@ -78,6 +78,9 @@ def eagle3_spec(engine_python: Path, tiny: dict[str, Any], out: Path, **over: An
         "concurrency": 4, "port": free_port(), "vllm_python": str(engine_python),
         "speculators_python": str(engine_python), "vllm_args": ["--enforce-eager", "--dtype", "bfloat16"],
         "env": env, "health_timeout_s": 300, "stop_grace_s": 20,
+        # the tests of the canary and of the first-sample gate turn them on (tests/engine/test_canary.py,
+        # test_first_sample.py); the others keep their step sequences and sample counts
+        "canary": False, "first_sample_gate": False,
     }
     cfg.update(over)
     return {"kind": "eagle3-extract", "name": "e2e", "eagle3": cfg}

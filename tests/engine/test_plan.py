@@ -124,6 +124,13 @@ class TestServePlan:
         assert "--validate-outputs" in argv and argv[argv.index("--endpoint") + 1] == "http://127.0.0.1:9/v1"
         assert argv[-2:] == ["--max-samples", "10"]
 
+    def test_fp8_outputs_are_not_validated_by_speculators(self) -> None:
+        """speculators 0.9.0's validator cannot read fp8 files and reports every sample skipped (seen on an
+        H200); hs_verify checks fp8 files itself."""
+        argv = plan.extract_argv({**plan.DEFAULTS, "port": 9}, "/m", "/d", "/o", backend="fp8")
+        assert "--validate-outputs" not in argv
+        assert "--validate-outputs" in plan.extract_argv({**plan.DEFAULTS, "port": 9}, "/m", "/d", "/o", "file")
+
 
 class TestEvents:
     """Events are one flushed JSON object per line, in the agreed shapes."""

@@ -170,10 +170,12 @@ class TestChannels:
         assert proc.returncode != 0 and "alerts.urls" in proc.stderr and "T0K3N" not in proc.stderr
 
     def test_redaction(self) -> None:
-        """Only scheme and a real host name survive redaction."""
+        """Only the scheme and the host's domain (never a subdomain: it can be a token) survive redaction."""
         from orchestrator.alerts import redact_url
 
-        assert redact_url("json://u:p@hooks.example.com:8443/x?token=1") == "json://hooks.example.com"
+        assert redact_url("json://u:p@hooks.example.com:8443/x?token=1") == "json://….example.com"
+        assert redact_url("json://S3CR3TT0K3N.host.example/x") == "json://….host.example"
+        assert redact_url("json://u:p@127.0.0.1:8443/x") == "json://127.0.0.1"
         assert redact_url("slack://TOKENA/TOKENB/TOKENC/#chan") == "slack://…"
         assert redact_url("tgram://123456:ABCDEF/987") == "tgram://…"
         assert redact_url("mailto://me:pw@gmail.com") == "mailto://gmail.com"

@@ -30,3 +30,26 @@ class TestFailureEvidence:
         record = show(run["id"])
         assert record["status"] == "succeeded" and "evidence" not in record
         assert "no exception" not in eorch("show", run["id"]).stdout
+
+
+class TestClientErrorsAreTold:
+    def test_show_warns_when_speculators_skipped_samples(self, eorch_home: Path) -> None:
+        """A recipe run whose files verified but whose client reported skipped samples (fp8 on speculators
+        0.9.0 did that for every sample) says so instead of a plain success."""
+        from orchestrator.context import Context
+        from orchestrator.follower import apply_step_event
+        from orchestrator.store.models import Run
+        from orchestrator.store.queries import utcnow
+
+        ctx = Context.load()
+        with ctx.db() as s:
+            run = Run(id="c0ffee01", name="fp8", host="local", kind="eagle3-extract", command=["recipe"], env={},
+                      status="succeeded", phase="stopped", exit_code=0, created_at=utcnow(), log_offset=0,
+                      events_offset=0, cancel_requested=False)
+            s.add(run)
+            apply_step_event(run, {"kind": "outputs", "dir": "/data/hs", "samples": 24, "verified": True,
+                                   "bytes": 5385860, "stray_locks": [], "client_errors": 24,
+                                   "first_client_error": "\"aminmax_cpu\" not implemented for 'Float8_e4m3fn'"})
+        out = eorch("show", "c0ffee01").stdout
+        assert "warning: speculators reported 24 sample(s) skipped; first: \"aminmax_cpu\" not implemented" in out
+        assert show("c0ffee01")["outputs"]["client_errors"] == 24

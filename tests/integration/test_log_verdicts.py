@@ -44,3 +44,57 @@ def test_process_dying_right_after_the_error_blames_it(eorch_home: Path, tmp_pat
     assert record["root_cause"] is not None
     assert record["root_cause"]["message"] == "Exception caught. Request id: None"
     assert record["root_cause"]["process"] == "APIServer"
+
+
+REAL = Path(__file__).resolve().parents[1] / "data" / "real"
+
+
+def _replay_file(path: Path, *, plain: bool, end: str) -> list[str]:
+    """A job that writes a real log (with ``\\r\\n`` turned into ``\\n`` when ``plain``) and then ends:
+    ``end`` is ``exit N`` or ``sigkill`` (the job kills itself, as the OOM killer would)."""
+    finish = ("import os, signal; os.kill(os.getpid(), signal.SIGKILL)" if end == "sigkill"
+              else f"raise SystemExit({int(end.split()[1])})")
+    code = (f"import re, sys; data = open({str(path)!r}, 'rb').read(); "
+            f"data = re.sub(rb'\\r\\n?', b'\\n', data) if {plain!r} else data; "
+            f"sys.stdout.buffer.write(data); sys.stdout.flush(); {finish}")
+    return [sys.executable, "-c", code]
+
+
+def _analyze(path: Path, *args: str) -> dict:
+    import json
+
+    out = eorch("log", "analyze", "--json", *args, str(path))
+    return json.loads(out.stdout)[0]
+
+
+def test_followed_run_and_log_analyze_agree_on_a_pasted_log(eorch_home: Path, tmp_path: Path) -> None:
+    """r27 with plain newlines, followed through sshd (exit 1): the run's root cause is the one
+    ``eorch log analyze`` gives the same bytes -- the EngineCore TypeError, not a symptom."""
+    add_testbox(tmp_path)
+    src = REAL / "r27_flashinfer_import_typeerror_py311.log"
+    plain = tmp_path / "r27-plain.log"
+    plain.write_bytes(src.read_bytes().replace(b"\r\n", b"\n").replace(b"\r", b"\n"))
+    run = launch(*_replay_file(src, plain=True, end="exit 1"))
+    eorch("watch", run["id"], "--until-done", check=False)
+    record = show(run["id"])
+    offline = _analyze(plain, "--exit-code", "1")
+    assert (record["status"], record["phase"]) == ("failed", "failed")
+    rc, off = record["root_cause"], offline["root_cause"]
+    assert (rc["exception"], rc["process"], rc["message"]) == (off["exception"], off["process"], off["message"])
+    assert (rc["exception"], rc["process"]) == ("TypeError", "EngineCore")
+
+
+def test_killed_by_the_oom_killer(eorch_home: Path, tmp_path: Path) -> None:
+    """r19 (the log just stops after torch.compile) and the job dies of SIGKILL: failed, exit 137, root
+    cause "killed (SIGKILL; OOM killer?)" -- as ``eorch log analyze --exit-code 137`` says of the file."""
+    add_testbox(tmp_path)
+    src = REAL / "r19_dgxspark_silent_host_oom_kill.log"
+    run = launch(*_replay_file(src, plain=False, end="sigkill"))
+    eorch("watch", run["id"], "--until-done", check=False)
+    record = show(run["id"])
+    assert (record["status"], record["phase"], record["exit_code"]) == ("failed", "failed", 137)
+    assert record["root_cause"] is not None
+    assert record["root_cause"]["message"] == "killed (SIGKILL; OOM killer?)"
+    offline = _analyze(src, "--exit-code", "137")
+    assert offline["root_cause"]["message"] == record["root_cause"]["message"]
+    assert offline["root_cause"]["signature"] == "killed" and offline["failed"] is True

@@ -64,7 +64,8 @@ class TestSlurmRuns:
         assert run["status"] == "launching"
         job_id = run["scheduler"]["job_id"]
         assert job_id.isdigit()
-        assert Path(run["remote_dir"], "job.sh").read_text().startswith("#!/bin/sh\nexec env PYTHONPATH=")
+        script = Path(run["remote_dir"], "job.sh").read_text()
+        assert script.startswith("#!/bin/sh\nexec ") and " -I -c " in script and "PYTHONPATH" not in script
         proc = eorch("watch", run["id"], "--until-done", check=False)
         assert proc.returncode == (0 if code == 0 else 1)
         record = show(run["id"])

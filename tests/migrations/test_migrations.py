@@ -100,3 +100,22 @@ def test_0004_moves_delivery_records_into_the_outbox_and_back(tmp_path: Path) ->
     with engine.connect() as conn:
         back = [json.loads(v) for (v,) in conn.exec_driver_sql("select deliveries from alerts order by id")]
     assert back == [old, []]
+
+
+class TestFirstCommandsSideBySide:
+    def test_parallel_first_launches_on_an_empty_home_all_succeed(self, tmp_path) -> None:
+        """Six `eorch launch` at once on a new $EORCH_HOME: one migrates, the others wait for it (the race
+        used to fail most of them with `table hosts already exists`)."""
+        import os
+        import subprocess
+        import sys
+
+        home = tmp_path / "home"
+        home.mkdir()
+        (home / "config.toml").write_text(f"[local]\nroot = \"{tmp_path / 'root'}\"\n")
+        env = {**os.environ, "EORCH_HOME": str(home)}
+        procs = [subprocess.Popen([sys.executable, "-m", "orchestrator.cli.main", "launch", "--host", "local",
+                                   "--", "true"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for _ in range(6)]
+        results = [(p.wait(120), p.stderr.read()) for p in procs]
+        assert [rc for rc, _ in results] == [0] * 6, [err for _, err in results]

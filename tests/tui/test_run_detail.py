@@ -129,7 +129,7 @@ class TestRunDetail:
         async with app.run_test(size=(80, 24)) as pilot:
             await until(pilot, lambda: app.screen.detail is not None, "detail")
             header = text_of(app.screen, "#run-header").splitlines()
-            assert header[0] == "ff66aa77  sweep-queued  on hpc · launching · phase starting"
+            assert header[0] == "ff66aa77  sweep-queued  on hpc · launching"  # a plain command has no phase
             assert header[1] == "Slurm job 48213 · PENDING (Resources)"
             await pilot.press("escape")
             app.open_run(slurm["running"])
@@ -208,3 +208,24 @@ class TestLogLines:
         assert "red" in str(styled("Traceback (most recent call last):").style or styled(
             "Traceback (most recent call last):").spans[0].style)
         assert not styled("INFO loading").spans
+
+
+class TestSimilarRuns:
+    async def test_enter_on_a_similar_run_opens_it_with_what_changed(self, make_app, seeded) -> None:
+        """The root-cause tab lists the earlier run that failed the same way (as `eorch similar` finds it)
+        with what changed since; Enter on it opens that run; Escape comes back."""
+        from textual.widgets import OptionList
+
+        app = make_app(open_run=seeded["failed"])
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, RunDetailScreen) and app.screen.detail, "detail")
+            options = app.screen.query_one("#similar-runs", OptionList)
+            await until(pilot, lambda: options.option_count == 1, "the similar run")
+            option = options.get_option_at_index(0)
+            assert option.id == seeded["earlier"] and "changed since:" in str(option.prompt)
+            options.focus()
+            await pilot.press("down", "enter")
+            await until(pilot, lambda: isinstance(app.screen, RunDetailScreen)
+                        and app.screen.run_id == seeded["earlier"], "the earlier run")
+            await pilot.press("escape")
+            await until(pilot, lambda: app.screen.run_id == seeded["failed"], "back")

@@ -58,7 +58,7 @@ def test_run_detail_failed_without_exception(snap_compare, make_app, ctx, tmp_pa
     """You should see run ff00ff00 plain-fail, failed, exit 3, opened on the Root cause tab: `The run failed
     and its log shows no exception.`, `first error line: error: something bad` and the log's last lines
     (`step 0` … `step 11`, `error: something bad`)."""
-    from test_failure_evidence import add_plain_failure
+    from test_failed_run_view import add_plain_failure
 
     app = make_app(open_run=add_plain_failure(ctx, tmp_path / "local-root"))
 
@@ -70,9 +70,9 @@ def test_run_detail_failed_without_exception(snap_compare, make_app, ctx, tmp_pa
 
 
 def test_run_detail_slurm_pending(snap_compare, make_app, seeded, ctx) -> None:
-    """You should see run ff66aa77 sweep-queued on hpc, launching (cyan), phase starting; under it `Slurm job
-    48213 · PENDING (Resources)` with PENDING in yellow; the `$ python sweep.py` command; the timeline `launch …`
-    and the log pane's `no log yet` note."""
+    """You should see run ff66aa77 sweep-queued on hpc, launching (cyan), no phase (a plain command); under it
+    `Slurm job 48213 · PENDING (Resources)` with PENDING in yellow; the `$ python sweep.py` command; the timeline
+    `launch …` and the log pane's `no log yet` note."""
     from seed import seed_slurm
 
     app = make_app(open_run=seed_slurm(ctx)["pending"])

@@ -133,3 +133,26 @@ class TestFilters:
         assert not kind_allowed(AlertKind.READY, ["failed"])
         assert kind_allowed(AlertKind.FAILED, ["failed"])
         assert kind_allowed(make_test_alert(NOW).kind, ["failed"])
+
+
+GATE_DONE = {"kind": "step", "step": "gate", "state": "done",
+             "detail": {"index": 0, "checks": {"shape": [57, 4, 256], "finite": True}}}
+
+
+class TestExtractionVerified:
+
+    def test_gate_passed_raises_extraction_verified_once_keyed(self) -> None:
+        """The recipe's first-sample gate passing raises `extraction_verified` (de-dup key run:kind)."""
+        alerts = evaluate(snap(phase="serving", shards_done=8), RunFacts(events=(GATE_DONE,)), NOW)
+        verified = [a for a in alerts if a.kind is AlertKind.EXTRACTION_VERIFIED]
+        assert len(verified) == 1 and verified[0].dedup_key == "ab12cd34:extraction_verified"
+        assert "first-sample check" in verified[0].body
+
+    def test_gate_started_or_failed_raises_none(self) -> None:
+        for state in ("started", "failed"):
+            events = ({**GATE_DONE, "state": state},)
+            assert AlertKind.EXTRACTION_VERIFIED not in kinds(evaluate(snap(), RunFacts(events=events), NOW))
+
+    def test_channels_may_filter_on_it(self) -> None:
+        assert kind_allowed(AlertKind.EXTRACTION_VERIFIED, ["extraction_verified"])
+        assert not kind_allowed(AlertKind.EXTRACTION_VERIFIED, ["failed"])

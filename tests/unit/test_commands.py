@@ -34,3 +34,20 @@ def test_follow_file_is_one_based() -> None:
     """tail -c +N is 1-based: after OFF bytes we ask for +OFF+1."""
     assert commands.follow_file("/x/log", 0)[:3] == ["tail", "-c", "+1"]
     assert commands.follow_file("/x/log", 41)[2] == "+42"
+
+
+class TestWorkerStart:
+    def test_the_worker_runs_isolated_without_touching_pythonpath(self, tmp_path) -> None:
+        """`python3 -I -c BOOT DIR worker.cli ...`: no `env PYTHONPATH=`, and the real interpreter, started in a
+        directory with a stray json.py, runs the worker copy at DIR with its arguments."""
+        argv = commands.worker("python3", "/srv/eorch/worker/abc", "agent")
+        assert argv[:3] == ["python3", "-I", "-c"] and argv[-3:] == ["/srv/eorch/worker/abc", "worker.cli", "agent"]
+        assert not any("PYTHONPATH" in a for a in argv)
+        copy = tmp_path / "copy" / "worker"
+        copy.mkdir(parents=True)
+        (copy / "__init__.py").write_text("")
+        (copy / "cli.py").write_text("import json, sys\nprint(json.dumps(sys.argv[1:]))\n")
+        (tmp_path / "json.py").write_text("raise SystemExit('stray json.py imported')\n")
+        out = subprocess.run(commands.worker("python3", str(tmp_path / "copy"), "call", "x", "{}"), cwd=tmp_path,
+                             capture_output=True, text=True, check=False)
+        assert (out.returncode, out.stdout.strip()) == (0, '["call", "x", "{}"]'), out.stderr

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.runstate import Liveness, RunStatus, advance, status_from_liveness
+from orchestrator.runstate import Liveness, RunStatus, advance, shown_phase, status_from_liveness
 
 
 class TestAdvance:
@@ -118,3 +118,39 @@ class TestLogFailedForExitZero:
             b"(APIServer pid=1) ERROR 11-29 10:01:00 [serving.py:1] Error in request: prompt too long\n"
             b"(APIServer pid=1) INFO 11-29 10:02:00 [loggers.py:1] Avg prompt throughput: 1.0 tokens/s\n"
         )
+
+
+class TestShownPhase:
+    @pytest.mark.parametrize("kind, status, phase, shown", [
+        # a plain command's log never says a phase: none, whatever its status
+        ("command", "launching", "starting", None),
+        ("command", "running", "starting", None),
+        ("command", "cancelled", "starting", None),
+        ("command", "succeeded", "stopped", None),
+        ("command", "failed", "failed", None),
+        ("command", "lost", "failed", None),
+        # a vLLM log's phases, beside a status they agree with
+        ("command", "running", "loading", "loading"),
+        ("command", "running", "serving", "serving"),
+        ("command", "running", "failed", "failed"),  # the log shows a crash while processes are still up
+        ("command", "cancelled", "serving", "serving"),  # cancelled while it served
+        ("command", "cancelled", "stopped", "stopped"),  # shut down on the cancel
+        ("command", "failed", "loading", "loading"),
+        ("tool", "succeeded", "stopped", None),  # only the status again
+        # a recipe has phases from its steps from the start
+        ("eagle3-extract", "running", "starting", "starting"),
+        ("eagle3-extract", "launching", "starting", "starting"),
+        ("eagle3-extract", "running", "running", "running"),
+        ("eagle3-extract", "cancelled", "starting", None),  # ended before its first step
+        ("eagle3-extract", "failed", "failed", None),
+        ("command", "running", None, None),
+        ("command", "running", "", None),
+    ])
+    def test_phase_agrees_with_status(self, kind: str, status: str, phase: str | None, shown: str | None) -> None:
+        """Shown only when the log or the recipe said it and it neither contradicts nor repeats the status."""
+        assert shown_phase(status, phase, kind) == shown
+
+    def test_no_status_shows_starting_beside_an_ended_run(self) -> None:
+        """For every ended status and kind, `starting` is never shown (nothing happened that the log said)."""
+        for status, kind in itertools.product([s for s in RunStatus if s.is_terminal()], ["command", "eagle3-extract", "tool"]):
+            assert shown_phase(status, "starting", kind) is None

@@ -24,6 +24,7 @@ from textual.widgets import Input, RichLog, Static
 
 from orchestrator import commands
 from orchestrator.errors import EorchError
+from orchestrator.logparse.inert import inert
 from orchestrator.logparse.prefixes import parse_line
 from orchestrator.transport import RemoteProcess, Transport
 from tui.format import match_spans
@@ -38,9 +39,6 @@ RETRY_S = 2.0
 MATCH_STYLE = "black on yellow"  # every match of the search
 CURRENT_MATCH_STYLE = "bold black on dark_orange"  # the matches on the line n/N went to
 
-# CSI/OSC/other escape sequences, then any control character but tab.
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _EXCEPTION_LINE = re.compile(r"^(?:\(\w+(?: pid=\d+)?\)\s*)?[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b")
 
 
@@ -49,7 +47,7 @@ def clean_line(raw: bytes) -> str:
     text = raw.decode("utf-8", errors="replace").rstrip("\r")
     if "\r" in text:
         text = next((seg for seg in reversed(text.split("\r")) if seg), "")
-    return _CONTROL.sub("", _ANSI.sub("", text)).expandtabs(4)
+    return inert(text, keep="\t").expandtabs(4)
 
 
 def split_lines(buffer: bytes) -> tuple[list[bytes], bytes]:

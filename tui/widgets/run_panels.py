@@ -6,21 +6,23 @@ import shlex
 from datetime import datetime
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import ProgressBar, Static
+from textual.widgets import OptionList, ProgressBar, Static
+from textual.widgets.option_list import Option
 
 from orchestrator.freshness import last_output_text
 from orchestrator.preflight import lines as preflight_lines
 from orchestrator.views import env_lines
-from tui.data import RunDetail
+from tui.data import RunDetail, SimilarRun
 from tui.format import progress_of, rate_text, slurm_text, span, stamp, status_text
 
 
 def header_text(detail: RunDetail) -> Text:
     row = detail.row
     text = Text.assemble((row.id, "bold"), "  ", (row.name, "bold"), f"  on {row.host} · ",
-                         status_text(row.status), f" · phase {row.phase or '—'}")
+                         status_text(row.status), f" · phase {row.phase}" if row.phase else "")
     if row.exit_code is not None:
         text.append(f" · exit {row.exit_code}")
     if detail.cancel_requested and not row.terminal:
@@ -112,13 +114,39 @@ class ShardProgress(Horizontal):
 
 
 class RootCausePanel(VerticalScroll):
-    """Exception, message, hint, where it was seen before, and the full traceback."""
+    """Exception, message, hint, the full traceback, and the earlier runs that failed the same way (Enter on
+    one opens it; each says what changed since)."""
+
+    _similar_shown: tuple[SimilarRun, ...] = ()
 
     def compose(self) -> ComposeResult:
         yield Static("", id="cause-text")
+        yield Static("", id="similar-title")
+        yield OptionList(id="similar-runs")
 
     def show(self, detail: RunDetail) -> None:
         self.query_one("#cause-text", Static).update(cause_text(detail))
+        title = self.query_one("#similar-title", Static)
+        options = self.query_one("#similar-runs", OptionList)
+        title.display = options.display = bool(detail.similar)
+        title.update(Text("\nseen before (Enter opens the run; what changed since):", style="bold"))
+        if detail.similar != self._similar_shown:  # a refresh must not move the user's highlight
+            self._similar_shown = detail.similar
+            options.clear_options()
+            options.add_options(Option(similar_text(r), id=r.id) for r in detail.similar)
+
+    @on(OptionList.OptionSelected, "#similar-runs")
+    def _open_similar(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option.id is not None:
+            self.app.open_run(event.option.id)  # type: ignore[attr-defined]
+
+
+def similar_text(run: SimilarRun) -> Text:
+    text = Text.assemble((run.id, "bold"), f" {run.name} · ", status_text(run.status), f" · {stamp(run.created_at)}")
+    if run.changed:
+        text.append(f"\n  changed since: {run.changed}", style="dim")
+    return text
 
 
 def evidence_text(detail: RunDetail) -> Text:

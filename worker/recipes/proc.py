@@ -46,8 +46,10 @@ class Child:
         cwd: str | None = None,
         stdin_pipe: bool = False,
         pass_fds: tuple[int, ...] = (),
+        tee: bool = True,
     ) -> None:
         self.name = name
+        self._tee_out = tee  # False: the file only (a canary's server stays out of the run log)
         self.argv = list(argv)
         self.log_path = log_path
         self._prefix = prefix
@@ -75,9 +77,10 @@ class Child:
             for raw in iter(self.proc.stdout.readline, b""):
                 self._log.write(raw)
                 self._log.flush()
-                with _OUT_LOCK:
-                    sys.stdout.buffer.write(self._prefix + raw)
-                    sys.stdout.buffer.flush()
+                if self._tee_out:
+                    with _OUT_LOCK:
+                        sys.stdout.buffer.write(self._prefix + raw)
+                        sys.stdout.buffer.flush()
                 self.tail.append(raw.decode("utf-8", "replace").rstrip("\r\n"))
                 if self._on_line is not None:
                     self._on_line(raw)

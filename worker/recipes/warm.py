@@ -112,14 +112,15 @@ class WarmPython:
 
     def __init__(self, name: str, python: str, modules: list[str], env: dict[str, str], log_path: Path,
                  on_line: Callable[[bytes], None] | None = None,
-                 quiet: tuple[str, ...] = ("httpx", "httpx2")) -> None:
+                 quiet: tuple[str, ...] = ("httpx", "httpx2"), tee: bool = True) -> None:
         self._r, w = os.pipe()
         argv = [python, "-m", "worker.recipes.warm"]
         for name_ in quiet:
             argv += ["--quiet", name_]
         try:
             self.child = Child(name, [*argv, *modules], {**env, RESULT_FD_ENV: str(w)}, log_path,
-                               prefix=f"[{name}] ".encode(), on_line=on_line, stdin_pipe=True, pass_fds=(w,))
+                               prefix=f"[{name}] ".encode(), on_line=on_line, stdin_pipe=True, pass_fds=(w,),
+                               tee=tee)
         finally:
             os.close(w)
         self._buf = b""

@@ -44,6 +44,20 @@ EXAMPLES = {
     "client_aborted": "Aborting: 5 consecutive samples errored out. The vLLM server may be unreachable.",
     "sample_skipped": "Skipping sample 17 due to error: ReadTimeout",
     "request_error": "Exception caught. Request id: None",
+    "cpp_terminate": "terminate called after throwing an instance of 'c10::Error'",
+    "cuda_error": "CUDA error: an illegal memory access was encountered",
+    "device_assert": "/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [0,0,0], thread: "
+                     "[5,0,0] Assertion `-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"` failed.",
+    "cli_usage_error": "vllm serve: error: unrecognized arguments: --num-speculative-tokens 3",
+    "recipe_failed": "[eorch] result: FAILED: extract: vLLM server died (exit code 1)",
+    "fa_version_unsupported": "Cannot use FA version 2 is not supported due to FA2 is only supported on devices "
+                              "with compute capability >= 8",
+    "sglang_child_failed": "Received sigquit from a child process. It usually means the child failed.",
+    "killed": "killed (SIGKILL; OOM killer?)",
+    "engine_start_failed_echo": "Exception: WorkerProc initialization failed due to an exception in a background "
+                                "process. See stack trace for root cause.",
+    "aborted": "aborted (SIGABRT)",
+    "segfault": "segmentation fault (SIGSEGV)",
 }
 
 

@@ -1,7 +1,7 @@
 """runs.checked_at: when the run's liveness was last confirmed on its host (the "as of" of its status)
 
-Revision ID: 0006
-Revises: 0005
+Revision ID: 0007
+Revises: 0006
 Create Date: 2026-12-01 09:30:00
 
 A column is added in place (ALTER TABLE ADD COLUMN), so the FTS triggers of 0002 keep their rowids; the
@@ -13,8 +13,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0006"
-down_revision = "0005"
+revision = "0007"
+down_revision = "0006"
 branch_labels = None
 depends_on = None
 

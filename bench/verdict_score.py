@@ -1,0 +1,97 @@
+"""Figure: the share of right verdicts of ``eorch log analyze`` on a directory of real logs (issue 15).
+
+    .venv/bin/python bench/verdict_score.py tests/data/heldout [--json] [--verbose]
+
+The directory holds ``*.log`` files and one ``expected.json`` (a list of objects, one per file) written
+before the parser was run on them.  Both key styles are read:
+
+* ``failed``, ``exception``, ``message_contains`` (a list: any one may match), ``process``;
+* ``failed``, ``root_exception``, ``root_message_contains`` (a string), as in the shared real-logs set.
+
+A verdict is right when ``failed`` agrees and, for a failed log, the root cause's exception (when expected)
+is the expected one and its message or exception line holds one of the expected texts (and the process
+matches, when expected).  Every log is scored twice: as stored, and with its line endings normalised
+(``\\r\\n`` and lone ``\\r`` -> ``\\n``, as a copy-paste, ``kubectl logs`` or ``dos2unix`` leave it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from orchestrator.logparse import analyze_bytes
+
+
+def normalise(data: bytes) -> bytes:
+    """Line endings as a copy-paste leaves them: every terminator a plain ``\\n``."""
+    return re.sub(rb"\r\n?", b"\n", data)
+
+
+def _wanted(item: dict[str, Any]) -> tuple[bool, str | None, list[str], str | None]:
+    failed = bool(item["failed"])
+    exc = item.get("exception", item.get("root_exception"))
+    texts = item.get("message_contains", item.get("root_message_contains"))
+    if isinstance(texts, str):
+        texts = [texts]
+    return failed, exc, list(texts or []), item.get("process")
+
+
+def judge(item: dict[str, Any], verdict: dict[str, Any]) -> str | None:
+    """None when the verdict is right, else what is wrong (one line)."""
+    failed, exc, texts, process = _wanted(item)
+    rc = verdict.get("root_cause") or {}
+    if verdict["failed"] != failed:
+        got = f"{rc.get('exception')}: {str(rc.get('message'))[:80]}" if rc else "no root cause"
+        return f"failed={verdict['failed']} (want {failed}); {got}"
+    if not failed:
+        return None
+    if not rc:
+        return "no root cause"
+    if exc is not None and rc.get("exception") != exc:
+        return f"exception {rc.get('exception')!r} (want {exc!r}): {str(rc.get('message'))[:80]}"
+    said = f"{rc.get('exception') or ''}: {rc.get('message') or ''}"
+    if texts and not any(t in said for t in texts):
+        return f"message {str(rc.get('message'))[:100]!r} lacks {texts[0]!r}"
+    if process is not None and rc.get("process") != process:
+        return f"process {rc.get('process')!r} (want {process!r})"
+    return None
+
+
+def score(directory: Path) -> dict[str, Any]:
+    items = json.loads((directory / "expected.json").read_text())
+    rows = []
+    for item in items:
+        data = (directory / item["file"]).read_bytes()
+        for form, payload in (("as stored", data), ("normalised", normalise(data))):
+            verdict = analyze_bytes(payload).to_json(file=item["file"])
+            rows.append({"file": item["file"], "form": form, "wrong": judge(item, verdict)})
+    right = sum(1 for r in rows if r["wrong"] is None)
+    return {"directory": directory.name, "right": right, "total": len(rows),
+            "share": round(right / len(rows), 3) if rows else None, "rows": rows}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("directory", type=Path)
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--verbose", action="store_true", help="list every verdict, right ones too")
+    args = ap.parse_args()
+    result = score(args.directory)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return
+    print(f"{result['directory']}: {result['right']}/{result['total']} right verdicts ({result['share']:.0%})")
+    for row in result["rows"]:
+        if row["wrong"] is not None or args.verbose:
+            mark = "ok " if row["wrong"] is None else "BAD"
+            print(f"  {mark} {row['file']} [{row['form']}] {row['wrong'] or ''}")
+
+
+if __name__ == "__main__":
+    main()

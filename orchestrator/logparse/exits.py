@@ -1,0 +1,54 @@
+"""What a process's exit status adds to the verdict on its log.
+
+A log that simply stops says nothing; the exit status may: 137 (128 + 9, as eorch's wrapper and shells
+write it) or -9 (Python's ``returncode``) is SIGKILL, most often the kernel's OOM killer.  ``eorch log
+analyze --exit-code`` and the monitor (for a followed run) both use ``with_exit_code``, so the two agree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import signal
+
+from orchestrator.logparse.analysis import Analysis
+from orchestrator.logparse.events import RootCause
+from orchestrator.logparse.phases import Phase
+
+#: signal -> (what the root cause says, signature id)
+_SIGNALS: dict[int, tuple[str, str]] = {
+    signal.SIGKILL: ("killed (SIGKILL; OOM killer?)", "killed"),
+    signal.SIGABRT: ("aborted (SIGABRT)", "aborted"),
+    signal.SIGSEGV: ("segmentation fault (SIGSEGV)", "segfault"),
+    signal.SIGBUS: ("bus error (SIGBUS)", "segfault"),
+}
+
+
+def exit_signal(exit_code: int | None) -> int | None:
+    """The signal that ended the process, from ``128 + N`` or ``-N``; None for a plain exit."""
+    if exit_code is None or exit_code == 0:
+        return None
+    if exit_code < 0:
+        return -exit_code
+    if 128 < exit_code < 128 + 65:
+        return exit_code - 128
+    return None
+
+
+def exit_root_cause(exit_code: int | None, line_no: int = 0) -> RootCause | None:
+    """The root cause an exit status names by itself (a known fatal signal), or None."""
+    sig = exit_signal(exit_code)
+    if sig is None or sig not in _SIGNALS:
+        return None
+    message, sig_id = _SIGNALS[sig]
+    return RootCause(None, message, None, None, sig_id, line_no)
+
+
+def with_exit_code(analysis: Analysis, exit_code: int | None) -> Analysis:
+    """The verdict once the exit status is known: non-zero fails the job; when the log names no cause, a
+    fatal signal becomes the root cause (a cause in the log always wins: a killed worker's traceback)."""
+    if exit_code is None or exit_code == 0:
+        return analysis
+    root = analysis.root_cause
+    if root is None or not analysis.failed:
+        root = exit_root_cause(exit_code, analysis.lines) or root
+    return dataclasses.replace(analysis, failed=True, phase=Phase.FAILED, root_cause=root)

@@ -1,0 +1,147 @@
+"""How examined lines and completed tracebacks weigh in the verdict: cause, symptom, evidence or nothing.
+
+The half of ``LineRules`` that turns what a line or a traceback *is* into evidence (``analysis.Evidence``):
+signatures decide first; a traceback that is a symptom, a stop (``SystemExit``, ``KeyboardInterrupt``), or
+printed after an orderly stop began is a symptom; a traceback of the server front end while serving (an
+error record, or uvicorn's ``Exception in ASGI application``) is one request's failure, kept as pending
+evidence like a bare ``ERROR`` record; a C++ ``terminate called ...`` takes its message from the ``what():``
+line after it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from orchestrator.logparse.analysis import Evidence
+from orchestrator.logparse.events import LogEvent, RootCause, SignatureMatched, TracebackCompleted
+from orchestrator.logparse.lines import decode
+from orchestrator.logparse.phases import Phase
+from orchestrator.logparse.prefixes import ParsedLine, parse_line
+from orchestrator.logparse.signatures import Catalogue, Severity, Signature
+from orchestrator.logparse.tracebacks import Traceback
+
+ERROR_LINE = re.compile(r"^(?:\[\d\d:\d\d:\d\d\])?\s*ERROR\b:?\s*")
+_EXC_LINE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)):?\s?(?P<msg>.*)$")
+_TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<exc>[^']+)'")
+#: Exceptions that say the process was told to stop (a signal), not that it failed.
+_STOP_EXCEPTIONS = frozenset({"SystemExit", "KeyboardInterrupt", "asyncio.exceptions.CancelledError",
+                              "asyncio.CancelledError", "CancelledError"})
+#: Lines after an orderly stop during which a traceback belongs to the shutdown (a log appended to by a later
+#: run goes on to new failures).
+STOP_WINDOW = 2000
+#: Writers whose tracebacks while serving are one request's failure (the server answers it and serves on).
+_FRONTENDS = frozenset({"APIServer", "main"})
+
+
+class EvidenceRules:
+    """Weighing of lines and tracebacks; the state lives in ``LineRules`` (declared here for the type checker)."""
+
+    _cat: Catalogue
+    _ev: Evidence
+    _phase: Phase
+    _sigs: dict[str, list[int]]
+    _tb_sigs: dict[str, list[str]]
+    _asgi: dict[str, int]
+    _request_tbs: list[str]
+    _terminate_line: int | None
+    _dirty: bool
+
+    def _weigh_line(self, line: ParsedLine, line_no: int, sigs: list[Signature], is_error: bool) -> None:
+        msg = line.message
+        for sig in sigs:
+            ref = sig.referenced_message(msg)
+            if ref is not None:
+                self._ev.add_echo(ref)
+        text = ERROR_LINE.sub("", msg, count=1).strip() if is_error and line.level is None else msg.strip()
+        exc: str | None = None
+        m = _EXC_LINE.match(text)
+        if m is not None:
+            exc, text = m.group("exc"), m.group("msg").strip()
+        causes = [s for s in sigs if s.severity is Severity.CAUSE]
+        symptoms = [s for s in sigs if s.severity is Severity.SYMPTOM]
+        warnings = [s for s in sigs if s.severity is Severity.WARNING]
+        ranked = causes or symptoms or (warnings if is_error else [])
+        first = ranked[0] if ranked else None
+        t = _TERMINATE.search(text)
+        if t is not None:
+            exc, text = t.group("exc"), ""
+            self._terminate_line = line_no
+        cause = RootCause(exc, text[:4096], line.process, None, first.id if first else None, line_no,
+                          first.hint if first else None)
+        if not causes and not symptoms and warnings and all(s.harmless for s in warnings):
+            return  # a known-harmless error record (``Cannot use FA version 2``): neither cause nor evidence
+        if causes:
+            self._ev.add_line_cause(cause)
+        elif symptoms:
+            self._ev.add_symptom(cause)
+        elif is_error:
+            # Evidence, not a failure: a pending error until the log shows the job going on (_sign_of_life).
+            self._ev.add_error_line(cause)
+        self._dirty = True
+
+    def _count(self, sig: Signature, line_no: int, process: str, events: list[LogEvent]) -> None:
+        entry = self._sigs.get(sig.id)
+        if entry is None:
+            self._sigs[sig.id] = [1, line_no]
+        else:
+            entry[0] += 1
+        events.append(SignatureMatched(sig.id, sig.severity.value, sig.hint, line_no, process))
+
+    def _traceback_line(self, line: ParsedLine, line_no: int, events: list[LogEvent]) -> None:
+        sigs = self._cat.match(line.message)
+        if not sigs:
+            return
+        found = self._tb_sigs.setdefault(line.key, [])
+        for sig in sigs:
+            self._count(sig, line_no, line.process, events)
+            if sig.id not in found and len(found) < 16:
+                found.append(sig.id)
+
+    def _on_traceback(self, tb: Traceback, events: list[LogEvent]) -> None:
+        events.append(TracebackCompleted(tb.process, tb.exception, tb.message, tb.text, tb.line_no))
+        ids = self._tb_sigs.pop(tb.key, [])
+        sigs = [s for s in (self._cat.by_id(i) for i in ids) if s is not None]
+        chosen = next((s for s in sigs if s.severity is Severity.CAUSE), sigs[0] if sigs else None)
+        first_exc = tb.exception_lines[0] if tb.exception_lines else ""
+        for exc_line in tb.exception_lines:
+            for sig in self._cat.signatures:
+                ref = sig.referenced_message(exc_line)
+                if ref is not None:
+                    self._ev.add_echo(ref)
+        cause = RootCause(tb.exception, tb.message, tb.process, tb.text, chosen.id if chosen else None,
+                          tb.line_no, chosen.hint if chosen else None)
+        symptom = any(s.severity is Severity.SYMPTOM and s.matches(first_exc) for s in self._cat.signatures)
+        request = tb.key in self._request_tbs
+        if request:
+            self._request_tbs.remove(tb.key)
+        if tb.level in ("WARNING", "INFO", "DEBUG"):
+            return
+        stop = self._ev.stop_line
+        if symptom or tb.exception in _STOP_EXCEPTIONS or (stop is not None and 0 < tb.line_no - stop <= STOP_WINDOW):
+            # A consequence, a signal, or a traceback printed while the job was shutting down in order.
+            self._ev.add_symptom(cause)
+        elif request:
+            # One request failed (answered 4xx); a failure only if nothing shows the server going on after it.
+            self._ev.add_error_line(cause)
+        else:
+            self._ev.add_traceback_cause(cause)
+        self._dirty = True
+
+    def _mark_request(self, line: ParsedLine, line_no: int) -> None:
+        """A traceback of the server front end while serving, logged as an error record or by uvicorn's
+        ``Exception in ASGI application``: the failure of one request."""
+        if self._phase.rank < Phase.SERVING.rank or line.process not in _FRONTENDS:
+            return
+        asgi = self._asgi.pop(line.key, None)
+        logged = line.level == "ERROR" or (asgi is not None and line_no - asgi <= 3)
+        if logged and line.key not in self._request_tbs:
+            self._request_tbs.append(line.key)
+
+
+def after_frame(line: ParsedLine, prev_raw: bytes | None) -> bool:
+    """Whether the line before ``line`` was a traceback frame (``  File ...`` or its indented code) of the
+    same writer."""
+    if prev_raw is None:
+        return False
+    prev = parse_line(decode(prev_raw))
+    return prev.key == line.key and prev.record == line.record and prev.message[:1].isspace()

