@@ -9,20 +9,25 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orchestrator.context import Context
 from orchestrator.freshness import eta_text, last_output_text, status_note
 from orchestrator.monitorlock import monitor_holds
-from orchestrator.refresh import Freshness, bring_up_to_date
 from orchestrator.runstate import RunStatus
 from orchestrator.store import queries
+
+if TYPE_CHECKING:
+    from orchestrator.refresh import Freshness
 
 
 def refreshed(ctx: Context, run_ids: Sequence[str], enabled: bool = True) -> bool:
     """Bring the active ones among ``run_ids`` up to date unless asked not to; whether a monitor is running."""
-    if not enabled:
+    with ctx.db() as s:
+        active = bool(queries.active_runs(s, list(run_ids))) if run_ids else False
+    if not enabled or not active:  # nothing to check: the SSH stack is not even imported
         return monitor_holds(ctx.settings.monitor_lock)
+    from orchestrator.refresh import bring_up_to_date
 
     async def go() -> Freshness:
         try:

@@ -55,7 +55,7 @@ async def serve(ctx: Context, poll_interval: float | None = None, *, until_idle:
         log.info("eorch daemon stopping; the jobs keep running")
 
 
-app = typer.Typer(help="The monitor, headless, for every host (and its systemd/launchd user service).")
+app = typer.Typer(help="Run the monitor headless for all hosts; install|uninstall|status manage its systemd/launchd user service.")
 
 
 @app.callback(invoke_without_command=True)
