@@ -46,7 +46,7 @@ from orchestrator.logparse import signature_hint
 from orchestrator.logparse.inert import inert_line
 from orchestrator.notices import HostReachabilityChanged, Notice, RunProgressed, RunStatusChanged
 from orchestrator.store import queries
-from orchestrator.store.models import Alert, Event, Host, Run
+from orchestrator.store.models import Alert, Host, Run
 
 __all__ = [
     "ENV_URLS", "AlertEngine", "AlertsConfig", "AppriseChannel", "Channel", "ChannelEntry", "ChannelFailed",
@@ -79,10 +79,13 @@ class AlertEngine:
         self.monitor_cfg = ctx.settings.config.monitor
         self._last_tick = 0.0
         self._reconnected_at: dict[str, datetime] = {}
+        self._lost_hosts: set[str] = set()
+        self._started_at: datetime | None = None
         self.resent: list[alertoutbox.PendingDelivery] = []
 
     def on_monitor_start(self, monitor: Any = None) -> None:
         """Called by a monitor as it starts (holding the monitor lock): re-send what an earlier one left pending."""
+        self._started_at = self.clock()
         try:
             self.resend_pending()
         except HistoryReadOnly:  # not an alert problem: the monitor cannot record anything either
@@ -117,7 +120,12 @@ class AlertEngine:
 
     def _handle(self, notice: Notice) -> None:
         if isinstance(notice, HostReachabilityChanged):
-            if notice.reachable:
+            # Only a link that came back after an outage gives a grace; a monitor's first connect does not
+            # (the stall clock is the log's last output time, which survives monitor restarts).
+            if not notice.reachable:
+                self._lost_hosts.add(notice.host)
+            elif notice.host in self._lost_hosts:
+                self._lost_hosts.discard(notice.host)
                 self._reconnected_at[notice.host] = self.clock()
             return
         if isinstance(notice, RunProgressed):
@@ -138,8 +146,9 @@ class AlertEngine:
         return self.raise_all(alertrules.evaluate(snapshot, facts, self.clock()))
 
     def _snapshot(self, s: Any, run: Run) -> RunSnapshot:
-        last_event = s.scalar(select(Event.ts).where(Event.run_id == run.id).order_by(Event.id.desc()).limit(1))
-        activity = [t for t in (run.last_output_at, last_event, self._reconnected_at.get(run.host)) if t]
+        activity = [t for t in (run.last_output_at, self._reconnected_at.get(run.host)) if t]
+        if not self._checked_by_this_monitor(run) and self._started_at is not None:
+            activity.append(self._started_at)  # until the host has told this monitor when the job last wrote
         cause = run.root_cause or None
         signature = (cause or {}).get("signature") or run.signature
         stall = (run.spec or {}).get("stall_minutes") if isinstance(run.spec, dict) else None
@@ -181,6 +190,13 @@ class AlertEngine:
         for host in host_snaps:
             raised += self.raise_all(alertrules.evaluate_host(host, now, self.monitor_cfg.unreachable_minutes))
         return raised
+
+    def _checked_by_this_monitor(self, run: Run) -> bool:
+        """Whether the run's last-output time was read from the host since this monitor started: before that, a
+        fresh monitor must not read silence into a run that may have written while none was running."""
+        if self._started_at is None:
+            return True
+        return run.checked_at is not None and run.checked_at >= self._started_at
 
     def raise_all(self, alerts: Sequence[AlertToRaise]) -> list[AlertToRaise]:
         """Record each alert unless its key exists; announce and dispatch only the new ones."""

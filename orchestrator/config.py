@@ -33,6 +33,10 @@ class MonitorSection(_Section):
     stall_minutes: float = Field(15.0, gt=0)
     unreachable_minutes: float = Field(5.0, gt=0)
     cancel_grace_s: float = Field(10.0, ge=0)
+    # Reading commands (runs, show, the TUI without a monitor) check liveness for at most this long per host.
+    refresh_timeout_s: float = Field(5.0, gt=0)
+    # `eorch launch` starts a background monitor when none is following runs.
+    auto_start: bool = True
 
 
 class LocalSection(_Section):

@@ -20,7 +20,7 @@ from orchestrator.logparse import LogParser
 from orchestrator.notices import Notice, RunProgressed
 from orchestrator.runstate import merge_phase
 from orchestrator.store.models import Run
-from orchestrator.store.queries import add_events, utcnow
+from orchestrator.store.queries import add_events
 
 READ_SIZE = 1 << 16
 RESTART_DELAY_S = 0.5
@@ -144,7 +144,6 @@ class LogFollower:
             run.log_offset = offset
             run.parser_state = self.parser.snapshot()
             run.event_counts = budget.snapshot()
-            run.last_output_at = utcnow()
             for key, value in run_fields_from(self.parser).items():
                 setattr(run, key, merge_phase(run.phase, value) if key == "phase" else value)
             for d in dicts:

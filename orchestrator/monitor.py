@@ -9,20 +9,18 @@ becomes terminal only after its log has been drained to the size it had when the
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import logging
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Self
+from typing import Any
 
 from orchestrator.context import Context
-from orchestrator.errors import HostError, MonitorBusy, StoreError
+from orchestrator.errors import HostError, StoreError
 from orchestrator.follower import LogFollower, StepEventFollower
 from orchestrator.hosts import HostSession
 from orchestrator.liveness import cancel_reached_host, liveness_from, lost_reason, lost_root_cause
 from orchestrator.logparse import exit_root_cause
+from orchestrator.monitorlock import MonitorLock  # noqa: F401 - its old home, still imported from here
 from orchestrator.notices import (
     HostReachabilityChanged,
     LogTruncated,
@@ -30,6 +28,7 @@ from orchestrator.notices import (
     RunProgressed,
     RunStatusChanged,
 )
+from orchestrator.observed import record_observation
 from orchestrator.runstate import RunStatus, ended, status_from_liveness
 from orchestrator.store import queries
 from orchestrator.store.db import check_writable, describe_write_failure, is_read_only
@@ -49,38 +48,6 @@ WAKE_EVENT_KINDS = frozenset({"error_seen", "traceback_completed", "root_cause_f
 FAST_POLL_S = 0.05
 FAST_POLLS_AFTER_OUTPUT = 6
 FAST_POLLS_AFTER_ERROR = 60
-
-
-class MonitorLock:
-    """One monitor follows runs at a time (an flock in $EORCH_HOME); others only read the history."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fd: int | None = None
-
-    def acquire(self) -> None:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as err:
-            os.close(fd)
-            holder = self.path.read_text().strip() or "another process"
-            raise MonitorBusy(f"runs are already being followed by {holder}; it records for everyone") from err
-        os.ftruncate(fd, 0)
-        os.write(fd, f"pid {os.getpid()}".encode())
-        self._fd = fd
-
-    def release(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-
-    def __enter__(self) -> Self:
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
 
 
 @dataclass
@@ -195,6 +162,7 @@ class HostWatcher:
         read_before = {r.id: self.followed[r.id].log.fed for r in runs}
         report = await session.call("status_many", run_dirs=[r.remote_dir for r in runs])
         for run, live in zip(runs, report["runs"]):
+            live = {**live, "ended_at": record_observation(self.ctx, run.id, live, report.get("now"))}
             await self.judge(session, run, live, read_before[run.id])
         return True
 
@@ -275,7 +243,8 @@ class HostWatcher:
                 if proposed is RunStatus.LOST and row.root_cause is None:  # what show and watch print
                     row.root_cause = lost_root_cause(reason)
             changed = queries.propose_status(
-                s, row, proposed, exit_code=live["rc"], boot_changed=live["boot_changed"], **facts
+                s, row, proposed, exit_code=live["rc"], boot_changed=live["boot_changed"],
+                ended_at=live.get("ended_at"), **facts
             )
         if changed:
             self.monitor.notify(RunStatusChanged(run.id, old, proposed.value))

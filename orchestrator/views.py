@@ -39,6 +39,8 @@ def run_record(run: Run) -> dict[str, Any]:
         "ended_at": _iso(run.ended_at),
         "log_offset": run.log_offset,
         "log_events": {k: (run.event_counts or {}).get(k, {}) for k in ("seen", "stored")},
+        "last_output_at": _iso(run.last_output_at),
+        "checked_at": _iso(run.checked_at),
         "root_cause": effective_root_cause(run.root_cause, run.canary),
         "command": run.command,
         "env": redacted_env(run.env),  # also for runs recorded before secrets were kept out

@@ -39,6 +39,8 @@ def eorch_home(tmp_path: Path, sshd: Sshd, monkeypatch: pytest.MonkeyPatch) -> P
     ssh_config.write_text(sshd.ssh_config())
     (home / "config.toml").write_text(
         f'[ssh]\nconfig = ["{ssh_config}"]\n\n[monitor]\npoll_interval_s = 0.2\ncancel_grace_s = 3\n'
+        # Tests start their monitors themselves (tests/integration/test_monitoring.py tests the automatic one).
+        'auto_start = false\n'
         f'\n[local]\nroot = "{tmp_path / "local-root"}"\n'
     )
     monkeypatch.setenv("EORCH_HOME", str(home))

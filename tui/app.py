@@ -29,6 +29,7 @@ from tui.messages import AlertRaised, MonitorNoticed, MonitorStateChanged, RunsL
 ALERT_SEVERITY = {"failed": "error", "lost": "error", "cancelled": "warning", "succeeded": "information",
                   "stalled": "warning", "host_unreachable": "warning"}
 TAKEOVER_RETRY_S = 10.0
+STATUS_CHECK_S = 15.0
 
 
 @dataclass
@@ -59,7 +60,8 @@ class EorchApp(App[None]):
         open_run: str | None = None,
     ) -> None:
         """``monitor``: "auto" follows runs in-process unless another process holds the monitor lock
-        (then the history is only read on the timer); "off" only reads."""
+        (then the history is only read on the timer); "check" never follows but, like `eorch runs`, brings the
+        active runs' status up to date every ``STATUS_CHECK_S`` when no monitor is running; "off" only reads."""
         super().__init__()
         self.ctx = ctx
         self.clock = clock
@@ -87,6 +89,9 @@ class EorchApp(App[None]):
         self.set_interval(self.refresh_s, self.refresh_runs, name="runs-refresh")
         if self.monitor_mode == "auto":
             self.follow_runs()
+        elif self.monitor_mode == "check":
+            self.check_status()
+            self.set_interval(STATUS_CHECK_S, self.check_status, name="status-check")
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -130,9 +135,27 @@ class EorchApp(App[None]):
 
     # ------------------------------------------------------------------------------------------ runs
 
+    @property
+    def monitor_running(self) -> bool:
+        """Whether some process follows the runs (this one or another), as far as this app knows."""
+        return self.monitor_state in ("following", "read-only")
+
     @work(thread=True, exclusive=True, group="runs-refresh")
     def refresh_runs(self) -> None:
-        self.post_message(RunsLoaded(data.load_runs(self.ctx)))
+        self.post_message(RunsLoaded(data.load_runs(self.ctx, monitor_running=self.monitor_running)))
+
+    @work(exclusive=True, group="status-check")
+    async def check_status(self) -> None:
+        """One liveness round for the active runs when no monitor follows them (orchestrator.refresh)."""
+        from orchestrator.refresh import bring_up_to_date
+        from orchestrator.store import queries
+
+        with self.ctx.db() as s:
+            active = [r.id for r in queries.active_runs(s)]
+        freshness = await bring_up_to_date(self.ctx, active, wait_s=0)
+        state = "read-only" if freshness.monitor_running else "checked"
+        detail = "another process follows the runs" if freshness.monitor_running else "status checked on the hosts"
+        self.post_message(MonitorStateChanged(state, detail))
 
     @on(RunsLoaded)
     def _runs_loaded(self, message: RunsLoaded) -> None:
@@ -176,14 +199,15 @@ class EorchApp(App[None]):
         """Follow runs in-process while we hold the monitor lock; otherwise read the history and retry."""
         try:
             from orchestrator.errors import MonitorBusy
-            from orchestrator.monitor import Monitor, MonitorLock
+            from orchestrator.monitor import Monitor
+            from orchestrator.monitorlock import MonitorLock
         except ImportError as err:
             self.post_message(MonitorStateChanged("off", f"monitor unavailable: {err}"))
             return
         lock = MonitorLock(self.ctx.settings.monitor_lock)
         while True:
             try:
-                lock.acquire()
+                lock.acquire(wait_s=0)  # never block the UI; a refresh's short hold is retried below
             except MonitorBusy as err:
                 self.post_message(MonitorStateChanged("read-only", str(err)))
                 await asyncio.sleep(TAKEOVER_RETRY_S)

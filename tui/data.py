@@ -15,6 +15,7 @@ from sqlalchemy import select
 
 from orchestrator.context import Context
 from orchestrator.errors import EorchError
+from orchestrator.freshness import status_note
 from orchestrator.logparse import signature_hint
 from orchestrator.logparse.inert import inert, inert_line
 from orchestrator.logparse.tail import failure_evidence
@@ -59,6 +60,11 @@ class RunRow:
     slurm_state: str = ""
     slurm_reason: str = ""
     slurm_node: str = ""
+    # When the job last wrote output (the stall clock) and its status was last confirmed; a note such as
+    # "as of 08:22, no monitor running; gpu unreachable" when the status could not be confirmed since.
+    last_output_at: datetime | None = None
+    checked_at: datetime | None = None
+    stale_note: str = ""
 
     @property
     def terminal(self) -> bool:
@@ -135,9 +141,12 @@ class AlertRow:
     delivery_detail: str = ""  # one line per channel
 
 
-def run_row(run: Run) -> RunRow:
+def run_row(run: Run, host: Host | None = None, monitor_running: bool = True) -> RunRow:
     cause = run.signature or run.exception or (run.root_cause or {}).get("exception") or ""
     slurm = run.scheduler_state or {}
+    note = status_note(run.status, checked_at=run.checked_at, created_at=run.created_at, host=run.host,
+                       host_reachable=host.reachable if host else None, host_error=host.last_error if host else None,
+                       monitor_running=monitor_running)
     return RunRow(
         id=run.id, name=inert_line(run.name), host=inert_line(run.host), status=run.status,
         phase=inert_line(shown_phase(run.status, run.phase, run.kind) or ""),
@@ -146,14 +155,16 @@ def run_row(run: Run) -> RunRow:
         shards_eta_s=run.shards_eta_s, progress_done=run.progress_done, progress_total=run.progress_total,
         progress_rate=run.progress_rate, cause=inert_line(str(cause)), slurm_job=run.scheduler_job_id or "",
         slurm_state=str(slurm.get("state") or ""), slurm_reason=str(slurm.get("reason") or ""),
-        slurm_node=str(slurm.get("node") or ""),
+        slurm_node=str(slurm.get("node") or ""), last_output_at=run.last_output_at, checked_at=run.checked_at,
+        stale_note=note,
     )
 
 
-def load_runs(ctx: Context, limit: int = 200) -> tuple[RunRow, ...]:
-    """Newest first."""
+def load_runs(ctx: Context, limit: int = 200, monitor_running: bool = True) -> tuple[RunRow, ...]:
+    """Newest first; ``monitor_running`` says whether some process follows the runs (for the "as of" note)."""
     with ctx.db() as s:
-        return tuple(run_row(r) for r in queries.list_runs(s, limit=limit))
+        hosts = {h.name: h for h in queries.list_hosts(s)}
+        return tuple(run_row(r, hosts.get(r.host), monitor_running) for r in queries.list_runs(s, limit=limit))
 
 
 def timeline(row: RunRow, events: Sequence[tuple[datetime, str, dict[str, Any]]], now: datetime) -> tuple[
@@ -211,10 +222,10 @@ def _inert_values(record: dict[str, Any]) -> dict[str, Any]:
     return {k: inert(v) if isinstance(v, str) else v for k, v in record.items()}
 
 
-def load_detail(ctx: Context, run_id: str, now: datetime) -> RunDetail:
+def load_detail(ctx: Context, run_id: str, now: datetime, monitor_running: bool = True) -> RunDetail:
     with ctx.db() as s:
         run = queries.get_run(s, run_id)
-        row = run_row(run)
+        row = run_row(run, s.get(Host, run.host), monitor_running)
         events = [(e.ts, e.kind, dict(e.data or {}))
                   for e in queries.events_of(s, run.id, kinds=("status", "phase_changed", "phase", "step_step"))]
         steps = recipe_steps(data for _ts, kind, data in events if kind == "step_step")

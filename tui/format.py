@@ -7,6 +7,7 @@ from datetime import datetime
 
 from rich.text import Text
 
+from orchestrator.freshness import eta_left
 from orchestrator.humanize import coarse, short_span, span
 from tui.data import RunRow
 
@@ -35,10 +36,13 @@ def bar(done: int, total: int, width: int = 8) -> str:
     return BAR_FULL * filled + BAR_EMPTY * (width - filled)
 
 
-def progress_of(row: RunRow) -> tuple[int, int, float | None, float | None, str] | None:
-    """(done, total, rate/s, eta s, unit) for shards when loading, else user progress; None if unknown."""
+def progress_of(row: RunRow, now: datetime | None = None) -> tuple[int, int, float | None, float | None, str] | None:
+    """(done, total, rate/s, eta s, unit) for shards when loading, else user progress; None if unknown.
+
+    With ``now``, the log's shard ETA is counted down from the run's last output: negative once overdue."""
     if row.shards_total and (row.phase == "loading" or not row.progress_total):
-        return row.shards_done or 0, row.shards_total, row.shards_rate, row.shards_eta_s, "shards"
+        eta = row.shards_eta_s if now is None else eta_left(row.shards_eta_s, row.last_output_at, now)
+        return row.shards_done or 0, row.shards_total, row.shards_rate, eta, "shards"
     if row.progress_total:
         done, rate = row.progress_done or 0, row.progress_rate
         eta = (row.progress_total - done) / rate if rate else None
@@ -46,15 +50,19 @@ def progress_of(row: RunRow) -> tuple[int, int, float | None, float | None, str]
     return None
 
 
-def progress_cell(row: RunRow, width: int = 8) -> str:
-    """`████░░░░ 12/35 5m10s` — ETA only while the run is active; `width` 0: `12/35 5m` for narrow tables."""
-    progress = progress_of(row)
+def progress_cell(row: RunRow, width: int = 8, now: datetime | None = None) -> str:
+    """`████░░░░ 12/35 5m10s` — ETA only while the run is active (counted down from the last output with
+    ``now``), `overdue` once it has passed; `width` 0: `12/35 5m` for narrow tables."""
+    progress = progress_of(row, now)
     if progress is None:
         return ""
     done, total, _rate, eta, _unit = progress
     text = f"{bar(done, total, width)} {done}/{total}" if width else f"{done}/{total}"
     if eta is not None and not row.terminal and done < total:
-        text += f" {short_span(eta) if width else coarse(eta)}"
+        if eta < 0:
+            text += " overdue"
+        else:
+            text += f" {short_span(eta) if width else coarse(eta)}"
     return text
 
 

@@ -151,6 +151,20 @@ def _file_facts(path: str) -> tuple[int | None, int | None]:
     return st.st_size, st.st_ino
 
 
+def _mtime(path: str) -> float | None:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return None
+
+
+def output_facts(run_dir: str) -> dict[str, Any]:
+    """When the job last wrote its log / step events, and when it ended (the rc file), on the host's clock."""
+    return {"log_mtime": _mtime(os.path.join(run_dir, "log")),
+            "events_mtime": _mtime(os.path.join(run_dir, "events.jsonl")),
+            "rc_mtime": _mtime(os.path.join(run_dir, "rc"))}
+
+
 def status(run_dir: str) -> dict[str, Any]:
     """Liveness of one run: exit code if written, whether its wrapper is alive, and log facts."""
     from worker import slurm
@@ -183,6 +197,7 @@ def status(run_dir: str) -> dict[str, Any]:
         "log_size": log_size,
         "log_inode": log_inode,
         "events_size": events_size,
+        **output_facts(run_dir),
     }
 
 
@@ -190,7 +205,7 @@ def status_many(run_dirs: list[str]) -> dict[str, Any]:
     from worker import slurm
 
     scheduled = slurm.status_many(run_dirs)  # Slurm runs: one squeue call for all of them
-    return {"runs": [scheduled.get(d) or status(d) for d in run_dirs], "boot_id": procs.boot_id()}
+    return {"runs": [scheduled.get(d) or status(d) for d in run_dirs], "boot_id": procs.boot_id(), "now": time.time()}
 
 
 def cancel(run_dir: str, run_id: str, grace_s: float = 10.0) -> dict[str, Any]:

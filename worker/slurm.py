@@ -31,7 +31,7 @@ import time
 from typing import Any
 
 from worker import boot
-from worker.ops import OpError, _file_facts, _read_json, _read_rc
+from worker.ops import OpError, _file_facts, _read_json, _read_rc, output_facts
 
 JOB_FILE = "slurm.json"
 CANCEL_MARKER = "cancel_requested"
@@ -156,6 +156,7 @@ def _status(run_dir: str, job_id: str, entry: dict[str, str | None] | None, erro
         "log_size": log_size,
         "log_inode": log_inode,
         "events_size": events_size,
+        **output_facts(run_dir),
         "pending_reason": pending_reason,
         "scheduler": scheduler,
     }

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from orchestrator.freshness import eta_text
 from orchestrator.humanize import ago, run_time, short_span
 from orchestrator.logparse.inert import inert_line
 from orchestrator.runstate import shown_phase
@@ -51,21 +52,27 @@ def _parse(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value.rstrip("Z")) if value else None
 
 
-def progress_cell(record: dict[str, Any]) -> str:
-    """`54/64 ETA 4m19s` (shards) while loading, `120/200` for a recipe's samples (ETA only while active);
-    without numbers, the phase."""
+def progress_cell(record: dict[str, Any], now: datetime | None = None) -> str:
+    """`54/64 ETA 4m19s` (shards) while loading, `120/200` for a recipe's samples; ETA only while active, counted
+    down from the log's last output (with ``now``): `54/64 overdue 20m` once it has passed."""
     active = record["status"] in ACTIVE
     shards, progress = record.get("shards"), record.get("progress")
     if shards and (record.get("phase") == "loading" or not progress):
         text = f"{shards['done']}/{shards['total']}"
         eta = record.get("shards_eta_s")
         if active and eta is not None and shards["done"] < shards["total"]:
-            text += f" ETA {short_span(eta)}"
+            text += f" {eta_text(eta, _parse(record.get('last_output_at')), now)}" if now else f" ETA {short_span(eta)}"
         return text
     if progress:
         return f"{progress['done']}/{progress['total']}"
     # No numbers yet: what the log says the run is doing (`loading`, `serving`), as `--wide`'s PHASE column.
     return shown_phase(record["status"], record.get("phase"), record.get("kind") or "command") or ""
+
+
+def status_cell(record: dict[str, Any]) -> str:
+    """`running`, or `running (as of 08:22)` when it could not be confirmed (orchestrator.cli.current)."""
+    note = (record.get("freshness") or {}).get("note") or ""
+    return f"{record['status']} ({note.split(',')[0]})" if note else record["status"]
 
 
 def cause_cell(record: dict[str, Any]) -> str:
@@ -79,9 +86,9 @@ def cells(record: dict[str, Any], now: datetime) -> dict[str, str]:
     """Every column's text for one run record (`views.run_record` / `history.history_record`)."""
     created, started, ended = (_parse(record.get(k)) for k in ("created_at", "started_at", "ended_at"))
     values = {
-        "id": record["id"], "name": record["name"] or "", "host": record["host"], "status": record["status"],
+        "id": record["id"], "name": record["name"] or "", "host": record["host"], "status": status_cell(record),
         "phase": shown_phase(record["status"], record.get("phase"), record.get("kind") or "command") or "",
-        "progress": progress_cell(record),
+        "progress": progress_cell(record, now),
         "exit": "" if record.get("exit_code") is None else str(record["exit_code"]),
         "started": started.strftime("%Y-%m-%d %H:%M") if started else "",
         "age": ago(created, now), "time": run_time(started, ended, now, active=record["status"] in ACTIVE),
@@ -119,8 +126,8 @@ def rich_table(rows: Sequence[dict[str, str]], columns: Sequence[Column], width:
     for c, w in zip(columns, fitted_widths(rows, columns, width)):
         table.add_column(c.label, no_wrap=True, overflow="ellipsis", width=w)
     for row in rows:
-        table.add_row(*(Text(row[c.key], style=STATUS_STYLE.get(row[c.key], "") if c.key == "status" else "")
-                        for c in columns))
+        table.add_row(*(Text(row[c.key], style=STATUS_STYLE.get(row[c.key].split()[0], "") if c.key == "status"
+                             else "") for c in columns))
     return table
 
 

@@ -48,8 +48,6 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("export", "orchestrator.cli.history",
      'Export runs and events: JSON lines ({"type": "run"|"event", ...}) or CSV.'),
     ("prune", "orchestrator.cli.history", "Delete old events (never runs or alerts) after a confirmation."),
-    ("daemon", "orchestrator.cli.daemon",
-     "Run the monitor headless for all hosts (for a systemd/launchd user service); one monitor at a time."),
     ("tui", "orchestrator.cli.tui",
      "Launch, watch and investigate runs in a terminal dashboard. Quitting never stops a job."),
     ("convert-legacy", "orchestrator.cli.tools",
@@ -59,6 +57,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("patch", "orchestrator.cli.patch",
      "Patch sets: check, apply, revert installed packages on a host, all files or none."),
     ("alerts", "orchestrator.cli.alerts", "Alerts raised for runs and hosts, and their channels."),
+    ("daemon", "orchestrator.cli.daemon",
+     "Run the monitor headless for all hosts; install|uninstall|status manage its systemd/launchd user service."),
 )
 # Registration order of the topics when all are needed (it decides the order of the listing above).
 TOPICS = (

@@ -12,7 +12,9 @@ from rich.markup import escape
 from rich.text import Text
 
 from orchestrator import commands
+from orchestrator.autostart import Following, ensure_followed
 from orchestrator.cli.common import check_limit, console, context, err_console, print_json, run_async
+from orchestrator.cli.current import add_freshness, progress_words, refreshed
 from orchestrator.cli.listing import STATUS_STYLE
 from orchestrator.context import Context
 from orchestrator.errors import NotFound, PreflightRefused, UsageError
@@ -20,6 +22,7 @@ from orchestrator.recipesteps import checklist, recipe_steps
 from orchestrator.runstate import RunStatus, shown_phase
 from orchestrator.store import queries
 from orchestrator.store.models import Run
+from orchestrator.store.queries import utcnow
 from orchestrator.views import run_record
 
 STATUSES = tuple(s.value for s in RunStatus)
@@ -56,11 +59,16 @@ def launch(
     canary: Annotated[bool | None, typer.Option(
         "--canary/--no-canary", help="eagle3-extract: first run the recipe on a shrunken copy of the model and "
         "start the full run only if it succeeds (default: the spec's eagle3.canary, on)")] = None,
+    no_monitor: Annotated[bool, typer.Option("--no-monitor", help="do not start a background monitor when none "
+                                             "is running (then nothing records the end or alerts)")] = False,
     json_: Annotated[bool, typer.Option("--json", help="print the run record as JSON")] = False,
 ) -> None:
     """Start a command (after `--`) or a job spec detached on a host; returns at once with the run id.
 
-    An eagle3-extract spec is checked first (`eorch preflight`): a failed check refuses the launch."""
+    An eagle3-extract spec is checked first (`eorch preflight`): a failed check refuses the launch.
+
+    The run is followed: by the running monitor, or by a background one started now (`--no-monitor`, or
+    `[monitor] auto_start = false` in config.toml, opts out)."""
     from orchestrator.launcher import launch as launch_run  # imported here: `eorch runs` starts faster
     from orchestrator.launcher import parse_env
 
@@ -81,7 +89,7 @@ def launch(
         _launch_split(spec, hosts, set_, name=name, env=env, cwd=cwd, python=python, patch=patch,
                       apply_patches=apply_patches, sbatch_args=sbatch_arg, json_=json_,
                       secret_env=parse_env(secret_env, option="--secret-env"), checks=not no_preflight,
-                      force=force, canary=canary)
+                      force=force, canary=canary, no_monitor=no_monitor)
         return
     if spec is not None:
         if argv:
@@ -105,11 +113,18 @@ def launch(
                                                python=python, patch=patch, apply_patches=apply_patches,
                                                sbatch_args=sbatch_arg,
                                                secret_env=parse_env(secret_env, option="--secret-env")))
+    following = ensure_followed(context().settings, opt_out=no_monitor)
     if json_:
-        print_json(run_record(run))
+        print_json({**run_record(run), "monitor": following.as_json()})
     else:
         _say_launched(run)
-        console.print(f"follow it: eorch watch {run.id}    logs: eorch logs {run.id} -f")
+        _say_following(following)
+        console.print(f"watch it: eorch watch {run.id}    logs: eorch logs {run.id} -f")
+
+
+def _say_following(following: Following) -> None:
+    console.print(following.detail, style="yellow" if following.state == "none" else "dim", highlight=False,
+                  markup=False)
 
 
 def _say_launched(run: Run) -> None:
@@ -119,6 +134,7 @@ def _say_launched(run: Run) -> None:
 
 def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: str | None, env: list[str],
                   cwd: str | None, json_: bool, checks: bool, force: bool, canary: bool | None = None,
+                  no_monitor: bool = False,
                   **common: object) -> None:
     """One run per host, rank i of len(hosts); all specs and hosts (and their preflights) are checked before the
     first starts."""
@@ -165,12 +181,14 @@ def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: s
         else:
             print_report(err.report, to_stderr=True)
         raise
+    following = ensure_followed(ctx.settings, opt_out=no_monitor)
     if json_:
-        print_json([run_record(r) for r in runs_])
+        print_json([{**run_record(r), "monitor": following.as_json()} for r in runs_])
         return
     for r in runs_:
         _say_launched(r)
-    console.print(f"follow them: eorch watch {' '.join(r.id for r in runs_)}")
+    _say_following(following)
+    console.print(f"watch them: eorch watch {' '.join(r.id for r in runs_)}")
 
 
 def runs(
@@ -187,6 +205,8 @@ def runs(
     limit: Annotated[int, typer.Option(help="at most this many")] = 50,
     wide: Annotated[bool, typer.Option("--wide", "-w", help="more columns: host, phase, exit code, start time")]
     = False,
+    refresh: Annotated[bool, typer.Option(help="when no monitor is running, check the shown active runs on "
+                                          "their hosts first (a few seconds at most per host)")] = True,
     json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """List runs, newest first, filtered by status, host, age, name, failure signature, exception or model.
@@ -211,8 +231,12 @@ def runs(
                     patch_set=patch_set)
     ctx = context()
     with ctx.db() as s:
+        shown = [r.id for r in filtered_runs(s, flt, limit=limit)]
+    monitor_running = refreshed(ctx, shown, refresh)
+    with ctx.db() as s:
         records = [history_record(r) for r in filtered_runs(s, flt, limit=limit)]
         anything = bool(records) or queries.any_run(s)
+    add_freshness(ctx, records, monitor_running)
     if json_:
         print_json(records)
         return
@@ -224,18 +248,26 @@ def runs(
         err_console.print("no runs match these filters", highlight=False)
         return
     print_runs(console, records, queries.utcnow(), wide=wide)
+    for note in dict.fromkeys(r["freshness"]["note"].split(", ", 1)[1] for r in records if r["freshness"]["note"]):
+        console.print(f"status as last checked: {note}", style="yellow", highlight=False, markup=False)
 
 
 def show(
     run: Annotated[str, typer.Argument(help="run id, id prefix or name")],
+    refresh: Annotated[bool, typer.Option(help="when no monitor is running and the run is active, check it on "
+                                          "its host first (a few seconds at most)")] = True,
     json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Everything known about one run."""
     ctx = context()
     with ctx.db() as s:
-        found = queries.get_run(s, run)
+        run_id = queries.get_run(s, run).id
+    monitor_running = refreshed(ctx, [run_id], refresh)
+    with ctx.db() as s:
+        found = queries.get_run(s, run_id)
         record = run_record(found)
         steps = recipe_steps(e.data or {} for e in queries.events_of(s, found.id, kinds=("step_step",)))
+    add_freshness(ctx, [record], monitor_running)
     if steps:
         record["steps"] = [{"step": x.step, "state": x.state, "seconds": x.seconds} for x in steps]
     if json_:
@@ -246,6 +278,8 @@ def show(
     console.print(f"[bold]{escape(record['id'])}[/] {escape(record['name'])} on {escape(record['host'])}: "
                   f"[{style}]{record['status']}[/]" + (f" · phase {escape(phase)}" if phase else "")
                   + (f" · exit {record['exit_code']}" if record["exit_code"] is not None else ""))
+    if record["freshness"]["note"]:
+        console.print(record["freshness"]["note"], style="yellow", highlight=False, markup=False)
     console.print(f"command: {shlex.join(record['command'])}", highlight=False, markup=False, soft_wrap=True)
     if record["scheduler"]:
         sched = record["scheduler"]
@@ -253,8 +287,12 @@ def show(
         why = f" ({sched['reason']})" if sched.get("reason") else ""
         node = f" on {sched['node']}" if sched.get("node") else ""
         console.print(f"slurm job {sched['job_id']}: {state}{why}{node}", highlight=False, markup=False)
+    words = progress_words(record, utcnow())
     if record["shards"]:
-        console.print(f"shards: {record['shards']['done']}/{record['shards']['total']}")
+        console.print(" · ".join([f"shards: {record['shards']['done']}/{record['shards']['total']}", *words]),
+                      highlight=False)
+    elif words:
+        console.print(words[-1], highlight=False)
     if record["progress"]:
         p = record["progress"]
         console.print(f"progress: {p['done']}/{p['total']}" + (f" at {p['rate']:.2f}/s" if p["rate"] else ""))

@@ -11,8 +11,9 @@ from orchestrator.cli.common import context
 
 def tui(
     run: Annotated[str | None, typer.Argument(help="open this run's detail first")] = None,
-    read_only: Annotated[bool, typer.Option("--read-only", help="only read the history; never follow "
-                                            "runs in this process")] = False,
+    read_only: Annotated[bool, typer.Option("--read-only", help="never follow runs in this process; only "
+                                            "check the active runs' status now and then when no monitor "
+                                            "runs, as `eorch runs` does")] = False,
     refresh: Annotated[float, typer.Option(help="seconds between history refreshes")] = 1.0,
 ) -> None:
     """Launch, watch and investigate runs in a terminal dashboard. Quitting never stops a job."""
@@ -24,7 +25,7 @@ def tui(
 
         with ctx.db() as s:
             run = queries.get_run(s, run).id
-    EorchApp(ctx, refresh_s=refresh, monitor="off" if read_only else "auto", open_run=run).run()
+    EorchApp(ctx, refresh_s=refresh, monitor="check" if read_only else "auto", open_run=run).run()
 
 
 def register(app: typer.Typer) -> None:

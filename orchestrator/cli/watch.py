@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.live import Live
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
 from orchestrator.cli.common import console, context
 from orchestrator.context import Context
-from orchestrator.errors import MonitorBusy
-from orchestrator.monitor import Monitor, MonitorLock
+from orchestrator.errors import MonitorBusy, UsageError
+from orchestrator.freshness import QUIET_AFTER_S, eta_text, last_output_text, quiet_for
+from orchestrator.monitor import Monitor
+from orchestrator.monitorlock import MonitorLock
 from orchestrator.notices import (
     HostReachabilityChanged,
     LogTruncated,
@@ -25,6 +28,9 @@ from orchestrator.notices import (
 from orchestrator.runstate import RunStatus, shown_phase
 from orchestrator.store import queries
 from orchestrator.store.models import Run
+from orchestrator.store.queries import utcnow
+
+TICK_S = 5.0
 
 
 def _describe_end(run: Run) -> str:
@@ -52,11 +58,14 @@ class Printer:
         self.out = out
         self.live = out.is_terminal
         self.progress = Progress(
-            TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+            TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[when]}", markup=False),
             console=out, transient=False,
         )
         self.tasks: dict[str, TaskID] = {}
         self.last: dict[str, tuple[Any, ...]] = {}
+        self.told_quiet: set[str] = set()
+        self._last_tick = 0.0
 
     def _line(self, text: str) -> None:
         (self.progress.console if self.live else self.out).print(text, highlight=False, markup=False)
@@ -78,44 +87,82 @@ class Printer:
         elif isinstance(notice, RunProgressed):
             self._update(run)
 
-    def _update(self, run: Run) -> None:
+    def tick(self, monitor: object = None) -> None:
+        """Every few seconds: the ETA counts down from the last output, "overdue" and "last output 12m ago" appear."""
+        if time.monotonic() - self._last_tick < TICK_S:
+            return
+        self._last_tick = time.monotonic()
+        with self.ctx.db() as s:
+            runs = [r for r in (s.get(Run, run_id) for run_id in list(self.last)) if r is not None]
+        for run in runs:
+            self._update(run, force=True)
+
+    def _when(self, run: Run) -> str:
+        """`ETA 4m19s · last output 3m10s ago`, `overdue 8m · last output 12m ago`, or "" while output flows."""
+        if RunStatus(run.status).is_terminal():
+            return ""
+        now = utcnow()
+        words = []
+        if run.last_output_at is None:
+            return ""  # not confirmed on the host yet: an ETA now would be the log's, however old
+        if run.shards_total and (run.shards_done or 0) < run.shards_total and not run.progress_total:
+            words.append(eta_text(run.shards_eta_s, run.last_output_at, now))
+        quiet = quiet_for(run.last_output_at, now)
+        if quiet is not None and quiet >= QUIET_AFTER_S:
+            words.append(last_output_text(run.last_output_at, now))
+        return " · ".join(w for w in words if w)
+
+    def _update(self, run: Run, force: bool = False) -> None:
         if run.progress_total:
             done, total, what = run.progress_done or 0, run.progress_total, "samples"
         else:
             done, total, what = run.shards_done or 0, run.shards_total, "shards"
         phase = shown_phase(run.status, run.phase, run.kind)
         state = (phase, run.status, done, total)
-        if self.last.get(run.id) == state:
+        if self.last.get(run.id) == state and not force:
             return
         previous = self.last.get(run.id)
         self.last[run.id] = state
         label = f"{run.id} {run.name[:24]}" + (f" · {phase}" if phase else "")
+        when = self._when(run)
         if self.live:
             task = self.tasks.get(run.id)
             if task is None:
-                self.tasks[run.id] = self.progress.add_task(label, total=total, completed=done)
+                self.tasks[run.id] = self.progress.add_task(label, total=total, completed=done, when=when)
             else:
-                self.progress.update(task, description=label, total=total, completed=done)
+                self.progress.update(task, description=label, total=total, completed=done, when=when)
             return
         if phase and (previous is None or previous[0] != phase):
             self._line(f"run {run.id} phase {phase}")
         if total and (previous is None or previous[2] != done or previous[3] != total):
-            self._line(f"run {run.id} {what} {done}/{total}")
+            self._line(f"run {run.id} {what} {done}/{total}" + (f" · {when}" if when else ""))
+        elif force and "last output" in when and run.id not in self.told_quiet:
+            self.told_quiet.add(run.id)  # once per quiet spell, not every tick
+            self._line(f"run {run.id} {what} {done}/{total} · {when}" if total else f"run {run.id} {when}")
+        if "last output" not in when:
+            self.told_quiet.discard(run.id)
 
 
-async def _read_only(ctx: Context, refs: list[str], printer: Printer, until_done: bool) -> None:
-    """Another monitor records; we only show what the history says."""
+async def _read_only(ctx: Context, refs: list[str], printer: Printer, until_done: bool,
+                     forever: bool = False) -> None:
+    """Another monitor records; we only show what the history says (new runs too, with ``forever``)."""
     seen: dict[str, str] = {}
     while True:
         with ctx.db() as s:
-            runs = [queries.get_run(s, r) for r in refs] if refs else queries.active_runs(s)
+            if refs:
+                runs = [queries.get_run(s, r) for r in refs]
+            else:  # the active runs, and those seen active before (to tell how they ended)
+                runs = queries.active_runs(s)
+                active = {r.id for r in runs}
+                runs += [r for r in (s.get(Run, i) for i in seen if i not in active) if r is not None]
         for run in runs:
             if seen.get(run.id) != run.status:
                 if run.id in seen:
                     printer(RunStatusChanged(run.id, seen[run.id], run.status))
                 seen[run.id] = run.status
             printer(RunProgressed(run.id))
-        if all(RunStatus(r.status).is_terminal() for r in runs) and (until_done or not refs):
+        printer.tick()
+        if all(RunStatus(r.status).is_terminal() for r in runs) and (until_done or not refs) and not forever:
             return
         await asyncio.sleep(0.5)
 
@@ -124,9 +171,13 @@ def watch(
     runs: Annotated[list[str] | None, typer.Argument(help="runs to watch (default: all active runs)")] = None,
     until_done: Annotated[bool, typer.Option("--until-done", help="return when the runs are terminal; "
                                              "exit 0 only if all succeeded")] = False,
+    all_: Annotated[bool, typer.Option("--all", help="follow every run, new ones included, until Ctrl-C (even "
+                                       "when none is active yet)")] = False,
 ) -> None:
     """Follow active runs: record their logs and status, show progress. Ctrl-C stops watching, not jobs."""
     refs = list(runs or [])
+    if all_ and (refs or until_done):
+        raise UsageError("--all follows every run until Ctrl-C; give no run ids and no --until-done with it")
     ctx = context()
     with ctx.db() as s:
         named = [queries.get_run(s, r).id for r in refs]
@@ -134,9 +185,11 @@ def watch(
     printer = Printer(ctx, console)
     listeners: list[Callable[[Notice], None]] = [printer]
     listeners += _extra_listeners(ctx)
-    if not watched:
-        console.print("no active runs")
+    if not watched and not all_:
+        console.print("no active runs (`eorch watch --all` waits for new ones)")
         return
+    if all_:
+        console.print("following every run, new ones included; Ctrl-C stops watching, never the jobs")
     lock = MonitorLock(ctx.settings.monitor_lock)
 
     async def main() -> None:
@@ -144,12 +197,12 @@ def watch(
             lock.acquire()
         except MonitorBusy as err:
             console.print(f"{err} — showing the history read-only", markup=False)
-            await _read_only(ctx, named, printer, until_done)
+            await _read_only(ctx, named, printer, until_done, forever=all_)
             return
         try:
             for run_id in watched:
                 printer(RunProgressed(run_id))
-            await Monitor(ctx, run_refs=named, listeners=listeners).run(until_done=until_done)
+            await Monitor(ctx, run_refs=named, listeners=listeners).run(until_done=until_done, forever=all_)
         finally:
             lock.release()
 

@@ -86,9 +86,12 @@ class Run(Base):
     log_inode: Mapped[int | None] = mapped_column(BigInteger)
     parser_state: Mapped[dict | None] = mapped_column(JSON)  # type: ignore[type-arg]
     events_offset: Mapped[int] = mapped_column(BigInteger, default=0)
+    # When the job last wrote its log or step events (from the files' mtimes on the host, in our clock), and
+    # when its liveness was last confirmed there: the stall clock and the "as of" of the status.
     last_output_at: Mapped[datetime | None] = mapped_column(DateTime)
     # Log events seen / stored per budgeted kind (orchestrator.eventbudget), committed with log_offset.
     event_counts: Mapped[dict | None] = mapped_column(JSON)  # type: ignore[type-arg]
+    checked_at: Mapped[datetime | None] = mapped_column(DateTime)
 
     shards_done: Mapped[int | None] = mapped_column(Integer)
     shards_total: Mapped[int | None] = mapped_column(Integer)

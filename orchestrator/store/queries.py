@@ -119,8 +119,12 @@ def events_of(session: Session, run_id: str, kinds: Sequence[str] = (), limit: i
     return list(session.scalars(stmt))
 
 
-def propose_status(session: Session, run: Run, proposed: RunStatus, **data: Any) -> bool:
-    """Move the run forward if the state machine allows it; record the change as an event."""
+def propose_status(session: Session, run: Run, proposed: RunStatus, *, ended_at: datetime | None = None,
+                   **data: Any) -> bool:
+    """Move the run forward if the state machine allows it; record the change as an event.
+
+    ``ended_at``: when the process ended, if known (the rc file's time on the host), else now: a run found
+    ended by a later check must not look as if it ran until then."""
     current = RunStatus(run.status)
     new = advance(current, proposed)
     if new == current:
@@ -130,6 +134,6 @@ def propose_status(session: Session, run: Run, proposed: RunStatus, **data: Any)
     if new == RunStatus.RUNNING and run.started_at is None:
         run.started_at = now
     if new.is_terminal():
-        run.ended_at = now
+        run.ended_at = max(ended_at, run.started_at) if ended_at and run.started_at else ended_at or now
     add_event(session, run.id, "status", {"from": current.value, "to": new.value, **data})
     return True

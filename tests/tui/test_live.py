@@ -81,7 +81,7 @@ class TestLive:
                 assert "following" not in states
         finally:
             lock.release()
-        record = json.loads(cli("show", run_id, "--json").stdout)
+        record = json.loads(cli("show", run_id, "--json", "--no-refresh").stdout)
         assert record["status"] == "running"  # nobody recorded an end; the job was left alone
         done = cli("watch", run_id, "--until-done", check=False)
         assert done.returncode == 0

@@ -66,7 +66,7 @@ class RunDetailScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="run-detail")
     def load(self) -> None:
         try:
-            detail = load_detail(self.eorch.ctx, self.run_id, self.eorch.clock())
+            detail = load_detail(self.eorch.ctx, self.run_id, self.eorch.clock(), self.eorch.monitor_running)
         except EorchError as err:
             self.post_message(RunLoadFailed(self.run_id, str(err)))
             return
@@ -87,7 +87,7 @@ class RunDetailScreen(Screen[None]):
         self.run_id = detail.row.id
         self.sub_title = f"run {detail.row.id} · {detail.row.name}"
         self.query_one("#run-header", Static).update(header_text(detail))
-        self.query_one(ShardProgress).show(detail)
+        self.query_one(ShardProgress).show(detail, self.eorch.clock())
         self.query_one("#run-timeline", Static).update(timeline_text(detail))
         self.query_one(RootCausePanel).show(detail)
         pane = self.query_one(LogPane)

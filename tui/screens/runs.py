@@ -23,6 +23,7 @@ MONITOR_TEXT = {
     "following": "following runs here",
     "read-only": "another process follows the runs; reading the history",
     "off": "not following (history only)",
+    "checked": "no monitor running: status checked on the hosts every 15 s",
 }
 
 
@@ -75,6 +76,9 @@ class RunsScreen(Screen[None]):
         active = sum(1 for r in snapshot.runs if not r.terminal)
         parts = [f"{len(shown)} of {len(snapshot.runs)} runs", f"{active} active",
                  MONITOR_TEXT.get(self.eorch.monitor_state, self.eorch.monitor_state)]
+        stale = next((r.stale_note for r in shown if r.stale_note), "")
+        if stale:
+            parts.append(f"status? = {stale}")
         if self.filter_text:
             parts.insert(0, f"filter {self.filter_text!r}")
         if self.status_filter != "all":

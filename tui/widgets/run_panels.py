@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+from datetime import datetime
 
 from rich.text import Text
 from textual import on
@@ -11,6 +12,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 
+from orchestrator.freshness import last_output_text
 from orchestrator.preflight import lines as preflight_lines
 from orchestrator.views import env_lines
 from tui.data import RunDetail, SimilarRun
@@ -25,6 +27,8 @@ def header_text(detail: RunDetail) -> Text:
         text.append(f" · exit {row.exit_code}")
     if detail.cancel_requested and not row.terminal:
         text.append(" · cancelling", style="yellow")
+    if row.stale_note:
+        text.append(f"\n{row.stale_note}", style="yellow")
     slurm = slurm_text(row)
     if slurm is not None:
         text.append("\n")
@@ -93,8 +97,8 @@ class ShardProgress(Horizontal):
         yield ProgressBar(total=None, show_eta=False, show_percentage=True, id="progress-bar")
         yield Static("", id="progress-text")
 
-    def show(self, detail: RunDetail) -> None:
-        progress = progress_of(detail.row)
+    def show(self, detail: RunDetail, now: datetime | None = None) -> None:
+        progress = progress_of(detail.row, now)
         self.display = progress is not None
         if progress is None:
             return
@@ -103,7 +107,9 @@ class ShardProgress(Horizontal):
         self.query_one(ProgressBar).update(total=total, progress=done)
         parts = [f"{done}/{total}", rate_text(rate, unit)]
         if eta is not None and not detail.row.terminal and done < total:
-            parts.append(f"ETA {span(eta)}")
+            parts.append(f"ETA {span(eta)}" if eta >= 0 else f"overdue {span(-eta)}")
+        if now is not None and not detail.row.terminal:
+            parts.append(last_output_text(detail.row.last_output_at, now))
         self.query_one("#progress-text", Static).update(Text(" · ".join(p for p in parts if p)))
 
 

@@ -72,9 +72,10 @@ class RunsTable(DataTable[object]):
 
     def cells(self, run: RunRow, now: datetime) -> tuple[object, ...]:
         values: dict[str, object] = {
-            "id": run.id, "name": run.name, "host": run.host, "status": status_text(run.status),
+            "id": run.id, "name": run.name, "host": run.host,
+            "status": status_text(run.status + ("?" if run.stale_note else "")),
             "slurm": slurm_cell(run), "phase": run.phase,
-            "progress": progress_cell(run, width=0 if self.narrow else 8),
+            "progress": progress_cell(run, width=0 if self.narrow else 8, now=now),
             "age": age(run.created_at, now, narrow=self.narrow),
             "root cause": Text(run.cause, style="red") if run.cause else "",
         }

@@ -1,0 +1,73 @@
+"""What the reading commands add to a run so its status never passes for current when it is not.
+
+``refreshed`` brings the shown runs up to date when no monitor is following them (orchestrator.refresh);
+``add_freshness`` / ``progress_words`` turn the history into the words `runs` and `show` print next to them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from orchestrator.context import Context
+from orchestrator.freshness import eta_text, last_output_text, status_note
+from orchestrator.monitorlock import monitor_holds
+from orchestrator.runstate import RunStatus
+from orchestrator.store import queries
+
+if TYPE_CHECKING:
+    from orchestrator.refresh import Freshness
+
+
+def refreshed(ctx: Context, run_ids: Sequence[str], enabled: bool = True) -> bool:
+    """Bring the active ones among ``run_ids`` up to date unless asked not to; whether a monitor is running."""
+    with ctx.db() as s:
+        active = bool(queries.active_runs(s, list(run_ids))) if run_ids else False
+    if not enabled or not active:  # nothing to check: the SSH stack is not even imported
+        return monitor_holds(ctx.settings.monitor_lock)
+    from orchestrator.refresh import bring_up_to_date
+
+    async def go() -> Freshness:
+        try:
+            return await bring_up_to_date(ctx, run_ids)
+        finally:
+            await ctx.close()
+
+    return asyncio.run(go()).monitor_running
+
+
+def _parse(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value.removesuffix("Z")) if value else None
+
+
+def add_freshness(ctx: Context, records: Sequence[dict[str, Any]], monitor_running: bool) -> None:
+    """Put {"current": bool, "note": "as of 08:22, no monitor running; gpu unreachable: …"} on each record."""
+    with ctx.db() as s:
+        hosts = {h.name: h for h in queries.list_hosts(s)}
+        for record in records:
+            host = hosts.get(record["host"])
+            created = _parse(record["created_at"])
+            assert created is not None
+            note = status_note(record["status"], checked_at=_parse(record.get("checked_at")), created_at=created,
+                               host=record["host"], host_reachable=host.reachable if host else None,
+                               host_error=host.last_error if host else None, monitor_running=monitor_running)
+            record["freshness"] = {"current": not note, "note": note}
+
+
+def progress_words(record: dict[str, Any], now: datetime) -> list[str]:
+    """`ETA 4m19s` counted down from the last output (or `overdue 8m`), and `last output 12m ago`, while active."""
+    if RunStatus(record["status"]).is_terminal():
+        return []
+    last = _parse(record.get("last_output_at"))
+    words = []
+    shards = record.get("shards")
+    if shards and shards["done"] < shards["total"]:
+        eta = eta_text(record.get("shards_eta_s"), last, now)
+        if eta:
+            words.append(eta)
+    quiet = last_output_text(last, now)
+    if quiet:
+        words.append(quiet)
+    return words
