@@ -17,7 +17,7 @@ from sqlalchemy import delete
 from sqlalchemy.exc import SQLAlchemyError
 
 from orchestrator.context import Context
-from orchestrator.errors import HostError, StoreError, UsageError
+from orchestrator.errors import HistoryReadOnly, HostError, StoreError, UsageError
 from orchestrator.hosts import RemoteOpFailed
 from orchestrator.logparse.inert import inert_line
 from orchestrator.patches import prepare_launch, run_pythons
@@ -120,7 +120,7 @@ async def launch(
     try:
         with ctx.db() as s:
             s.add(run)
-    except SQLAlchemyError as err:
+    except (SQLAlchemyError, HistoryReadOnly) as err:
         raise StoreError(f"cannot record the run: {describe_write_failure(err)}; nothing was started on {host}") \
             from err
     try:
@@ -136,7 +136,7 @@ async def launch(
                               f"`eorch watch {run_id}` finds out, `eorch cancel {run_id}` stops it") from err
     try:
         return _record_started(ctx, run_id, info, slurm, all_sbatch_args)
-    except SQLAlchemyError as err:
+    except (SQLAlchemyError, HistoryReadOnly) as err:
         raise StoreError(f"run {run_id} started on {host} but {describe_write_failure(err)}: it stays pending "
                          f"in the history; `eorch watch {run_id}` records it from the host") from err
 

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.context import Context
+from orchestrator.errors import HistoryReadOnly
 from orchestrator.freshness import eta_text, last_output_text, status_note
 from orchestrator.monitorlock import monitor_holds
 from orchestrator.runstate import RunStatus
@@ -35,7 +36,10 @@ def refreshed(ctx: Context, run_ids: Sequence[str], enabled: bool = True) -> boo
         finally:
             await ctx.close()
 
-    return asyncio.run(go()).monitor_running
+    try:
+        return asyncio.run(go()).monitor_running
+    except HistoryReadOnly:  # nothing can be recorded: show the history as it is, labelled with its age
+        return monitor_holds(ctx.settings.monitor_lock)
 
 
 def _parse(value: str | None) -> datetime | None:

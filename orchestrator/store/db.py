@@ -104,13 +104,14 @@ def migrate(engine: Engine) -> None:
         raise StoreError(f"cannot open or migrate the history database: {err.__class__.__name__}: {err}") from err
 
 
-def describe_write_failure(err: SQLAlchemyError) -> str:
+def describe_write_failure(err: BaseException) -> str:
     """Why a write to the history failed, in words a user can act on."""
     text = str(getattr(err, "orig", None) or err)
     if "locked" in text or "busy" in text:
         return f"the history database is locked by another process beyond the {BUSY_TIMEOUT_S} s busy timeout"
     if "readonly" in text or "read-only" in text:
-        return "the history database is read-only (check the permissions of $EORCH_HOME/eorch.db)"
+        return ("the history $EORCH_HOME/eorch.db is read-only: make it and its directory writable, or point "
+                "EORCH_HOME elsewhere")
     return f"the history database cannot be written: {text}"
 
 
