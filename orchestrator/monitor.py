@@ -127,10 +127,13 @@ class HostWatcher:
             self.fast_polls -= 1
             await asyncio.sleep(FAST_POLL_S)
             return
+        # Not asyncio.wait_for: on Python 3.11 it swallows a cancel that arrives as the event is set (a wake
+        # from a follower at the moment of Ctrl-C), and the watcher then polled on for ever.
+        waiter = asyncio.ensure_future(self.wake.wait())
         try:
-            await asyncio.wait_for(self.wake.wait(), self.monitor.poll_interval)
-        except TimeoutError:
-            pass
+            await asyncio.wait({waiter}, timeout=self.monitor.poll_interval)
+        finally:
+            waiter.cancel()
         self.wake.clear()
 
     def _active_runs(self) -> list[Run]:

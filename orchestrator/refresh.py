@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from orchestrator.context import Context
 from orchestrator.errors import EorchError, MonitorBusy
+from orchestrator.hosts import HostSession
 from orchestrator.monitor import MAX_DRAIN_ATTEMPTS, HostWatcher, Monitor
 from orchestrator.monitorlock import REFRESH_ROLE, REFRESH_WAIT_S, MonitorLock, monitor_holds
 from orchestrator.notices import Notice, RunProgressed, RunStatusChanged
@@ -29,6 +30,10 @@ class Freshness:
 
     monitor_running: bool
     unreached: dict[str, str] = field(default_factory=dict)  # host → why it could not be checked
+
+
+#: How long a refresh lets the followers of live runs read their logs (a large backlog is left to a monitor).
+CATCH_UP_S = 2.0
 
 
 async def bring_up_to_date(ctx: Context, run_ids: Iterable[str], timeout_s: float | None = None,
@@ -91,10 +96,26 @@ async def _one_round(ctx: Context, host: str, run_ids: list[str], notices: list[
                 break  # nothing active left
             if not _still_draining(watcher):
                 break  # the rest are alive: their status is current
+        await _catch_up(session, watcher)
     finally:
         tasks = [t for followed in watcher.followed.values() for t in followed.tasks]
         watcher._stop_followers()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _catch_up(session: HostSession, watcher: HostWatcher, within_s: float = CATCH_UP_S) -> None:
+    """Let the live runs' followers read what their logs hold now (shards, phase, last lines), for a moment:
+    stopped at once, a refresh of a run nobody followed showed it without its log."""
+    runs = [r for r in watcher._active_runs() if r.id in watcher.followed]
+    if not runs:
+        return
+    report = await session.call("status_many", run_dirs=[r.remote_dir for r in runs])
+    sizes = {r.id: live.get("log_size") or 0 for r, live in zip(runs, report["runs"])}
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within_s
+    while loop.time() < deadline and any(
+            run_id in watcher.followed and watcher.followed[run_id].log.fed < size for run_id, size in sizes.items()):
+        await asyncio.sleep(0.05)
 
 
 def _still_draining(watcher: HostWatcher) -> bool:
