@@ -1,4 +1,4 @@
-"""The recipe's steps as a checklist (prepare → serve → extract → verify → stop), from its step events.
+"""The recipe's steps as a checklist (prepare → serve → gate → extract → verify → stop), from its step events.
 
 Pure: takes the ``step`` events the recipe wrote to ``events.jsonl`` (as stored, oldest first) and says, per
 step, its state and how long it took, the way `gh run view` lists a workflow's steps.
@@ -12,7 +12,7 @@ from typing import Any
 
 from orchestrator.humanize import span
 
-ORDER = ("prepare", "serve", "extract", "verify", "stop")
+ORDER = ("canary", "prepare", "serve", "gate", "extract", "verify", "stop")
 MARKS = {"done": "✓", "failed": "✗", "skipped": "-", "started": "…", "pending": " "}
 
 
