@@ -243,7 +243,7 @@ class HostWatcher:
             facts = {"scheduler": live["scheduler"]} if live.get("scheduler") else {}
             if (reason := lost_reason(liveness, live)) is not None:
                 facts["reason"] = reason
-                if proposed is RunStatus.LOST and row.root_cause is None:  # what show and watch print
+                if proposed is RunStatus.LOST and not (row.root_cause or {}).get("traceback"):  # show and watch print it
                     row.root_cause = lost_root_cause(reason)
             changed = queries.propose_status(
                 s, row, proposed, exit_code=live["rc"], boot_changed=live["boot_changed"],
