@@ -39,3 +39,15 @@ async def _cancel(screen: Screen[object], ctx: Context, run_id: str) -> None:
         screen.post_message(CancelFailed(run_id, str(err)))
         return
     screen.post_message(RunCancelled(run_id, str(result.get("status"))))
+
+
+def told_cancelled(screen: Screen[object], message: RunCancelled) -> None:
+    """What a screen does when its cancel came back: say so, refresh the runs."""
+    screen.notify(f"run {message.run_id}: {message.status}, no process left")
+    screen.app.refresh_runs()  # type: ignore[attr-defined]
+
+
+def told_cancel_failed(screen: Screen[object], message: CancelFailed) -> None:
+    from tui.screens.confirm import MessageScreen
+
+    screen.app.push_screen(MessageScreen(f"Could not cancel run {message.run_id}", message.error))

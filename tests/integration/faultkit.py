@@ -11,11 +11,10 @@ import json
 import sqlite3
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
-from helpers import db_rows
+from helpers import db_rows, wait_for
 
 from orchestrator.eventbudget import EventBudget
 from orchestrator.logparse import LogParser
@@ -126,10 +125,5 @@ def db_is_writable(home: Path) -> bool:
 
 
 def wait_until(predicate, timeout: float = 60, what: str = "condition"):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+    """helpers.wait_for with the fault suite's longer default."""
+    return wait_for(predicate, timeout=timeout, what=what)

@@ -17,7 +17,7 @@ from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
 from orchestrator.errors import EorchError
 from tui.app import EorchApp, RunsRefreshed
-from tui.cancelling import ask_to_cancel
+from tui.cancelling import ask_to_cancel, told_cancel_failed, told_cancelled
 from tui.data import RunDetail, load_detail
 from tui.messages import CancelFailed, RunCancelled, RunDetailLoaded, RunLoadFailed
 from tui.screens.confirm import MessageScreen
@@ -153,9 +153,8 @@ class RunDetailScreen(Screen[None]):
 
     @on(RunCancelled)
     def _cancelled(self, message: RunCancelled) -> None:
-        self.notify(f"run {message.run_id}: {message.status}, no process left")
-        self.eorch.refresh_runs()
+        told_cancelled(self, message)
 
     @on(CancelFailed)
     def _cancel_failed(self, message: CancelFailed) -> None:
-        self.app.push_screen(MessageScreen(f"Could not cancel run {message.run_id}", message.error))
+        told_cancel_failed(self, message)

@@ -13,10 +13,9 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from tui.app import EorchApp, RunsRefreshed
-from tui.cancelling import ask_to_cancel
+from tui.cancelling import ask_to_cancel, told_cancel_failed, told_cancelled
 from tui.listing import SORTS, STATUS_FILTERS, next_of, select_runs
 from tui.messages import CancelFailed, RunCancelled
-from tui.screens.confirm import MessageScreen
 from tui.widgets.runs_table import RunsTable
 
 MONITOR_TEXT = {
@@ -108,12 +107,11 @@ class RunsScreen(Screen[None]):
 
     @on(RunCancelled)
     def _cancelled(self, message: RunCancelled) -> None:
-        self.notify(f"run {message.run_id}: {message.status}, no process left")
-        self.eorch.refresh_runs()
+        told_cancelled(self, message)
 
     @on(CancelFailed)
     def _cancel_failed(self, message: CancelFailed) -> None:
-        self.app.push_screen(MessageScreen(f"Could not cancel run {message.run_id}", message.error))
+        told_cancel_failed(self, message)
 
     def action_filter(self) -> None:
         box = self.query_one("#runs-filter", Input)
