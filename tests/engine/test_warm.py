@@ -22,6 +22,9 @@ MODULES = {
     "die7": "import os\nos._exit(7)\n",
     "httpx_level": "import logging\nprint('httpx level', logging.getLogger('httpx2').level)\n",
     "sleepy": "import time\ntime.sleep(30)\n",
+    "chatty": "for i in range(200):\n    print('line', i)\nraise SystemExit(5)\n",
+    "no_newline": "import sys\nsys.stdout.write('half a line')\n",
+    "teardown": "import atexit\natexit.register(lambda: print('interpreter teardown ran', flush=True))\n",
 }
 
 
@@ -65,9 +68,36 @@ def test_quiet_loggers_and_clean_exit_on_eof(warm) -> None:
     py.order("httpx_level", [])
     assert py.wait(60) == 0
     assert f"httpx level {logging.WARNING}" in _text(lines)
-    t0 = time.monotonic()
+    py.order("teardown", [])
+    assert py.wait(60) == 0
     py.close()
-    assert py.child.wait(timeout=10) == 0 and time.monotonic() - t0 < 5
+    assert py.child.wait(timeout=60) == 0
+    assert "interpreter teardown ran" not in _text(lines)  # EOF ends it without the interpreter's teardown
+
+
+def test_an_orders_status_comes_after_all_its_output(tmp_path: Path) -> None:
+    """A slow reader of the lines (a loaded box) must still have every line of an order before its status."""
+    for name, body in MODULES.items():
+        (tmp_path / f"{name}.py").write_text(body)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(tmp_path)]), "PYTHONUNBUFFERED": "1"}
+    lines: list[bytes] = []
+
+    def slow_reader(line: bytes) -> None:
+        time.sleep(0.005)
+        lines.append(line)
+
+    py = WarmPython("steps", sys.executable, [], env, tmp_path / "steps.log", on_line=slow_reader, tee=False)
+    try:
+        py.order("chatty", [])
+        assert py.wait(60) == 5
+        assert _text(lines).count("line ") == 200 and "line 199\n" in _text(lines)
+        py.order("no_newline", [])
+        assert py.wait(60) == 0
+        assert _text(lines).endswith("half a line\n")  # cut off by the barrier, not glued to it
+        assert "eorch-warm" not in (tmp_path / "steps.log").read_text()
+    finally:
+        py.close()
+        py.child.wait(timeout=60)
 
 
 def test_a_child_that_dies_reports_its_own_status(warm) -> None:

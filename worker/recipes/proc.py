@@ -47,8 +47,13 @@ class Child:
         stdin_pipe: bool = False,
         pass_fds: tuple[int, ...] = (),
         tee: bool = True,
+        barrier: bytes | None = None,
     ) -> None:
         self.name = name
+        self._barrier = barrier  # a line holding it is not output: it says all output before it was teed
+        self._passed = threading.Condition()
+        self.barriers_passed = 0
+        self._pump_done = False
         self._tee_out = tee  # False: the file only (a canary's server stays out of the run log)
         self.argv = list(argv)
         self.log_path = log_path
@@ -75,17 +80,36 @@ class Child:
         assert self.proc.stdout is not None
         try:
             for raw in iter(self.proc.stdout.readline, b""):
-                self._log.write(raw)
-                self._log.flush()
-                if self._tee_out:
-                    with _OUT_LOCK:
-                        sys.stdout.buffer.write(self._prefix + raw)
-                        sys.stdout.buffer.flush()
-                self.tail.append(raw.decode("utf-8", "replace").rstrip("\r\n"))
-                if self._on_line is not None:
-                    self._on_line(raw)
+                at = raw.find(self._barrier) if self._barrier is not None else -1
+                if at < 0:
+                    self._emit(raw)
+                    continue
+                if at:  # text the child left without a newline before the barrier
+                    self._emit(raw[:at] + b"\n")
+                with self._passed:
+                    self.barriers_passed += 1
+                    self._passed.notify_all()
         finally:
             self._log.close()
+            with self._passed:
+                self._pump_done = True
+                self._passed.notify_all()
+
+    def _emit(self, raw: bytes) -> None:
+        self._log.write(raw)
+        self._log.flush()
+        if self._tee_out:
+            with _OUT_LOCK:
+                sys.stdout.buffer.write(self._prefix + raw)
+                sys.stdout.buffer.flush()
+        self.tail.append(raw.decode("utf-8", "replace").rstrip("\r\n"))
+        if self._on_line is not None:
+            self._on_line(raw)
+
+    def wait_barrier(self, count: int, timeout: float) -> bool:
+        """Waits until ``count`` barrier lines were read (every line the child wrote before them is teed)."""
+        with self._passed:
+            return self._passed.wait_for(lambda: self.barriers_passed >= count or self._pump_done, timeout)
 
     def poll(self) -> int | None:
         return self.proc.poll()

@@ -38,6 +38,7 @@ from pathlib import Path
 from worker.recipes.proc import Child
 
 RESULT_FD_ENV = "EORCH_WARM_RESULT_FD"
+BARRIER_ENV = "EORCH_WARM_BARRIER"
 
 
 def _exit_code(exc: SystemExit) -> int:
@@ -88,6 +89,7 @@ def main(argv: list[str]) -> int:
     importer = threading.Thread(target=_import_all, args=(modules,), name="warm-imports", daemon=True)
     importer.start()
     result_fd = int(os.environ.get(RESULT_FD_ENV, "-1"))
+    barrier = os.environ.get(BARRIER_ENV, "").encode()
     stdin = sys.stdin
     sys.stdin = open(os.devnull)  # noqa: SIM115 - orders come on the real stdin only
     while line := stdin.readline():
@@ -97,8 +99,11 @@ def main(argv: list[str]) -> int:
             logging.getLogger(name).setLevel(logging.WARNING)
         importer.join()
         rc = run_order(json.loads(line))
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        if barrier:  # after everything the order wrote, in the same pipe: the parent tees all of it first
+            os.write(1, barrier + b"\n")
         if result_fd >= 0:
             os.write(result_fd, (json.dumps({"rc": rc}) + "\n").encode())
     sys.stdout.flush()
@@ -114,13 +119,15 @@ class WarmPython:
                  on_line: Callable[[bytes], None] | None = None,
                  quiet: tuple[str, ...] = ("httpx", "httpx2"), tee: bool = True) -> None:
         self._r, w = os.pipe()
+        barrier = f"\x1eeorch-warm-{os.urandom(6).hex()}\x1e"
+        self._orders = 0
         argv = [python, "-m", "worker.recipes.warm"]
         for name_ in quiet:
             argv += ["--quiet", name_]
         try:
-            self.child = Child(name, [*argv, *modules], {**env, RESULT_FD_ENV: str(w)}, log_path,
-                               prefix=f"[{name}] ".encode(), on_line=on_line, stdin_pipe=True, pass_fds=(w,),
-                               tee=tee)
+            self.child = Child(name, [*argv, *modules], {**env, RESULT_FD_ENV: str(w), BARRIER_ENV: barrier},
+                               log_path, prefix=f"[{name}] ".encode(), on_line=on_line, stdin_pipe=True,
+                               pass_fds=(w,), tee=tee, barrier=barrier.encode())
         finally:
             os.close(w)
         self._buf = b""
@@ -132,6 +139,7 @@ class WarmPython:
         self.child.proc.stdin.write((json.dumps({"module": module, "argv": argv}) + "\n").encode())
         self.child.proc.stdin.flush()
         self.busy = True
+        self._orders += 1
 
     def result(self, timeout: float) -> int | None:
         """The running order's exit status, or None while it runs.  A child that died reports its own."""
@@ -149,6 +157,8 @@ class WarmPython:
         if b"\n" in self._buf:
             line, self._buf = self._buf.split(b"\n", 1)
             self.busy = False
+            # the order's last lines may still be in the pipe: its status comes after them, never before
+            self.child.wait_barrier(self._orders, timeout=30)
             return int(json.loads(line)["rc"])
         rc = self.child.poll()
         if rc is not None:
