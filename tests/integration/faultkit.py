@@ -92,19 +92,27 @@ class DbHolder:
         "conn.execute('BEGIN IMMEDIATE')\n"
         "conn.execute(\"delete from events where ts < '2000-01-01'\")\n"
         "print('held', flush=True)\n"
-        "time.sleep(float(sys.argv[2]))\n"
+        "sys.stdin.read() if sys.argv[2] == 'until-released' else time.sleep(float(sys.argv[2]))\n"
         "conn.execute('COMMIT')\n"
     )
 
-    def __init__(self, home: Path, hold_s: float, *, when_exists: Path | None = None) -> None:
-        """``when_exists``: take the lock only once something appears in that directory (returns at once)."""
+    def __init__(self, home: Path, hold_s: float | None, *, when_exists: Path | None = None) -> None:
+        """``hold_s`` None: hold until ``release()`` — a test that needs the lock held *while* something runs
+        must not bet on how fast that runs on a loaded box.  ``when_exists``: take the lock only once something
+        appears in that directory (returns at once)."""
         trigger = [str(when_exists)] if when_exists else []
-        self.proc = subprocess.Popen([sys.executable, "-c", self.SCRIPT, str(home / "eorch.db"), str(hold_s),
-                                      *trigger], stdout=subprocess.PIPE, text=True)
+        hold = "until-released" if hold_s is None else str(hold_s)
+        self.proc = subprocess.Popen([sys.executable, "-c", self.SCRIPT, str(home / "eorch.db"), hold, *trigger],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None
         assert self.proc.stdout.readline().strip() == "held"
 
     def wait(self, timeout: float = 60) -> None:
+        self.proc.wait(timeout)
+
+    def release(self, timeout: float = 60) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
         self.proc.wait(timeout)
 
 

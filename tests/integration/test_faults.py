@@ -163,11 +163,11 @@ class TestLaunchRecordsFirst:
     def test_a_db_locked_beyond_the_busy_timeout_starts_nothing(self, eorch_home: Path, tmp_path: Path) -> None:
         """The history's write lock held past the busy timeout: one line, no job on the host, no row."""
         root = add_testbox(tmp_path)
-        holder = DbHolder(eorch_home, 12.0)
+        holder = DbHolder(eorch_home, None)
         try:
             out = eorch("launch", "--host", "gpu", "--", "sleep", "300", check=False)
         finally:
-            holder.wait()
+            holder.release()
         assert out.returncode == 1, out.stderr
         assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
         assert "locked" in out.stderr and "nothing was started" in out.stderr
@@ -197,12 +197,12 @@ class TestLaunchRecordsFirst:
         root = add_testbox(tmp_path)
         # Another process takes the history's lock the moment the run directory appears on the host, so
         # the launcher's second write (after the start) times out.
-        holder = DbHolder(eorch_home, 8.0, when_exists=root / "runs")
+        holder = DbHolder(eorch_home, None, when_exists=root / "runs")
         try:
             out = eorch("launch", "--host", "gpu", "--", sys.executable, "-c", error_lines_job(20, prefix="cut"),
                         check=False)
         finally:
-            holder.wait()
+            holder.release()
         assert out.returncode == 1, out.stderr
         assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
         assert "pending" in out.stderr and "eorch watch" in out.stderr
