@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from orchestrator.context import Context
 from orchestrator.errors import HostError, MonitorBusy
 from orchestrator.hosts import RemoteOpFailed
-from orchestrator.monitor import MAX_DRAIN_ATTEMPTS, HostWatcher, Monitor, MonitorLock
+from orchestrator.monitoring.watcher import MAX_DRAIN_ATTEMPTS, HostWatcher, Monitor, MonitorLock
 from orchestrator.runstate import RunStatus
 from orchestrator.store import queries
 from orchestrator.store.models import Run

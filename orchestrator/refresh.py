@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from orchestrator.context import Context
 from orchestrator.errors import EorchError, MonitorBusy
 from orchestrator.hosts import HostSession
-from orchestrator.monitor import MAX_DRAIN_ATTEMPTS, HostWatcher, Monitor
+from orchestrator.monitoring.watcher import MAX_DRAIN_ATTEMPTS, HostWatcher, Monitor
 from orchestrator.monitorlock import REFRESH_ROLE, REFRESH_WAIT_S, MonitorLock, monitor_holds
 from orchestrator.notices import Notice, RunProgressed, RunStatusChanged
 from orchestrator.store import queries

@@ -313,8 +313,8 @@ class TestLongDrain:
         progress it goes on (before: cut off as `log_not_drained`, the verdict taken on part of the log)."""
         import asyncio
 
-        from orchestrator import monitor
         from orchestrator.context import Context
+        from orchestrator.monitoring import watcher as monitor
 
         add_testbox(tmp_path)
         run = launch(sys.executable, "-c", error_lines_job(60000, prefix="backlog"))
