@@ -15,7 +15,10 @@ from sqlalchemy.orm import Session
 from orchestrator.context import Context
 from orchestrator.errors import HostError, MonitorBusy
 from orchestrator.hosts import RemoteOpFailed
-from orchestrator.monitoring.watcher import MAX_DRAIN_ATTEMPTS, HostWatcher, Monitor, MonitorLock
+from orchestrator.monitoring.followers import MAX_DRAIN_ATTEMPTS
+from orchestrator.monitoring.monitor import Monitor
+from orchestrator.monitoring.watcher import HostWatcher
+from orchestrator.monitorlock import MonitorLock
 from orchestrator.runstate import RunStatus
 from orchestrator.store import queries
 from orchestrator.store.models import Run
@@ -56,7 +59,7 @@ async def cancel_run(ctx: Context, ref: str, grace_s: float | None = None) -> di
                 if not await watcher.poll(session):  # nothing active left: recorded
                     break
         finally:
-            watcher._stop_followers()
+            watcher.followers.stop_all()
     finally:
         lock.release()
     with ctx.db() as s:

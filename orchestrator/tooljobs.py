@@ -16,7 +16,7 @@ from orchestrator import commands
 from orchestrator.context import Context
 from orchestrator.errors import MonitorBusy, RemoteCommandFailed, UsageError
 from orchestrator.launcher import launch
-from orchestrator.monitoring.watcher import Monitor
+from orchestrator.monitoring.monitor import Monitor
 from orchestrator.monitorlock import MonitorLock
 from orchestrator.runstate import RunStatus
 from orchestrator.store.models import Run

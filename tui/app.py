@@ -199,7 +199,7 @@ class EorchApp(App[None]):
         """Follow runs in-process while we hold the monitor lock; otherwise read the history and retry."""
         try:
             from orchestrator.errors import MonitorBusy
-            from orchestrator.monitoring.watcher import Monitor
+            from orchestrator.monitoring.monitor import Monitor
             from orchestrator.monitorlock import MonitorLock
         except ImportError as err:
             self.post_message(MonitorStateChanged("off", f"monitor unavailable: {err}"))

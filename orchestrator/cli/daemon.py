@@ -17,7 +17,7 @@ from orchestrator.cli.common import console, context, print_json
 from orchestrator.cli.termination import term_recorder
 from orchestrator.context import Context
 from orchestrator.errors import UsageError
-from orchestrator.monitoring.watcher import Monitor
+from orchestrator.monitoring.monitor import Monitor
 from orchestrator.monitorlock import REFRESH_WAIT_S, MonitorLock
 
 log = logging.getLogger("eorch.daemon")

@@ -16,7 +16,7 @@ from orchestrator.cli.common import console, context
 from orchestrator.context import Context
 from orchestrator.errors import MonitorBusy, UsageError
 from orchestrator.freshness import QUIET_AFTER_S, eta_text, last_output_text, quiet_for
-from orchestrator.monitoring.watcher import Monitor
+from orchestrator.monitoring.monitor import Monitor
 from orchestrator.monitorlock import MonitorLock
 from orchestrator.notices import (
     HostReachabilityChanged,

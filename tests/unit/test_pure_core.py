@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 PURE = ["orchestrator.logparse", "orchestrator.runstate", "orchestrator.commands", "orchestrator.alertrules",
-        "orchestrator.preflight", "orchestrator.freshness"]
+        "orchestrator.preflight", "orchestrator.freshness", "orchestrator.monitoring.decide"]
 FORBIDDEN = ["asyncssh", "sqlalchemy", "textual", "alembic"]
 
 
