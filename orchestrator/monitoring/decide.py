@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.liveness import cancel_reached_host, liveness_from, lost_reason, lost_root_cause
 from orchestrator.logparse import exit_root_cause
+from orchestrator.monitoring.liveness import cancel_reached_host, liveness_from, lost_reason, lost_root_cause
 from orchestrator.runstate import Liveness, RunStatus, ended, status_from_liveness
 
 

@@ -1,6 +1,6 @@
 """A followed log replaced (new inode) or shrunk below what had been read: record it and start over.
 
-Whether it was is decided by ``orchestrator.truncation`` (pure) from evidence that cannot be stale: the
+Whether it was is decided by ``orchestrator.monitoring.truncation`` (pure) from evidence that cannot be stale: the
 size the host reported against what the follower had read *before* the host was asked. The recovery
 resets the run's committed offset and parser state, records a ``log_truncated`` event and follows the
 new file from its start. The first inode the host reports is remembered on the run.
@@ -14,10 +14,10 @@ from typing import Any
 from orchestrator.context import Context
 from orchestrator.hosts import HostSession
 from orchestrator.monitoring.followers import Followers
+from orchestrator.monitoring.truncation import truncation
 from orchestrator.notices import LogTruncated, Notice
 from orchestrator.store import queries
 from orchestrator.store.models import Run
-from orchestrator.truncation import truncation
 
 
 def restart_if_truncated(ctx: Context, session: HostSession, run: Run, live: Mapping[str, Any],

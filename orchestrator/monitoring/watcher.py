@@ -18,10 +18,10 @@ from orchestrator.hosts import HostSession
 from orchestrator.monitoring.connection import HostConnection
 from orchestrator.monitoring.decide import Ending, StoredRun, assess, settle
 from orchestrator.monitoring.followers import Followers
+from orchestrator.monitoring.observed import record_observation
 from orchestrator.monitoring.slurmstate import record_scheduler
 from orchestrator.monitoring.truncationrecovery import restart_if_truncated
 from orchestrator.notices import RunStatusChanged
-from orchestrator.observed import record_observation
 from orchestrator.runstate import Liveness, RunStatus
 from orchestrator.store import queries
 from orchestrator.store.models import Run

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from orchestrator.liveness import PENDING_GRACE_S
 from orchestrator.monitoring.decide import StoredRun, assess, settle
+from orchestrator.monitoring.liveness import PENDING_GRACE_S
 from orchestrator.runstate import RunStatus
 
 TRACEBACK_CAUSE = {"exception": "RuntimeError", "message": "boom", "process": "main", "traceback": "Traceback…",
