@@ -17,7 +17,7 @@ from orchestrator.errors import HostError
 from orchestrator.hosts import HostSession
 from orchestrator.monitoring.connection import HostConnection
 from orchestrator.monitoring.decide import Ending, StoredRun, assess, settle
-from orchestrator.monitoring.followers import Followers
+from orchestrator.monitoring.followers import Followed, Followers
 from orchestrator.monitoring.observed import record_observation
 from orchestrator.monitoring.slurmstate import record_scheduler
 from orchestrator.monitoring.truncationrecovery import restart_if_truncated
@@ -46,6 +46,11 @@ class HostWatcher:
         self.followers = Followers(self.ctx, monitor.notify)
         self.wake = asyncio.Event()
         self.fast_polls = 0
+
+    @property
+    def followed(self) -> dict[str, Followed]:
+        """The runs followed now, by run id."""
+        return self.followers.followed
 
     async def run(self) -> None:
         try:
