@@ -49,9 +49,10 @@ class Followed:
 
 
 class Followers:
-    def __init__(self, ctx: Context, notify: Callable[[Notice], None]) -> None:
+    def __init__(self, ctx: Context, notify: Callable[[Notice], None], drain_timeout_s: float | None = None) -> None:
         self.ctx = ctx
         self.notify = notify
+        self.drain_timeout_s = drain_timeout_s  # None: DRAIN_TIMEOUT_S
         self.followed: dict[str, Followed] = {}
         self.drain_attempts: dict[str, int] = {}
 
@@ -115,7 +116,8 @@ class Followers:
         if followed.steps is not None:
             followed.steps.stream.drain_to(live["events_size"] or 0)
         read_before = followed.log.fed
-        _, pending = await asyncio.wait(followed.tasks, timeout=DRAIN_TIMEOUT_S)
+        timeout = DRAIN_TIMEOUT_S if self.drain_timeout_s is None else self.drain_timeout_s
+        _, pending = await asyncio.wait(followed.tasks, timeout=timeout)
         error = followed.failure()
         if not pending and error is None:
             return True

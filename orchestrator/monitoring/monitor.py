@@ -36,8 +36,10 @@ class Monitor:
         listeners: Sequence[Callable[[Notice], None]] = (),
         poll_interval: float | None = None,
         tickers: Sequence[Callable[[Monitor], None]] = (),
+        drain_timeout_s: float | None = None,
     ) -> None:
         self.ctx = ctx
+        self.drain_timeout_s = drain_timeout_s  # how long one drain attempt waits (None: followers.DRAIN_TIMEOUT_S)
         self.run_refs = tuple(run_refs)
         self.listeners = list(listeners)
         # Called once per loop for time-based checks (stalls, long outages); listeners with a tick() join in.

@@ -43,7 +43,7 @@ class HostWatcher:
         self.ctx = monitor.ctx
         self.host = host
         self.connection = HostConnection(self.ctx, host, monitor.notify)
-        self.followers = Followers(self.ctx, monitor.notify)
+        self.followers = Followers(self.ctx, monitor.notify, monitor.drain_timeout_s)
         self.wake = asyncio.Event()
         self.fast_polls = 0
 

@@ -175,6 +175,39 @@ class TestTruncationWhileDraining:
         assert [n.run_id for n in rig.notices if isinstance(n, LogTruncated)] == [run_id]
 
 
+    async def test_a_log_cut_in_the_middle_of_a_drain_is_read_again_and_settled_on_the_new_content(
+        self, rig: Rig
+    ) -> None:
+        """The job exited; while the monitor drains its backlog (held at 10 lines of 30) the log is cut: that
+        drain attempt fails, the next round finds the cut, and the new content is read from byte 0 and judged."""
+        old, new = lines("old", 30), lines("new", 2) + TRACEBACK
+        read = len(lines("old", 10))
+        assert len(new) < read
+        run_id, job = rig.add_run(old)
+        job.log.hold_at(read)
+        monitor = Monitor(rig.ctx, run_refs=[run_id], listeners=[rig.notices.append], poll_interval=0.05,
+                          drain_timeout_s=1.0)
+
+        def release_once_found(notice: Notice) -> None:
+            if isinstance(notice, LogTruncated):
+                job.log.release()
+
+        monitor.listeners.append(release_once_found)
+        task = asyncio.create_task(monitor.run(until_done=True))
+        await until(lambda: rig.run(run_id).log_offset == read, "the first ten lines")
+        job.exit(0)
+        await until(lambda: rig.draining(monitor, run_id), "the drain to start")
+        job.log.hold_at(0)  # nothing of the new content is read before the cut is found
+        job.log.truncate_to(new)
+        await asyncio.wait_for(task, 20)
+        run = rig.run(run_id)
+        assert (run.status, run.exit_code, run.log_offset) == ("failed", 0, len(new))
+        assert run.root_cause is not None and run.root_cause["message"] == "boom"
+        assert rig.event_data(run_id, "log_truncated") == [{"old_offset": read, "new_size": len(new),
+                                                            "replaced": False}]
+        assert rig.event_data(run_id, "log_not_drained") == []
+
+
 class TestFollowerSupervision:
     async def test_a_follower_that_dies_is_restarted_from_the_committed_offset(self, rig: Rig) -> None:
         """Its tail fails to start (not a lost link): the next round starts a new one; no line lost or doubled."""
