@@ -90,7 +90,7 @@ def setup(base: Path):
 
 async def latency(ctx, base: Path, lines: int) -> list[float]:
     from orchestrator.launcher import launch
-    from orchestrator.monitor import Monitor
+    from orchestrator.monitoring.monitor import Monitor
     from orchestrator.notices import RunProgressed
 
     stamps_file = base / "stamps.json"
@@ -111,7 +111,7 @@ async def latency(ctx, base: Path, lines: int) -> list[float]:
 
 async def idle_cost(ctx, sshd, seconds: float) -> dict[str, float]:
     from orchestrator.launcher import launch
-    from orchestrator.monitor import Monitor
+    from orchestrator.monitoring.monitor import Monitor
 
     run = await launch(ctx, "gpu", ["sleep", str(seconds + 30)], name="idle")
     await ctx.close()

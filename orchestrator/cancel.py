@@ -15,7 +15,10 @@ from sqlalchemy.orm import Session
 from orchestrator.context import Context
 from orchestrator.errors import HostError, MonitorBusy
 from orchestrator.hosts import RemoteOpFailed
-from orchestrator.monitor import MAX_DRAIN_ATTEMPTS, HostWatcher, Monitor, MonitorLock
+from orchestrator.monitoring.followers import MAX_DRAIN_ATTEMPTS
+from orchestrator.monitoring.lock import follow_or_read
+from orchestrator.monitoring.monitor import Monitor
+from orchestrator.monitoring.watcher import HostWatcher
 from orchestrator.runstate import RunStatus
 from orchestrator.store import queries
 from orchestrator.store.models import Run
@@ -43,22 +46,21 @@ async def cancel_run(ctx: Context, ref: str, grace_s: float | None = None) -> di
         raise HostError(run.host, f"processes of run {run.id} survived SIGKILL: {result['remaining']}")
     outcome = {"run_id": run.id, "remaining": [], "rc": result.get("rc"), "run_dir_gone": dir_gone}
     # Record the end ourselves unless a monitor elsewhere is following (it will, from the same facts).
-    lock = MonitorLock(ctx.settings.monitor_lock)
-    try:
-        lock.acquire()
-    except MonitorBusy:
-        return {**outcome, "status": "cancelled", "recorded_by": "monitor"}
-    try:
-        monitor = Monitor(ctx, run_refs=[run.id], poll_interval=0.2)
-        watcher = HostWatcher(monitor, run.host)
+    async def record_end() -> bool:
+        watcher = HostWatcher(Monitor(ctx, run_refs=[run.id], poll_interval=0.2), run.host)
         try:
             for _ in range(MAX_DRAIN_ATTEMPTS):
                 if not await watcher.poll(session):  # nothing active left: recorded
                     break
         finally:
-            watcher._stop_followers()
-    finally:
-        lock.release()
+            watcher.followers.stop_all()
+        return True
+
+    async def leave_to_monitor(busy: MonitorBusy) -> bool:
+        return False
+
+    if not await follow_or_read(ctx.settings.monitor_lock, record_end, leave_to_monitor):
+        return {**outcome, "status": "cancelled", "recorded_by": "monitor"}
     with ctx.db() as s:
         final = s.get(Run, run.id)
         status = final.status if final else "cancelled"

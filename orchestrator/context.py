@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -12,16 +12,19 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from orchestrator.config import Settings, load_settings
 from orchestrator.errors import HistoryReadOnly
-from orchestrator.hosts import LOCAL_HOST, HostSession
+from orchestrator.hosts import LOCAL_HOST, HostSession, make_transport
 from orchestrator.store.db import open_store
 from orchestrator.store.models import Host
 from orchestrator.store.queries import get_host, utcnow
+from orchestrator.transport import Transport
 
 
 @dataclass
 class Context:
     settings: Settings
     sessionmaker: sessionmaker[Session]
+    # How a host is reached: SSH, or local subprocesses for `local`; a test passes a scripted transport.
+    transport_for: Callable[[Host, Settings], Transport] = make_transport
     _sessions: dict[str, HostSession] = field(default_factory=dict)
     _opening: dict[str, asyncio.Lock] = field(default_factory=dict)
 
@@ -68,7 +71,8 @@ class Context:
                 return current
             if current is not None:
                 await current.close()
-            session = HostSession.for_host(self.host_row(host_name), self.settings)
+            row = self.host_row(host_name)
+            session = HostSession.for_host(row, self.settings, self.transport_for(row, self.settings))
             try:
                 await session.open()
             except BaseException:

@@ -63,8 +63,9 @@ class HostSession:
     _ids: itertools.count[int] = field(default_factory=itertools.count)
 
     @classmethod
-    def for_host(cls, host: Host, settings: Settings) -> HostSession:
-        return cls(host.name, make_transport(host, settings), host.root, host.python, dict(host.env or {}))
+    def for_host(cls, host: Host, settings: Settings, transport: Transport | None = None) -> HostSession:
+        transport = transport or make_transport(host, settings)
+        return cls(host.name, transport, host.root, host.python, dict(host.env or {}))
 
     def is_open(self) -> bool:
         return bool(self.worker_dir) and self.transport.is_connected()

@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from orchestrator.context import Context
 from orchestrator.errors import EorchError, MonitorBusy
 from orchestrator.hosts import HostSession
-from orchestrator.monitor import MAX_DRAIN_ATTEMPTS, HostWatcher, Monitor
+from orchestrator.monitoring.followers import MAX_DRAIN_ATTEMPTS
+from orchestrator.monitoring.monitor import Monitor
+from orchestrator.monitoring.watcher import HostWatcher
 from orchestrator.monitorlock import REFRESH_ROLE, REFRESH_WAIT_S, MonitorLock, monitor_holds
 from orchestrator.notices import Notice, RunProgressed, RunStatusChanged
 from orchestrator.store import queries
@@ -89,7 +91,7 @@ async def _one_round(ctx: Context, host: str, run_ids: list[str], notices: list[
     monitor = Monitor(ctx, run_refs=run_ids, listeners=[notices.append])
     watcher = HostWatcher(monitor, host)
     monitor.host_watchers[host] = watcher
-    watcher._set_reachable(True)
+    watcher.connection.set_reachable(True)
     try:
         for _ in range(MAX_DRAIN_ATTEMPTS):
             if not await watcher.poll(session):
@@ -98,30 +100,29 @@ async def _one_round(ctx: Context, host: str, run_ids: list[str], notices: list[
                 break  # the rest are alive: their status is current
         await _catch_up(session, watcher)
     finally:
-        tasks = [t for followed in watcher.followed.values() for t in followed.tasks]
-        watcher._stop_followers()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await watcher.stop()
 
 
 async def _catch_up(session: HostSession, watcher: HostWatcher, within_s: float = CATCH_UP_S) -> None:
     """Let the live runs' followers read what their logs hold now (shards, phase, last lines), for a moment:
     stopped at once, a refresh of a run nobody followed showed it without its log."""
-    runs = [r for r in watcher._active_runs() if r.id in watcher.followed]
+    runs = [r for r in watcher.active_runs() if r.id in watcher.followers]
     if not runs:
         return
     report = await session.call("status_many", run_dirs=[r.remote_dir for r in runs])
     sizes = {r.id: live.get("log_size") or 0 for r, live in zip(runs, report["runs"])}
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within_s
+    followed = watcher.followers.followed
     while loop.time() < deadline and any(
-            run_id in watcher.followed and watcher.followed[run_id].log.fed < size for run_id, size in sizes.items()):
+            run_id in followed and followed[run_id].log.fed < size for run_id, size in sizes.items()):
         await asyncio.sleep(0.05)
 
 
 def _still_draining(watcher: HostWatcher) -> bool:
     """Whether an ended run's log was not read to the end in this round (the next round tries again)."""
-    active = {r.id for r in watcher._active_runs()}
-    return any(run_id in active for run_id in watcher.drain_attempts)
+    active = {r.id for r in watcher.active_runs()}
+    return any(run_id in active for run_id in watcher.followers.drain_attempts)
 
 
 def _raise_alerts(ctx: Context, notices: list[Notice]) -> None:

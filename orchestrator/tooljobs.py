@@ -16,8 +16,8 @@ from orchestrator import commands
 from orchestrator.context import Context
 from orchestrator.errors import MonitorBusy, RemoteCommandFailed, UsageError
 from orchestrator.launcher import launch
-from orchestrator.monitor import Monitor
-from orchestrator.monitorlock import MonitorLock
+from orchestrator.monitoring.lock import follow_or_read
+from orchestrator.monitoring.monitor import Monitor
 from orchestrator.runstate import RunStatus
 from orchestrator.store.models import Run
 
@@ -25,21 +25,18 @@ ENGINE_REQUIREMENTS = Path(__file__).resolve().parent.parent / "deploy" / "engin
 
 
 async def follow_until_done(ctx: Context, run_id: str) -> Run:
-    lock = MonitorLock(ctx.settings.monitor_lock)
-    try:
-        lock.acquire()
-    except MonitorBusy:
+    async def follow() -> None:
+        await Monitor(ctx, run_refs=[run_id]).run(until_done=True)
+
+    async def read(busy: MonitorBusy) -> None:
         while True:  # the daemon records it; we wait on the history
             with ctx.db() as s:
                 run = s.get(Run, run_id)
             if run is None or RunStatus(run.status).is_terminal():
                 break
             await asyncio.sleep(0.5)
-    else:
-        try:
-            await Monitor(ctx, run_refs=[run_id]).run(until_done=True)
-        finally:
-            lock.release()
+
+    await follow_or_read(ctx.settings.monitor_lock, follow, read)
     with ctx.db() as s:
         run = s.get(Run, run_id)
     assert run is not None

@@ -199,25 +199,22 @@ class EorchApp(App[None]):
         """Follow runs in-process while we hold the monitor lock; otherwise read the history and retry."""
         try:
             from orchestrator.errors import MonitorBusy
-            from orchestrator.monitor import Monitor
-            from orchestrator.monitorlock import MonitorLock
+            from orchestrator.monitoring.lock import follow_or_read
+            from orchestrator.monitoring.monitor import Monitor
         except ImportError as err:
             self.post_message(MonitorStateChanged("off", f"monitor unavailable: {err}"))
             return
-        lock = MonitorLock(self.ctx.settings.monitor_lock)
-        while True:
-            try:
-                lock.acquire(wait_s=0)  # never block the UI; a refresh's short hold is retried below
-            except MonitorBusy as err:
-                self.post_message(MonitorStateChanged("read-only", str(err)))
-                await asyncio.sleep(TAKEOVER_RETRY_S)
-                continue
-            try:
-                self.post_message(MonitorStateChanged("following", "this window records the runs"))
-                monitor = Monitor(self.ctx, listeners=[self._relay, *self._alert_listeners()])
-                await monitor.run(forever=True)
-            finally:
-                lock.release()
+
+        async def follow() -> None:
+            self.post_message(MonitorStateChanged("following", "this window records the runs"))
+            await Monitor(self.ctx, listeners=[self._relay, *self._alert_listeners()]).run(forever=True)
+
+        async def read(busy: MonitorBusy) -> None:
+            self.post_message(MonitorStateChanged("read-only", str(busy)))
+            await asyncio.sleep(TAKEOVER_RETRY_S)
+
+        while True:  # wait_s=0: never block the UI; a refresh's short hold is retried
+            await follow_or_read(self.ctx.settings.monitor_lock, follow, read, wait_s=0)
 
     def _alert_listeners(self) -> list[Callable[[Notice], None]]:
         """Alert rules and delivery (orchestrator.alerts) when present; their alerts come back as toasts.

@@ -17,8 +17,9 @@ from orchestrator.cli.common import console, context, print_json
 from orchestrator.cli.termination import term_recorder
 from orchestrator.context import Context
 from orchestrator.errors import UsageError
-from orchestrator.monitor import Monitor
-from orchestrator.monitorlock import REFRESH_WAIT_S, MonitorLock
+from orchestrator.monitoring.lock import follow_or_read
+from orchestrator.monitoring.monitor import Monitor
+from orchestrator.monitorlock import REFRESH_WAIT_S
 
 log = logging.getLogger("eorch.daemon")
 MIN_POLL_S, MAX_POLL_S = 0.05, 86400.0
@@ -44,13 +45,12 @@ async def serve(ctx: Context, poll_interval: float | None = None, *, until_idle:
         return
     try:
         listeners = monitor_listeners(ctx, bell=False)
-        lock = MonitorLock(ctx.settings.monitor_lock)
-        lock.acquire(wait_lock_s)
-        try:
+
+        async def follow() -> None:
             log.info("eorch daemon following runs (history %s)", ctx.settings.db_path)
             await Monitor(ctx, listeners=listeners, poll_interval=poll_interval).run(forever=not until_idle)
-        finally:
-            lock.release()
+
+        await follow_or_read(ctx.settings.monitor_lock, follow, wait_s=wait_lock_s)  # held: MonitorBusy
     except asyncio.CancelledError:
         log.info("eorch daemon stopping; the jobs keep running")
 

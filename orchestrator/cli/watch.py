@@ -16,8 +16,8 @@ from orchestrator.cli.common import console, context
 from orchestrator.context import Context
 from orchestrator.errors import MonitorBusy, UsageError
 from orchestrator.freshness import QUIET_AFTER_S, eta_text, last_output_text, quiet_for
-from orchestrator.monitor import Monitor
-from orchestrator.monitorlock import MonitorLock
+from orchestrator.monitoring.lock import follow_or_read
+from orchestrator.monitoring.monitor import Monitor
 from orchestrator.notices import (
     HostReachabilityChanged,
     LogTruncated,
@@ -190,21 +190,18 @@ def watch(
         return
     if all_:
         console.print("following every run, new ones included; Ctrl-C stops watching, never the jobs")
-    lock = MonitorLock(ctx.settings.monitor_lock)
+
+    async def follow() -> None:
+        for run_id in watched:
+            printer(RunProgressed(run_id))
+        await Monitor(ctx, run_refs=named, listeners=listeners).run(until_done=until_done, forever=all_)
+
+    async def read(busy: MonitorBusy) -> None:
+        console.print(f"{busy} — showing the history read-only", markup=False)
+        await _read_only(ctx, named, printer, until_done, forever=all_)
 
     async def main() -> None:
-        try:
-            lock.acquire()
-        except MonitorBusy as err:
-            console.print(f"{err} — showing the history read-only", markup=False)
-            await _read_only(ctx, named, printer, until_done, forever=all_)
-            return
-        try:
-            for run_id in watched:
-                printer(RunProgressed(run_id))
-            await Monitor(ctx, run_refs=named, listeners=listeners).run(until_done=until_done, forever=all_)
-        finally:
-            lock.release()
+        await follow_or_read(ctx.settings.monitor_lock, follow, read)
 
     try:
         if printer.live:

@@ -313,13 +313,13 @@ class TestLongDrain:
         progress it goes on (before: cut off as `log_not_drained`, the verdict taken on part of the log)."""
         import asyncio
 
-        from orchestrator import monitor
         from orchestrator.context import Context
+        from orchestrator.monitoring import followers, monitor
 
         add_testbox(tmp_path)
         run = launch(sys.executable, "-c", error_lines_job(60000, prefix="backlog"))
         wait_until(lambda: Path(run["remote_dir"], "rc").exists(), what="the run to end")
-        monkeypatch.setattr(monitor, "DRAIN_TIMEOUT_S", 0.1)  # 3 attempts: 0.3 s, far less than the drain
+        monkeypatch.setattr(followers, "DRAIN_TIMEOUT_S", 0.1)  # 3 attempts: 0.3 s, far less than the drain
         ctx = Context.load()
         asyncio.run(monitor.Monitor(ctx, run_refs=[run["id"]], poll_interval=0.2).run(until_done=True))
         assert "log_not_drained" not in kinds_of(eorch_home, run["id"])

@@ -35,7 +35,7 @@ def stuck_run(tmp_path: Path) -> dict:
 async def _monitor_until(ctx, predicate, timeout: float = 90) -> object:
     """Run a real monitor with the alert engine until ``predicate(engine)`` holds; return the engine."""
     from orchestrator.alerts import monitor_listeners
-    from orchestrator.monitor import Monitor
+    from orchestrator.monitoring.monitor import Monitor
 
     engine = monitor_listeners(ctx)[0]
     task = asyncio.create_task(Monitor(ctx, listeners=[engine], poll_interval=0.2).run(forever=True))

@@ -74,7 +74,8 @@ class TestWhatStartUpImports:
         modules = _imported_by("runs", home=tmp_path)
         topics = {m for m in modules if m in main.TOPICS}
         assert topics == {"orchestrator.cli.runs"}
-        assert not {"orchestrator.monitor", "orchestrator.launcher", "asyncssh"} & set(modules)
+        monitor = {"orchestrator.monitor", "orchestrator.monitoring.watcher"}
+        assert not {*monitor, "orchestrator.launcher", "asyncssh"} & set(modules)
 
 
 class TestGroupsAcrossTopics:

@@ -1,10 +1,10 @@
-"""The host's liveness report as the facts the monitor judges by (orchestrator.liveness)."""
+"""The host's liveness report as the facts the monitor judges by (orchestrator.monitoring.liveness)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.liveness import PENDING_GRACE_S, cancel_reached_host, liveness_from, lost_reason
+from orchestrator.monitoring.liveness import PENDING_GRACE_S, cancel_reached_host, liveness_from, lost_reason
 from orchestrator.runstate import RunStatus, ended, status_from_liveness
 
 

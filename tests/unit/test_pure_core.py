@@ -7,7 +7,8 @@ import subprocess
 import sys
 
 PURE = ["orchestrator.logparse", "orchestrator.runstate", "orchestrator.commands", "orchestrator.alertrules",
-        "orchestrator.preflight", "orchestrator.freshness"]
+        "orchestrator.preflight", "orchestrator.freshness", "orchestrator.monitoring.decide",
+        "orchestrator.monitoring.liveness", "orchestrator.monitoring.truncation"]
 FORBIDDEN = ["asyncssh", "sqlalchemy", "textual", "alembic"]
 
 

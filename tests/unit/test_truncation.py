@@ -1,8 +1,8 @@
-"""Truncation is decided from evidence that cannot be stale (orchestrator.truncation)."""
+"""Truncation is decided from evidence that cannot be stale (orchestrator.monitoring.truncation)."""
 
 from __future__ import annotations
 
-from orchestrator.truncation import truncation
+from orchestrator.monitoring.truncation import truncation
 
 
 class TestTruncation:
