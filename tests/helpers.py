@@ -13,10 +13,11 @@ from pathlib import Path
 from worker import procs
 
 
-def eorch(*args: str, check: bool = True, timeout: float = 120, input: str | None = None,
+def eorch(*args: str, check: bool = True, timeout: float = 300, input: str | None = None,
           env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Run the real `eorch` CLI as a user would (from ``cwd``, default the test's own).
 
+    ``timeout`` guards against a hang, nothing more: a loaded box (a CPU hog beside the suite) must not fail it.
     ``-P``: like the `eorch` console script, keep the cwd off the controller's sys.path (``-m`` adds it).
     """
     proc = subprocess.run(

@@ -102,12 +102,12 @@ class TestWatchAll:
         proc = subprocess.Popen([sys.executable, "-m", "orchestrator.cli.main", "watch", "--all"],
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 env={**os.environ, "COLUMNS": "200"})
-        watchdog = threading.Timer(150, proc.kill)
+        watchdog = threading.Timer(600, proc.kill)  # a hang guard
         watchdog.start()
         try:
             assert proc.stdout is not None
             assert "following every run" in proc.stdout.readline()
-            wait_for(lambda: monitor_holds(eorch_home / "monitor.lock"), 60, "watch to hold the lock")
+            wait_for(lambda: monitor_holds(eorch_home / "monitor.lock"), 300, "watch to hold the lock")
             run = json.loads(eorch("launch", "--host", "gpu", "--json", "--", sys.executable, "-c", EXITS_3).stdout)
             assert run["monitor"]["state"] == "running"
             seen = []
