@@ -1,13 +1,18 @@
 """Figure: CLI start-up time, median of N, side by side with ``python -c pass`` (issue 16).
 
-    .venv/bin/python bench/startup_bench.py [--runs 10] [--json]
+    .venv/bin/python bench/startup_bench.py [--runs 10] [--json] [--live] [--instructions]
 
 Each command runs as a child process of the installed console script (``.venv/bin/eorch``, as a user runs
 it) against a fresh ``$EORCH_HOME`` in a temp dir whose history was created (migrated) by one warm-up call;
-``eorch runs`` then lists an empty history. Wall time and CPU time (user + sys of the child, from
-``wait4``; less disturbed by a busy machine than wall time) are reported as medians. Goal: ``eorch --help``
-and ``eorch runs`` <= 0.15 s wall on a quiet machine where ``python -c pass`` is ~0.02 s; on a loaded
-machine compare the ratio to ``python -c pass`` in the same run.
+``eorch runs`` then lists an empty history, where nothing needs refreshing. Wall time and CPU time (user + sys
+of the child and its children, from ``wait4``; less disturbed by a busy machine than wall time) are reported
+as medians. Goal: ``eorch --help`` and ``eorch runs`` <= 0.15 s wall on a quiet machine where ``python -c
+pass`` is ~0.02 s; on a loaded machine compare the ratio to ``python -c pass`` in the same run.
+
+``--live`` adds ``eorch runs`` with one live run (``sleep`` on the built-in ``local`` host, launched with
+``--no-monitor``): every listing then refreshes it on its host first (orchestrator/refresh.py), the "status
+never lies" path. ``--instructions`` also counts the instructions of one call of each command under
+valgrind's callgrind: the same on a quiet and a loaded machine (``python -c pass`` is ~0.09 G).
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -30,6 +37,7 @@ COMMANDS: dict[str, list[str]] = {
     "eorch runs --json": [EORCH, "runs", "--json"],
     "eorch launch --help": [EORCH, "launch", "--help"],
 }
+LIVE = "eorch runs (1 live run)"
 
 
 def _once(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -43,26 +51,64 @@ def _once(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     return wall, usage.ru_utime + usage.ru_stime
 
 
+def _instructions(argv: list[str], env: dict[str, str]) -> int:
+    """Instructions executed by one call (valgrind --tool=callgrind; its own children not traced)."""
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv], env=env,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=True, timeout=600)
+    match = re.search(r"Collected : (\d+)", proc.stderr)
+    if match is None:
+        raise SystemExit(f"valgrind gave no count for {' '.join(argv)}: {proc.stderr[-500:]}")
+    return int(match.group(1))
+
+
+def _launch_live(env: dict[str, str]) -> str:
+    out = subprocess.run([EORCH, "launch", "--host", "local", "--no-monitor", "--json", "--name", "bench-live",
+                          "--", "sleep", "600"], env=env, capture_output=True, text=True, check=True, timeout=120)
+    return str(json.loads(out.stdout)["id"])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--live", action="store_true", help="also `eorch runs` with one live run to refresh")
+    parser.add_argument("--instructions", action="store_true", help="also count instructions (needs valgrind)")
     args = parser.parse_args()
+    if args.instructions and shutil.which("valgrind") is None:
+        parser.error("--instructions needs valgrind")
+    results: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="eorch-startup-") as home:
         env = {**os.environ, "EORCH_HOME": home, "COLUMNS": "120"}
         _once([EORCH, "runs"], env)  # creates and migrates the history
-        results = {}
-        for name, argv in COMMANDS.items():
+        commands = dict(COMMANDS)
+        for name, argv in commands.items():
             samples = [_once(argv, env) for _ in range(args.runs)]
             results[name] = {"wall_s": statistics.median(w for w, _ in samples),
                              "cpu_s": statistics.median(c for _, c in samples)}
+            if args.instructions:
+                results[name]["instructions"] = _instructions(argv, env)
+        if args.live:
+            run_id = _launch_live(env)
+            try:
+                samples = [_once([EORCH, "runs"], env) for _ in range(args.runs)]
+                results[LIVE] = {"wall_s": statistics.median(w for w, _ in samples),
+                                 "cpu_s": statistics.median(c for _, c in samples)}
+                if args.instructions:
+                    results[LIVE]["instructions"] = _instructions([EORCH, "runs"], env)
+            finally:
+                subprocess.run([EORCH, "cancel", run_id, "--grace", "1"], env=env, capture_output=True, timeout=120,
+                               check=False)
     base = results["python -c pass"]
     if args.json:
         print(json.dumps({"runs": args.runs, "results": results}, indent=2))
         return 0
-    print(f"median of {args.runs}        wall      cpu    wall - python -c pass")
+    print(f"median of {args.runs}             wall      cpu    wall - python -c pass"
+          + ("    instructions" if args.instructions else ""))
     for name, r in results.items():
-        print(f"{name:22} {r['wall_s']:6.3f} s {r['cpu_s']:6.3f} s    {r['wall_s'] - base['wall_s']:+.3f} s")
+        line = f"{name:26} {r['wall_s']:6.3f} s {r['cpu_s']:6.3f} s    {r['wall_s'] - base['wall_s']:+.3f} s"
+        if args.instructions:
+            line += f"    {r['instructions'] / 1e9:9.2f} G"
+        print(line)
     return 0
 
 

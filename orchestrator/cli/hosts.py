@@ -55,7 +55,7 @@ async def _pin_and_open(ctx: Context, session: HostSession, accept_new: bool) ->
 def add(
     name: Annotated[str, typer.Argument(help="short name used in eorch commands")],
     destination: Annotated[str, typer.Argument(
-        help="what ssh accepts: \\[user@]host, an IP, an ~/.ssh/config alias, or ssh://user@host:port")],
+        help="what ssh accepts: [user@]host, an IP, an ~/.ssh/config alias, or ssh://user@host:port")],
     port: Annotated[int | None, typer.Option(help="ssh port (default: from the URL or ssh config, else 22)")] = None,
     root: Annotated[str, typer.Option(help="eorch's state dir on the host")] = "~/.eorch",
     python: Annotated[str, typer.Option(help="python3 interpreter on the host for eorch's worker")] = "python3",

@@ -52,6 +52,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
      "Launch, watch and investigate runs in a terminal dashboard. Quitting never stops a job."),
     ("convert-legacy", "orchestrator.cli.tools",
      "Convert the old generator's data_{i}.pt into hs_{i}.safetensors (layer ids relabelled +1)."),
+    ("completion", "orchestrator.cli.completion",
+     "Print the shell completion script for bash, zsh or fish (source it, or save it where the shell looks)."),
     ("host", "orchestrator.cli.hosts", "Hosts eorch can run jobs on (the built-in `local` is always there)."),
     ("log", "orchestrator.cli.log", "Understand job logs offline."),
     ("patch", "orchestrator.cli.patch",
@@ -65,10 +67,13 @@ TOPICS = (
     "orchestrator.cli.hosts", "orchestrator.cli.runs", "orchestrator.cli.preflight", "orchestrator.cli.retry",
     "orchestrator.cli.log", "orchestrator.cli.watch", "orchestrator.cli.patch", "orchestrator.cli.alerts",
     "orchestrator.cli.history", "orchestrator.cli.daemon", "orchestrator.cli.tui", "orchestrator.cli.tools",
+    "orchestrator.cli.completion",
 )
 TOPIC_OF = {name: topic for name, topic, _ in COMMANDS}
 # Topics that add subcommands to another topic's group (`eorch host setup` lives in tools).
 EXTENDS = {"host": ("orchestrator.cli.tools",)}
+# Set by the completion script when the shell runs eorch to complete a command line (cli/completion.py).
+COMPLETE_VAR = "_EORCH_COMPLETE"
 HELP = "Launch, follow and understand long GPU jobs on remote hosts over SSH."
 
 
@@ -77,23 +82,50 @@ def command_word(argv: list[str]) -> str | None:
     return next((a for a in argv[1:] if not a.startswith("-")), None)
 
 
-def make_app(argv: list[str]) -> typer.Typer:
+def make_app(argv: list[str], completing: bool = False) -> typer.Typer:
     """The typer app for this command line: the command's topic only; every topic for an unknown command
-    (so that click can suggest the right one); no topic at all for the top-level help."""
+    (so that click can suggest the right one); no topic at all for the top-level help, nor for completing
+    a command's name (``completing``: ``argv`` is the words typed so far)."""
     import typer
 
+    # Help is plain text (rich_markup_mode=None): Rich's help would read `[user@]host` as markup and label
+    # every flag `<bool>`; click's shows a flag as `--json` / `--refresh / --no-refresh`.
     app = typer.Typer(name="eorch", help=HELP, no_args_is_help=True, pretty_exceptions_enable=False,
-                      add_completion=False)
+                      add_completion=False, rich_markup_mode=None)
     app.callback(help=HELP)(_group)  # a group even when one command is registered (typer would flatten it)
     word = command_word(argv)
-    if word is None:
+    topic = TOPIC_OF.get(word or "")
+    if word is None or (topic is None and completing):
         for name, _, summary in COMMANDS:
             app.command(name, help=summary, add_help_option=False)(_listed_only)
-        return app
-    topic = TOPIC_OF.get(word)
-    for module in (topic, *EXTENDS.get(word or "", ())) if topic else TOPICS:
-        importlib.import_module(module).register(app)
+    else:
+        for module in (topic, *EXTENDS.get(word or "", ())) if topic else TOPICS:
+            importlib.import_module(module).register(app)
+    _help_as_written(app)
     return app
+
+
+def _help_as_written(app: typer.Typer, path: str = "") -> None:
+    """Every command and group of ``app``: plain-text help, with its examples (cli/examples.py) at the end."""
+    from typer.main import get_command_name
+    from typer.models import DefaultPlaceholder
+
+    from orchestrator.cli.examples import epilog
+
+    def named(*names: object) -> str:
+        return next(str(n) for n in names if n and not isinstance(n, DefaultPlaceholder))
+
+    app.rich_markup_mode = None
+    if not path:
+        app.info.epilog = epilog("")
+    for command in app.registered_commands:
+        name = named(command.name, get_command_name(command.callback.__name__ if command.callback else ""))
+        command.epilog = command.epilog or epilog(f"{path} {name}".strip())
+    for group in app.registered_groups:
+        assert group.typer_instance is not None
+        name = named(group.name, group.typer_instance.info.name)
+        group.epilog = epilog(f"{path} {name}".strip())
+        _help_as_written(group.typer_instance, f"{path} {name}".strip())
 
 
 def _group() -> None:
@@ -113,8 +145,14 @@ def run() -> None:
         from orchestrator.cli.termination import record_term
 
         record_term()
+    argv, completing = sys.argv, bool(os.environ.get(COMPLETE_VAR))
     try:
-        app = make_app(sys.argv)
+        if completing:  # the shell asks (`eorch completion`): load the topic of the words typed so far
+            from orchestrator.cli.completion import enable_shells, words_typed
+
+            enable_shells()
+            argv = words_typed()
+        app = make_app(argv, completing)
     except KeyboardInterrupt:  # Ctrl-C while the command is still being imported
         sys.stderr.write("interrupted\n")
         sys.exit(130)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
-from orchestrator.cli.common import check_limit, console, context, print_json, run_async
+from orchestrator.cli.common import check_limit, console, context, print_json, run_async, text
 from orchestrator.patches import load_patch_set, matrix, patch_action, recent_actions
 
 patch_app = typer.Typer(help="Patch sets: check, apply, revert installed packages on a host, all files or none.",
@@ -29,23 +30,24 @@ def _do(action: str, host: str, python: str, set_ref: str, force: bool, json_: b
     if json_:
         print_json(report)
         return
-    console.print(f"[bold]{patch_set.name}[/] on {host} · {report['executable']} · "
-                  f"{report['distribution']} {report['version']}"
+    console.print(f"[bold]{escape(patch_set.name)}[/] on {escape(host)} · {escape(report['executable'])} · "
+                  f"{escape(report['distribution'])} {escape(report['version'])}"
                   + (" [yellow](version not listed; forced)[/]" if report.get("forced") else ""), highlight=False)
     files = report.get("files") or report["files_before"]
     state = report.get("state", report["state_before"])
     for f in files:
-        console.print(f"  [{STATE_STYLE.get(f['state'], '')}]{f['state']:<9}[/] {f['abs_path']}  "
+        console.print(f"  [{STATE_STYLE.get(f['state'], '')}]{escape(f['state']):<9}[/] {escape(f['abs_path'])}  "
                       f"sha256 {(f['sha256'] or '—')[:16]}", highlight=False)
     if action == "check":
-        console.print(f"check passed: would change {', '.join(report['changes']) or 'nothing (already applied)'}")
+        console.print(f"check passed: would change {', '.join(report['changes']) or 'nothing (already applied)'}",
+                      markup=False)
     elif action == "status":
-        console.print(f"state: [{STATE_STYLE.get(state, '')}]{state}[/]")
+        console.print(f"state: [{STATE_STYLE.get(state, '')}]{escape(state)}[/]")
     elif report.get("changed"):
         console.print(f"{'applied' if action == 'apply' else 'reverted'} {len(report['changes'])} file(s), "
-                      f"verified by {report['executable']}; originals backed up in {report['backup']}")
+                      f"verified by {report['executable']}; originals backed up in {report['backup']}", markup=False)
     else:
-        console.print(report.get("note", "nothing to do"))
+        console.print(report.get("note", "nothing to do"), markup=False)
 
 
 @patch_app.command("check")
@@ -91,8 +93,8 @@ def actions(host: Annotated[str | None, typer.Option("--host", "-H", help="only 
     for r in rows:
         d = r["details"]
         result = d.get("error") or d.get("note") or d.get("state") or d.get("would") or ""
-        table.add_row(r["at"], r["host"], r["python"], r["set"], r["action"],
-                      "[green]yes[/]" if r["ok"] else "[red]no[/]", str(result))
+        table.add_row(text(r["at"]), text(r["host"]), text(r["python"]), text(r["set"]), text(r["action"]),
+                      "[green]yes[/]" if r["ok"] else "[red]no[/]", text(result))
     console.print(table)
 
 
@@ -107,7 +109,7 @@ def matrix_cmd(json_: JsonOpt = False) -> None:
     statuses = ["succeeded", "failed", "cancelled", "lost", "running"]
     table = Table("vllm", "speculators", "patch set", "runs", *statuses)
     for r in rows:
-        table.add_row(r["vllm"], r["speculators"], r["patch_set"], str(r["runs"]),
+        table.add_row(text(r["vllm"]), text(r["speculators"]), text(r["patch_set"]), str(r["runs"]),
                       *[str(r.get(st, "")) for st in statuses])
     console.print(table)
 

@@ -63,7 +63,7 @@ def launch(
     An eagle3-extract spec is checked first (`eorch preflight`): a failed check refuses the launch.
 
     The run is followed: by the running monitor, or by a background one started now (`--no-monitor`, or
-    `\\[monitor] auto_start = false` in config.toml, opts out)."""
+    `[monitor] auto_start = false` in config.toml, opts out)."""
     from orchestrator.launcher import launch as launch_run  # imported here: `eorch runs` starts faster
     from orchestrator.launcher import parse_env
 
@@ -205,14 +205,6 @@ def runs(
     json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """List runs, newest first, filtered by status, host, age, name, failure signature, exception or model.
-
-    Examples:
-
-        eorch runs --status failed --since 7d
-
-        eorch runs --host gpu1 --wide
-
-        eorch runs --json | jq '.[0].id'
     """
     from orchestrator.cli.listing import print_runs
     from orchestrator.history import RunFilter, filtered_runs, history_record, parse_since

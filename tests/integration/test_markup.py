@@ -99,3 +99,77 @@ def test_help_keeps_every_bracket(eorch_home: Path) -> None:
             assert word in out, f"eorch {' '.join(path)} --help lost {word!r}"
             checked.append((" ".join(path), word))
     assert ("host add", "[user@]") in checked
+
+
+ENV_FP = {"python": "3.11.9 [GCC 12.2.0]", "vllm": "0.32.0", "vllm_dist": "vllm[cpu]", "torch": "2.6.0+cpu",
+          "error": "[Errno 2] No such file: '/opt/[old]/python'", "hostname": "gpu[1]", "boot_id": "abcdef012345",
+          "gpus": ["NVIDIA H200 [SXM]"], "driver": "570.1", "patch_sets": ["[set]"],
+          "patched_files": {"/site/[x]/mod.py": {"sha256": "a", "expected": "b"}}}
+PATCH_SET = {"name": "fix[1]", "files": {"m.py": {}}, "verified_at": "2026-01-01T00:00:00Z",
+             "changed_since": {"at": "2026-01-02T00:00:00Z", "files": ["/site/[x]/mod.py"]}}
+
+
+def test_env_lines_keep_brackets(eorch_home: Path) -> None:
+    """`eorch show`'s environment lines (views.env_lines, also `host check --env` and the TUI header) print
+    the host's versions, paths and probe error as they were."""
+    eorch("host", "list")  # the history, with its built-in `local` host
+    maker = open_store(eorch_home / "eorch.db")
+    with maker.begin() as s:
+        s.add(Run(id="e0000001", name="env", host="local", kind="command", command=["true"], env={}, cwd=None,
+                  spec=None, status="succeeded", phase="done", created_at=NOW, started_at=NOW, ended_at=NOW,
+                  exit_code=0, log_offset=0, events_offset=0, cancel_requested=False, env_fingerprint=ENV_FP,
+                  patch_set=PATCH_SET))
+    out = eorch("show", "e0000001", "--no-refresh").stdout
+    for word in ("Python 3.11.9 [GCC 12.2.0]", "vllm 0.32.0 (vllm[cpu])",
+                 "probe failed: [Errno 2] No such file: '/opt/[old]/python'", "machine: gpu[1]", "NVIDIA H200 [SXM]",
+                 "(sets: [set])", "not as patched: /site/[x]/mod.py", "patch set: fix[1] (1 files",
+                 "(seen 2026-01-02T00:00:00Z): /site/[x]/mod.py"):
+        assert word in out, word
+
+
+def _tiny_patch_set(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A package `brk` 1.0 in a venv whose path has brackets, and a patch set changing its mod.py."""
+    import hashlib
+    import subprocess
+    import sys
+
+    venv = tmp_path / "venv [red]x[/red]"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    site = next((venv / "lib").glob("python3*")) / "site-packages"
+    (site / "brk").mkdir()
+    before, after = "VALUE = 1\n", "VALUE = 2\n"
+    (site / "brk" / "__init__.py").write_text("")
+    (site / "brk" / "mod.py").write_text(before)
+    (site / "brk-1.0.dist-info").mkdir()
+    (site / "brk-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: brk\nVersion: 1.0\n")
+    set_dir = tmp_path / "brk-fix"
+    set_dir.mkdir()
+    (set_dir / "mod.diff").write_text("--- a/brk/mod.py\n+++ b/brk/mod.py\n@@ -1 +1 @@\n-VALUE = 1\n+VALUE = 2\n")
+
+    def sha(text: str) -> str:
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    (set_dir / "manifest.toml").write_text(
+        'name = "brk-fix"\ndistribution = "brk"\nversions = ["1.0"]\n\n[[files]]\npath = "brk/mod.py"\n'
+        f'diff = "mod.diff"\nsha256_before = "{sha(before)}"\nsha256_after = "{sha(after)}"\n')
+    return venv / "bin" / "python", site / "brk" / "mod.py", set_dir
+
+
+def test_patch_output_keeps_brackets(eorch_home: Path, tmp_path: Path) -> None:
+    """`eorch patch check|apply|actions` print the interpreter's and the files' paths as they are."""
+    python, target, set_dir = _tiny_patch_set(tmp_path)
+    out = eorch("patch", "check", "--python", str(python), str(set_dir)).stdout
+    assert f"original  {target}" in out and "venv [red]x[/red]" in out.splitlines()[0]
+    out = eorch("patch", "apply", "--python", str(python), str(set_dir)).stdout
+    assert str(target) in out and f"applied 1 file(s), verified by {python};" in out
+    assert target.read_text() == "VALUE = 2\n"
+    out = eorch("patch", "actions").stdout
+    assert out.count("venv [red]x[/red]") == 2  # the python column of the check and the apply
+
+
+def test_usage_errors_keep_brackets(eorch_home: Path) -> None:
+    """A click usage error quotes the mistyped word as typed."""
+    proc = eorch("[bold]runs", check=False)
+    assert proc.returncode == 2 and "No such command '[bold]runs'." in proc.stderr
+    proc = eorch("runs", "--limit", "[red]5[/red]", "--no-such[x]", check=False)
+    assert proc.returncode == 2 and "No such option: --no-such[x]" in proc.stderr
