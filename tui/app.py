@@ -177,12 +177,14 @@ class EorchApp(ReportsWorkerErrors, App[None]):
 
         with self.ctx.db() as s:
             active = [r.id for r in queries.active_runs(s)]
-        freshness = _run_until_cancelled(lambda ctx: bring_up_to_date(ctx, active, wait_s=0), self.ctx)
-        if freshness is None:
-            return
-        state = "read-only" if freshness.monitor_running else "checked"
-        detail = "another process follows the runs" if freshness.monitor_running else "status checked on the hosts"
-        self.post_message(MonitorStateChanged(state, detail))
+
+        async def check(ctx: Context) -> None:
+            freshness = await bring_up_to_date(ctx, active, wait_s=0)
+            state = "read-only" if freshness.monitor_running else "checked"
+            detail = "another process follows the runs" if freshness.monitor_running else "status checked on the hosts"
+            self.post_message(MonitorStateChanged(state, detail))  # before the sessions close: that takes a while
+
+        _run_until_cancelled(check, self.ctx)
 
     @on(RunsLoaded)
     def _runs_loaded(self, message: RunsLoaded) -> None:

@@ -33,7 +33,7 @@ class RunsScreen(ReportsWorkerErrors, Screen[None]):
         Binding("n", "app.launch", "Launch"),
         Binding("h", "app.hosts", "Hosts"),
         Binding("s", "app.history", "History"),
-        Binding("L", "app.merged_log", "Merged log"),
+        Binding("L", "app.merged_log", "Merged log", show=False),
         Binding("f", "cycle_status", "Status filter", show=False),
         Binding("o", "cycle_sort", "Sort", show=False),
         Binding("c", "cancel_run", "Cancel run", show=False),
