@@ -94,7 +94,8 @@ class RunDetailScreen(ReportsWorkerErrors, Screen[None]):
             f"{cause.get('exception')}:" if cause.get("exception") else "",
         ) if x)
         if detail.log_path:
-            live = self.deps.log_feed.following and not detail.row.terminal
+            # a run this process followed to its end stays so: its follower drained the log before the end
+            live = self.deps.log_feed.following and (not detail.row.terminal or pane.live)
             pane.start(detail.row.id, detail.row.host, detail.log_path, detail.log_offset, live=live)
         else:
             pane.show_note("no log yet: the run has no directory on its host")
