@@ -3,6 +3,10 @@
 The byte offset is committed to the history only at line ends, in the same transaction as the events
 and the parser state at that point, so a controller killed at any moment resumes exactly: no line lost,
 none recorded twice. The end of a stream never means the job ended; liveness is the monitor's business.
+
+After each commit the log follower announces the lines it read (``LogLinesRead``, split once by
+``logparse.shown``): that is how a screen shows a log the monitor follows.  ``LogFollower.reading`` is the
+same follower that records nothing, for a screen when another process holds the monitor lock.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from orchestrator.context import Context
 from orchestrator.eventbudget import EventBudget
 from orchestrator.hosts import HostSession
 from orchestrator.logparse import LogParser
-from orchestrator.notices import Notice, RunProgressed
+from orchestrator.logparse.shown import ShownLines
+from orchestrator.notices import LogLinesRead, Notice, RunProgressed
 from orchestrator.runstate import merge_phase
 from orchestrator.store.models import Run
 from orchestrator.store.queries import add_events
@@ -46,7 +51,7 @@ class _Stream:
     async def chunks(self, position: Callable[[], int]) -> AsyncIterator[bytes]:
         """Chunks from ``position()`` on, restarting the remote tail whenever it ends, until drained."""
         while not self.reached_target(position()):
-            proc = await self.session.transport.start(commands.follow_file(self.path, position()))
+            proc = await _start_unless_cancelled(self.session, commands.follow_file(self.path, position()))
             read: asyncio.Future[bytes] | None = None
             try:
                 while not self.reached_target(position()):
@@ -69,6 +74,17 @@ class _Stream:
                 await asyncio.sleep(RESTART_DELAY_S)
 
 
+async def _start_unless_cancelled(session: HostSession, argv: list[str]) -> Any:
+    """Start a stream; if we are cancelled meanwhile, stop the process that did start, then give up."""
+    starting = asyncio.ensure_future(session.transport.start(argv))
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        proc = await starting
+        await proc.stop()
+        raise
+
+
 def run_fields_from(parser: LogParser) -> dict[str, Any]:
     """The run columns that mirror the parser's current verdict."""
     a = parser.analysis().to_json(file="")
@@ -84,7 +100,7 @@ def run_fields_from(parser: LogParser) -> dict[str, Any]:
 
 class LogFollower:
     def __init__(self, ctx: Context, session: HostSession, run: Run, notify: Callable[[Notice], None]) -> None:
-        self.ctx = ctx
+        self.ctx: Context | None = ctx
         self.run_id = run.id
         self.notify = notify
         self.parser = LogParser.restore(run.parser_state) if run.parser_state else LogParser()
@@ -93,7 +109,27 @@ class LogFollower:
         self.budget = EventBudget(run.event_counts)
         self.fed = self.parser.line_end_offset  # bytes handed to the parser, partial line included
         self.stream = _Stream(session, f"{run.remote_dir}/log")
+        self.shown = ShownLines(self.fed)
         self.finished = asyncio.Event()
+
+    @classmethod
+    def reading(cls, session: HostSession, run_id: str, log_path: str, offset: int,
+                notify: Callable[[Notice], None], *, until: int | None = None,
+                skip_partial: bool = True) -> LogFollower:
+        """A follower that records nothing: it announces the lines from ``offset`` on (the first, partial
+        line skipped when ``offset`` > 0 and ``skip_partial``), up to ``until`` bytes when given, else for as
+        long as it runs."""
+        follower = cls.__new__(cls)
+        follower.ctx = None
+        follower.run_id, follower.notify = run_id, notify
+        follower.parser, follower.budget = LogParser(), EventBudget(None)
+        follower.fed = offset
+        follower.stream = _Stream(session, log_path)
+        follower.shown = ShownLines(offset, skip_partial=skip_partial)
+        follower.finished = asyncio.Event()
+        if until is not None:
+            follower.stream.drain_to(until)
+        return follower
 
     @property
     def log_failed(self) -> bool:
@@ -110,6 +146,7 @@ class LogFollower:
         """The log was truncated or replaced: start over on the new file."""
         self.parser = LogParser()
         self.fed = 0
+        self.shown = ShownLines(0)
 
     async def run(self) -> None:
         finalized = False
@@ -117,16 +154,26 @@ class LogFollower:
             if self.stream.target_size is not None:
                 chunk = chunk[: max(0, self.stream.target_size - self.fed)]
             self.fed += len(chunk)
-            events = self.parser.feed(chunk)
             finalized = self.stream.reached_target(self.fed)
-            if finalized:
-                events += self.parser.finish()
-            self._commit(events, final=finalized)
+            if self.ctx is not None:
+                events = self.parser.feed(chunk)
+                if finalized:
+                    events += self.parser.finish()
+                self._commit(events, final=finalized)
+            self._announce(self.shown.feed(chunk), final=finalized)
             if finalized:
                 break
         if not finalized and self.stream.target_size is not None:
-            self._commit(self.parser.finish(), final=True)
+            if self.ctx is not None:
+                self._commit(self.parser.finish(), final=True)
+            self._announce([], final=True)
         self.finished.set()
+
+    def _announce(self, lines: list[str], *, final: bool) -> None:
+        if final and self.ctx is not None:  # a reader stops at ``until``: a line cut there is not shown
+            lines += self.shown.finish()
+        if lines:
+            self.notify(LogLinesRead(self.run_id, tuple(lines), self.shown.offset))
 
     def _commit(self, events: list[Any], *, final: bool = False) -> None:
         offset = self.fed if final else self.parser.line_end_offset
@@ -134,6 +181,8 @@ class LogFollower:
         # Counted in a copy: a commit that fails (database locked) leaves the budget as the history has it.
         budget = EventBudget(self.budget.snapshot())
         stored = budget.admit(dicts)
+        if self.ctx is None:  # a reading follower records nothing
+            return
         with self.ctx.db() as s:
             run = s.get(Run, self.run_id)
             if run is None:

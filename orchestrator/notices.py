@@ -15,6 +15,16 @@ class RunProgressed:
 
 
 @dataclass(frozen=True)
+class LogLinesRead:
+    """Whole lines a follower read from a run's log, as a screen shows them (``logparse.shown``), after they
+    were recorded; ``offset`` is the byte offset just past the last of them."""
+
+    run_id: str
+    lines: tuple[str, ...]
+    offset: int
+
+
+@dataclass(frozen=True)
 class RunStatusChanged:
     run_id: str
     old: str
@@ -35,4 +45,4 @@ class LogTruncated:
     new_size: int
 
 
-Notice = RunProgressed | RunStatusChanged | HostReachabilityChanged | LogTruncated
+Notice = RunProgressed | LogLinesRead | RunStatusChanged | HostReachabilityChanged | LogTruncated

@@ -11,7 +11,7 @@ from textual.screen import Screen
 from orchestrator.context import Context
 from orchestrator.errors import EorchError
 from tui.data import RunRow
-from tui.messages import CancelFailed, RunCancelled
+from tui.messages import CancelFailed, RunCancelled, RunsRefreshRequested
 from tui.screens.confirm import ConfirmScreen
 
 
@@ -24,7 +24,7 @@ def ask_to_cancel(screen: Screen[object], ctx: Context, row: RunRow) -> None:
     def answered(yes: bool | None) -> None:
         if yes:
             screen.notify(f"cancelling run {row.id}…")
-            screen.run_worker(_cancel(screen, ctx, row.id), exclusive=True, group="cancel")
+            screen.run_worker(_cancel(screen, ctx, row.id), exclusive=True, group="cancel", exit_on_error=False)
 
     screen.app.push_screen(ConfirmScreen(f"Cancel run {row.id} ({row.name})? Its processes get TERM, then KILL.",
                                          yes="Cancel run"), answered)
@@ -44,7 +44,7 @@ async def _cancel(screen: Screen[object], ctx: Context, run_id: str) -> None:
 def told_cancelled(screen: Screen[object], message: RunCancelled) -> None:
     """What a screen does when its cancel came back: say so, refresh the runs."""
     screen.notify(f"run {message.run_id}: {message.status}, no process left")
-    screen.app.refresh_runs()  # type: ignore[attr-defined]
+    screen.post_message(RunsRefreshRequested())
 
 
 def told_cancel_failed(screen: Screen[object], message: CancelFailed) -> None:

@@ -7,6 +7,7 @@ was handled, only the newer is processed, so a fast refresh or a burst of monito
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from textual.message import Message
@@ -21,6 +22,26 @@ class RunsLoaded(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, RunsLoaded)
+
+
+@dataclass
+class RunsRefreshed(Message, bubble=False):
+    """The app's latest runs snapshot, handed down to a screen."""
+
+    runs: tuple[RunRow, ...]
+    now: datetime
+
+
+@dataclass
+class RunOpenRequested(Message):
+    """A screen asks the app to open a run's detail (bubbles up to the app)."""
+
+    run_id: str
+
+
+@dataclass
+class RunsRefreshRequested(Message):
+    """A screen changed something (launched, cancelled): the app reloads the runs now."""
 
 
 @dataclass
@@ -39,7 +60,9 @@ class RunLoadFailed(Message):
 
 @dataclass
 class LogLinesReceived(Message):
-    """Whole lines read from the remote log; ``offset`` is the byte offset after the last of them."""
+    """Whole lines read from the remote log; ``offset`` is the byte offset after the last of them.
+
+    Never coalesced: every line is shown."""
 
     run_id: str
     lines: tuple[str, ...]

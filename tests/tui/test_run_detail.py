@@ -8,10 +8,11 @@ from seed import FAILED_LOG, seed_slurm
 from textual.message import Message
 from textual.widgets import Input, Static, TabbedContent
 
+from orchestrator.logparse.shown import shown_line as clean_line
 from tui.messages import LogLinesReceived, RunDetailLoaded
 from tui.screens.confirm import ConfirmScreen, MessageScreen
 from tui.screens.run_detail import RunDetailScreen
-from tui.widgets.log_pane import CURRENT_MATCH_STYLE, MATCH_STYLE, LogPane, clean_line, styled
+from tui.widgets.log_pane import CURRENT_MATCH_STYLE, MATCH_STYLE, LogPane, styled
 
 
 async def until(pilot, predicate, what: str, tries: int = 150) -> None:

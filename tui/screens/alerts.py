@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from rich.text import Text
@@ -11,29 +12,28 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from tui.app import EorchApp
 from tui.data import AlertRow, load_alerts
+from tui.deps import ScreenDeps
 from tui.format import stamp
-from tui.messages import AlertsLoaded
+from tui.messages import AlertsLoaded, RunOpenRequested
+from tui.worker_errors import ReportsWorkerErrors
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "information": "green"}
 DELIVERY_STYLE = {"failed": "bold red", "expired": "red", "pending": "yellow", "sent": "green"}
 
 
-class AlertsScreen(Screen[None]):
+class AlertsScreen(ReportsWorkerErrors, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("r", "reload", "Reload"),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, deps: ScreenDeps, session_alerts: Sequence[AlertRow] = ()) -> None:
+        """``session_alerts``: those raised while this window is open (the app's list, newest first)."""
         super().__init__()
+        self.deps = deps
+        self.session_alerts = session_alerts
         self.recorded: tuple[AlertRow, ...] = ()
-
-    @property
-    def eorch(self) -> EorchApp:
-        assert isinstance(self.app, EorchApp)
-        return self.app
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -52,9 +52,9 @@ class AlertsScreen(Screen[None]):
     def action_reload(self) -> None:
         self.load()
 
-    @work(thread=True, exclusive=True, group="alerts")
+    @work(thread=True, exclusive=True, group="alerts", exit_on_error=False)
     def load(self) -> None:
-        self.post_message(AlertsLoaded(load_alerts(self.eorch.ctx)))
+        self.post_message(AlertsLoaded(load_alerts(self.deps.ctx)))
 
     @on(AlertsLoaded)
     def _loaded(self, message: AlertsLoaded) -> None:
@@ -62,7 +62,7 @@ class AlertsScreen(Screen[None]):
         self._show()
 
     def rows(self) -> list[tuple[str, AlertRow]]:
-        return [("here", a) for a in self.eorch.session_alerts] + [("history", a) for a in self.recorded]
+        return [("here", a) for a in self.session_alerts] + [("history", a) for a in self.recorded]
 
     def _show(self) -> None:
         table = self.query_one(DataTable)
@@ -89,4 +89,4 @@ class AlertsScreen(Screen[None]):
         rows = self.rows()
         index = self.query_one(DataTable).cursor_row
         if index < len(rows) and rows[index][1].run_id:
-            self.eorch.open_run(str(rows[index][1].run_id))
+            self.post_message(RunOpenRequested(str(rows[index][1].run_id)))

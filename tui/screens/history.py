@@ -14,9 +14,11 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from orchestrator.errors import EorchError
-from tui.app import EorchApp
 from tui.data import HistoryResult, search_history
+from tui.deps import ScreenDeps
+from tui.messages import RunOpenRequested
 from tui.widgets.runs_table import RunsTable
+from tui.worker_errors import ReportsWorkerErrors
 
 
 @dataclass
@@ -29,21 +31,17 @@ class HistorySearched(Message):
         return isinstance(message, HistorySearched)
 
 
-class HistoryScreen(Screen[None]):
+class HistoryScreen(ReportsWorkerErrors, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("slash", "focus_query", "Search"),
     ]
 
-    def __init__(self, query: str = "") -> None:
+    def __init__(self, deps: ScreenDeps, query: str = "") -> None:
         super().__init__()
+        self.deps = deps
         self.initial_query = query
         self.result: HistoryResult | None = None
-
-    @property
-    def eorch(self) -> EorchApp:
-        assert isinstance(self.app, EorchApp)
-        return self.app
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -69,10 +67,10 @@ class HistoryScreen(Screen[None]):
     def _submitted(self) -> None:
         self.query_one(RunsTable).focus()
 
-    @work(thread=True, exclusive=True, group="history")
+    @work(thread=True, exclusive=True, group="history", exit_on_error=False)
     def search(self, query: str) -> None:
         try:
-            self.post_message(HistorySearched(query, search_history(self.eorch.ctx, query, self.eorch.clock())))
+            self.post_message(HistorySearched(query, search_history(self.deps.ctx, query, self.deps.clock())))
         except EorchError as err:
             self.post_message(HistorySearched(query, None, str(err)))
 
@@ -83,7 +81,7 @@ class HistoryScreen(Screen[None]):
             status.update(Text(str(message.error), style="red"))
             return
         self.result = message.result
-        self.query_one(RunsTable).show(message.result.runs, self.eorch.clock())
+        self.query_one(RunsTable).show(message.result.runs, self.deps.clock())
         status.update(Text(f"{len(message.result.runs)} runs" + (f" · {message.result.note}" if message.result.note else "")))
 
     @on(DataTable.RowHighlighted, "#history-table")
@@ -94,4 +92,4 @@ class HistoryScreen(Screen[None]):
     @on(DataTable.RowSelected, "#history-table")
     def _open(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value is not None:
-            self.eorch.open_run(str(event.row_key.value))
+            self.post_message(RunOpenRequested(str(event.row_key.value)))

@@ -12,11 +12,12 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from tui.app import EorchApp
 from tui.data import HostRow, check_host, load_hosts, save_host_check
+from tui.deps import ScreenDeps
 from tui.format import stamp
 from tui.messages import HostChecked, HostsLoaded
 from tui.widgets.host_facts import disk_summary, facts_text, gpu_summary
+from tui.worker_errors import ReportsWorkerErrors
 
 
 def reach_text(host: HostRow, checking: bool) -> Text:
@@ -29,23 +30,19 @@ def reach_text(host: HostRow, checking: bool) -> Text:
     return Text(f"down since {stamp(host.unreachable_since)}", style="bold red")
 
 
-class HostsScreen(Screen[None]):
+class HostsScreen(ReportsWorkerErrors, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("r", "check_all", "Check all"),
         Binding("n", "launch_here", "Launch here"),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, deps: ScreenDeps) -> None:
         super().__init__()
+        self.deps = deps
         self.hosts: dict[str, HostRow] = {}
         self.errors: dict[str, str] = {}
         self.checking: set[str] = set()
-
-    @property
-    def eorch(self) -> EorchApp:
-        assert isinstance(self.app, EorchApp)
-        return self.app
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -61,9 +58,9 @@ class HostsScreen(Screen[None]):
         table.focus()
         self.load()
 
-    @work(thread=True, exclusive=True, group="hosts-load")
+    @work(thread=True, exclusive=True, group="hosts-load", exit_on_error=False)
     def load(self) -> None:
-        self.post_message(HostsLoaded(load_hosts(self.eorch.ctx)))
+        self.post_message(HostsLoaded(load_hosts(self.deps.ctx)))
 
     @on(HostsLoaded)
     def _loaded(self, message: HostsLoaded) -> None:
@@ -104,11 +101,11 @@ class HostsScreen(Screen[None]):
         self._show()
         self.check_all(tuple(self.hosts))
 
-    @work(exclusive=True, group="hosts-check")
+    @work(exclusive=True, group="hosts-check", exit_on_error=False)
     async def check_all(self, names: tuple[str, ...]) -> None:
         async def one(name: str) -> None:
-            facts, error = await check_host(self.eorch.ctx, name)
-            await asyncio.to_thread(save_host_check, self.eorch.ctx, name, facts, error)
+            facts, error = await check_host(self.deps.ctx, name)
+            await asyncio.to_thread(save_host_check, self.deps.ctx, name, facts, error)
             self.post_message(HostChecked(name, facts, error))
 
         await asyncio.gather(*(one(n) for n in names))
@@ -126,4 +123,4 @@ class HostsScreen(Screen[None]):
     def action_launch_here(self) -> None:
         from tui.screens.launch import LaunchScreen
 
-        self.app.push_screen(LaunchScreen(self.selected))
+        self.app.push_screen(LaunchScreen(self.deps, self.selected))

@@ -15,31 +15,35 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Header, Input, Label, Select, Static
 
 from orchestrator.errors import EorchError, PreflightRefused
-from tui.app import EorchApp
 from tui.data import check_host, load_hosts, save_host_check
+from tui.deps import ScreenDeps
 from tui.launch_plan import LaunchForm, describe, plan
-from tui.messages import HostChecked, HostsLoaded, LaunchFailed, LaunchPlanned, RunLaunched
+from tui.messages import (
+    HostChecked,
+    HostsLoaded,
+    LaunchFailed,
+    LaunchPlanned,
+    RunLaunched,
+    RunsRefreshRequested,
+)
 from tui.widgets.host_facts import facts_text
+from tui.worker_errors import ReportsWorkerErrors
 
 
-class LaunchScreen(Screen[None]):
+class LaunchScreen(ReportsWorkerErrors, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("ctrl+s", "launch", "Launch"),
         Binding("ctrl+r", "check_host", "Check host"),
     ]
 
-    def __init__(self, host: str | None = None) -> None:
+    def __init__(self, deps: ScreenDeps, host: str | None = None) -> None:
         super().__init__()
+        self.deps = deps
         self.initial_host = host
         self.facts: dict[str, dict[str, object] | None] = {}
         self.planned: LaunchPlanned | None = None
         self.launching = False
-
-    @property
-    def eorch(self) -> EorchApp:
-        assert isinstance(self.app, EorchApp)
-        return self.app
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -71,9 +75,9 @@ class LaunchScreen(Screen[None]):
         self.sub_title = "launch a run"
         self.load_hosts()
 
-    @work(thread=True, exclusive=True, group="launch-hosts")
+    @work(thread=True, exclusive=True, group="launch-hosts", exit_on_error=False)
     def load_hosts(self) -> None:
-        self.post_message(HostsLoaded(load_hosts(self.eorch.ctx)))
+        self.post_message(HostsLoaded(load_hosts(self.deps.ctx)))
 
     @on(HostsLoaded)
     def _hosts(self, message: HostsLoaded) -> None:
@@ -119,10 +123,10 @@ class LaunchScreen(Screen[None]):
         if host:
             self.check(host)
 
-    @work(exclusive=True, group="launch-check")
+    @work(exclusive=True, group="launch-check", exit_on_error=False)
     async def check(self, host: str) -> None:
-        facts, error = await check_host(self.eorch.ctx, host)
-        await asyncio.to_thread(save_host_check, self.eorch.ctx, host, facts, error)
+        facts, error = await check_host(self.deps.ctx, host)
+        await asyncio.to_thread(save_host_check, self.deps.ctx, host, facts, error)
         self.post_message(HostChecked(host, facts, error))
 
     @on(HostChecked)
@@ -135,7 +139,7 @@ class LaunchScreen(Screen[None]):
 
     # ------------------------------------------------------------------------------------------ plan
 
-    @work(thread=True, exclusive=True, group="launch-plan")
+    @work(thread=True, exclusive=True, group="launch-plan", exit_on_error=False)
     def check_form(self, form: LaunchForm) -> None:
         try:
             self.post_message(LaunchPlanned(plan(form), None))
@@ -167,7 +171,7 @@ class LaunchScreen(Screen[None]):
     def _launch_pressed(self) -> None:
         self.action_launch()
 
-    @work(exclusive=True, group="launch")
+    @work(exclusive=True, group="launch", exit_on_error=False)
     async def launch(self, kwargs: dict[str, object]) -> None:
         from orchestrator.launcher import launch
 
@@ -177,9 +181,9 @@ class LaunchScreen(Screen[None]):
             if args.get("kind") == "eagle3-extract":  # the same preflight as `eorch launch --spec`
                 from orchestrator.preflightrun import launch_checked
 
-                run, _ = await launch_checked(self.eorch.ctx, host, args)
+                run, _ = await launch_checked(self.deps.ctx, host, args)
             else:
-                run = await launch(self.eorch.ctx, host, **args)  # type: ignore[arg-type]
+                run = await launch(self.deps.ctx, host, **args)  # type: ignore[arg-type]
         except PreflightRefused as err:
             self.post_message(LaunchFailed(f"{err}\n{err.first_failure}"))
             return
@@ -197,7 +201,7 @@ class LaunchScreen(Screen[None]):
     def _launched(self, message: RunLaunched) -> None:
         self.launching = False
         self.notify(f"launched run {message.run_id} ({message.name}) on {message.host}")
-        self.eorch.refresh_runs()
+        self.post_message(RunsRefreshRequested())
         from tui.screens.run_detail import RunDetailScreen
 
-        self.app.switch_screen(RunDetailScreen(message.run_id))
+        self.app.switch_screen(RunDetailScreen(self.deps, message.run_id))

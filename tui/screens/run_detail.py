@@ -16,16 +16,17 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
 from orchestrator.errors import EorchError
-from tui.app import EorchApp, RunsRefreshed
 from tui.cancelling import ask_to_cancel, told_cancel_failed, told_cancelled
 from tui.data import RunDetail, load_detail
-from tui.messages import CancelFailed, RunCancelled, RunDetailLoaded, RunLoadFailed
+from tui.deps import ScreenDeps
+from tui.messages import CancelFailed, RunCancelled, RunDetailLoaded, RunLoadFailed, RunsRefreshed
 from tui.screens.confirm import MessageScreen
 from tui.widgets.log_pane import LogPane
 from tui.widgets.run_panels import RootCausePanel, ShardProgress, header_text, timeline_text
+from tui.worker_errors import ReportsWorkerErrors
 
 
-class RunDetailScreen(Screen[None]):
+class RunDetailScreen(ReportsWorkerErrors, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("c", "cancel_run", "Cancel run"),
@@ -36,15 +37,11 @@ class RunDetailScreen(Screen[None]):
         Binding("l", "show_tab('log-tab')", "Log"),
     ]
 
-    def __init__(self, run_id: str) -> None:
+    def __init__(self, deps: ScreenDeps, run_id: str) -> None:
         super().__init__()
+        self.deps = deps
         self.run_id = run_id
         self.detail: RunDetail | None = None
-
-    @property
-    def eorch(self) -> EorchApp:
-        assert isinstance(self.app, EorchApp)
-        return self.app
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -53,7 +50,7 @@ class RunDetailScreen(Screen[None]):
         yield Static("", id="run-timeline")
         with TabbedContent(initial="log-tab", id="run-tabs"):
             with TabPane("Log", id="log-tab"):
-                yield LogPane(id="log-pane")
+                yield LogPane(self.deps.log_feed, id="log-pane")
             with TabPane("Root cause", id="cause-tab"):
                 yield RootCausePanel(id="root-cause")
         yield Footer()
@@ -63,10 +60,10 @@ class RunDetailScreen(Screen[None]):
         self.query_one(ShardProgress).display = False
         self.load()
 
-    @work(thread=True, exclusive=True, group="run-detail")
+    @work(thread=True, exclusive=True, group="run-detail", exit_on_error=False)
     def load(self) -> None:
         try:
-            detail = load_detail(self.eorch.ctx, self.run_id, self.eorch.clock(), self.eorch.monitor_running)
+            detail = load_detail(self.deps.ctx, self.run_id, self.deps.clock(), self.deps.monitor_running)
         except EorchError as err:
             self.post_message(RunLoadFailed(self.run_id, str(err)))
             return
@@ -87,7 +84,7 @@ class RunDetailScreen(Screen[None]):
         self.run_id = detail.row.id
         self.sub_title = f"run {detail.row.id} · {detail.row.name}"
         self.query_one("#run-header", Static).update(header_text(detail))
-        self.query_one(ShardProgress).show(detail, self.eorch.clock())
+        self.query_one(ShardProgress).show(detail, self.deps.clock())
         self.query_one("#run-timeline", Static).update(timeline_text(detail))
         self.query_one(RootCausePanel).show(detail)
         pane = self.query_one(LogPane)
@@ -97,7 +94,9 @@ class RunDetailScreen(Screen[None]):
             f"{cause.get('exception')}:" if cause.get("exception") else "",
         ) if x)
         if detail.log_path:
-            pane.start(detail.row.id, detail.row.host, detail.log_path, detail.log_offset)
+            # a run this process followed to its end stays so: its follower drained the log before the end
+            live = self.deps.log_feed.following and (not detail.row.terminal or pane.live)
+            pane.start(detail.row.id, detail.row.host, detail.log_path, detail.log_offset, live=live)
         else:
             pane.show_note("no log yet: the run has no directory on its host")
         if first and detail.row.status in ("failed", "lost"):
@@ -149,7 +148,7 @@ class RunDetailScreen(Screen[None]):
 
     def action_cancel_run(self) -> None:
         if self.detail is not None:
-            ask_to_cancel(self, self.eorch.ctx, self.detail.row)
+            ask_to_cancel(self, self.deps.ctx, self.detail.row)
 
     @on(RunCancelled)
     def _cancelled(self, message: RunCancelled) -> None:

@@ -1,5 +1,5 @@
 """The runs screen: a live table of runs, newest first; `/` filters, `f` picks a status, `o` sorts, `c` cancels,
-Enter opens a run."""
+Enter opens a run, `L` shows every active run's log merged."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from tui.app import EorchApp, RunsRefreshed
 from tui.cancelling import ask_to_cancel, told_cancel_failed, told_cancelled
+from tui.deps import ScreenDeps
 from tui.listing import SORTS, STATUS_FILTERS, next_of, select_runs
-from tui.messages import CancelFailed, RunCancelled
+from tui.messages import CancelFailed, RunCancelled, RunOpenRequested, RunsRefreshed
 from tui.widgets.runs_table import RunsTable
+from tui.worker_errors import ReportsWorkerErrors
 
 MONITOR_TEXT = {
     "following": "following runs here",
@@ -26,29 +27,26 @@ MONITOR_TEXT = {
 }
 
 
-class RunsScreen(Screen[None]):
+class RunsScreen(ReportsWorkerErrors, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "filter", "Filter"),
         Binding("n", "app.launch", "Launch"),
         Binding("h", "app.hosts", "Hosts"),
         Binding("s", "app.history", "History"),
+        Binding("L", "app.merged_log", "Merged log", show=False),
         Binding("f", "cycle_status", "Status filter", show=False),
         Binding("o", "cycle_sort", "Sort", show=False),
         Binding("c", "cancel_run", "Cancel run", show=False),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, deps: ScreenDeps, snapshot: RunsRefreshed | None = None) -> None:
         super().__init__(id="runs-screen")
+        self.deps = deps
         self.filter_text = ""
         self.status_filter = "all"
         self.sort = "newest"
-        self.snapshot: RunsRefreshed | None = None
-
-    @property
-    def eorch(self) -> EorchApp:
-        assert isinstance(self.app, EorchApp)
-        return self.app
+        self.snapshot = snapshot
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -61,8 +59,8 @@ class RunsScreen(Screen[None]):
     def on_mount(self) -> None:
         self.sub_title = "runs"
         self.query_one(RunsTable).focus()
-        if self.eorch.runs:
-            self._show(RunsRefreshed(self.eorch.runs, self.eorch.clock()))
+        if self.snapshot is not None:
+            self._show(self.snapshot)
 
     @on(RunsRefreshed)
     def _refreshed(self, message: RunsRefreshed) -> None:
@@ -74,7 +72,7 @@ class RunsScreen(Screen[None]):
         self.query_one(RunsTable).show(shown, snapshot.now)
         active = sum(1 for r in snapshot.runs if not r.terminal)
         parts = [f"{len(shown)} of {len(snapshot.runs)} runs", f"{active} active",
-                 MONITOR_TEXT.get(self.eorch.monitor_state, self.eorch.monitor_state)]
+                 MONITOR_TEXT.get(self.deps.monitor_state(), self.deps.monitor_state())]
         stale = next((r.stale_note for r in shown if r.stale_note), "")
         if stale:
             parts.append(f"status? = {stale}")
@@ -101,9 +99,10 @@ class RunsScreen(Screen[None]):
 
     def action_cancel_run(self) -> None:
         run_id = self.query_one(RunsTable).selected_run_id
-        row = next((r for r in self.eorch.runs if r.id == run_id), None)
+        runs = self.snapshot.runs if self.snapshot is not None else ()
+        row = next((r for r in runs if r.id == run_id), None)
         if row is not None:
-            ask_to_cancel(self, self.eorch.ctx, row)
+            ask_to_cancel(self, self.deps.ctx, row)
 
     @on(RunCancelled)
     def _cancelled(self, message: RunCancelled) -> None:
@@ -139,4 +138,4 @@ class RunsScreen(Screen[None]):
     @on(DataTable.RowSelected, "#runs-table")
     def _open(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value is not None:
-            self.eorch.open_run(str(event.row_key.value))
+            self.post_message(RunOpenRequested(str(event.row_key.value)))

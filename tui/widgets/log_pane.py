@@ -1,7 +1,8 @@
-"""The log pane: tails a run's remote log in a worker, follows or pauses, searches, jumps to the error.
+"""The log pane: shows a run's log as its follower reads it, follows or pauses, searches, jumps to the error.
 
-The worker streams ``commands.follow_file(path, offset)`` over the host's transport and posts whole
-lines; it restarts the tail from where it stopped when the stream ends, and never touches a widget.
+Lines come from the ``LogFeed`` (``tui.logfeed``): for a run this app's monitor follows, the pane reads
+the tail the history already has and then takes the follower's own lines; otherwise it runs a reading
+follower. Either way the pane's worker only posts ``LogLinesReceived`` and never touches a widget.
 """
 
 from __future__ import annotations
@@ -22,38 +23,23 @@ from textual.containers import Vertical
 from textual.strip import Strip
 from textual.widgets import Input, RichLog, Static
 
-from orchestrator import commands
 from orchestrator.errors import EorchError
-from orchestrator.logparse.inert import inert
 from orchestrator.logparse.prefixes import parse_line
-from orchestrator.transport import RemoteProcess, Transport
+from orchestrator.notices import LogLinesRead, Notice
 from tui.format import match_spans
+from tui.logfeed import LogFeed, received
 from tui.messages import LogFollowFailed, LogLinesReceived
+from tui.worker_errors import ReportsWorkerErrors
 
 MAX_LINES = 5000
 DEFAULT_MIN_WIDTH = 78  # RichLog's
 WRAP_SLACK = 500  # wrapped, old lines are dropped this many at a time (each drop writes the log again)
 TAIL_BYTES = 256 * 1024  # how much of the log before the recorded offset to show on open
-READ_SIZE = 1 << 16
 RETRY_S = 2.0
 MATCH_STYLE = "black on yellow"  # every match of the search
 CURRENT_MATCH_STYLE = "bold black on dark_orange"  # the matches on the line n/N went to
 
 _EXCEPTION_LINE = re.compile(r"^(?:\(\w+(?: pid=\d+)?\)\s*)?[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b")
-
-
-def clean_line(raw: bytes) -> str:
-    """One display line from raw bytes: last carriage-return segment (progress bars), no escape codes."""
-    text = raw.decode("utf-8", errors="replace").rstrip("\r")
-    if "\r" in text:
-        text = next((seg for seg in reversed(text.split("\r")) if seg), "")
-    return inert(text, keep="\t").expandtabs(4)
-
-
-def split_lines(buffer: bytes) -> tuple[list[bytes], bytes]:
-    """Whole lines and the unfinished rest."""
-    *lines, rest = buffer.split(b"\n")
-    return lines, rest
 
 
 def styled(line: str, needle: str = "", current: bool = False, wrap: bool = False) -> Text:
@@ -86,18 +72,7 @@ class SearchLog(RichLog):
         self.refresh()
 
 
-async def _start_unless_cancelled(transport: Transport, argv: list[str]) -> RemoteProcess:
-    """Start a stream; if we are cancelled meanwhile, stop the process that did start, then give up."""
-    starting = asyncio.ensure_future(transport.start(argv))
-    try:
-        return await asyncio.shield(starting)
-    except asyncio.CancelledError:
-        proc = await starting
-        await proc.stop()
-        raise
-
-
-class LogPane(Vertical):
+class LogPane(ReportsWorkerErrors, Vertical):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("p", "toggle_follow", "Pause/follow"),
         Binding("slash", "search", "Search"),
@@ -110,12 +85,14 @@ class LogPane(Vertical):
         Binding("escape", "close_search", "Close search", show=False),
     ]
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, feed: LogFeed, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        self.feed = feed
         self.lines: list[str] = []
         self.following = True
         self.run_id: str | None = None
-        self.log_offset = 0
+        self.live = False  # lines come from this process's follower (through the feed)
+        self.log_offset = 0  # just past the last line shown
         self.error_needles: tuple[str, ...] = ()
         self.search_text = ""
         self.match_index = -1
@@ -136,46 +113,53 @@ class LogPane(Vertical):
 
     # ------------------------------------------------------------------------------------- following
 
-    def start(self, run_id: str, host: str, path: str, recorded_offset: int) -> None:
-        """Show the log from a little before the recorded offset and follow it."""
-        if self.run_id == run_id:
+    def start(self, run_id: str, host: str, path: str, recorded_offset: int, *, live: bool = False) -> None:
+        """Show the log from a little before the recorded offset and follow it. ``live``: this process's
+        monitor follows the run, so after what the history has, the lines are its follower's. Called again
+        when that changes, the pane goes on from the last line it shows."""
+        if self.run_id == run_id and self.live == live:
             return
-        self.run_id = run_id
-        start = max(0, recorded_offset - TAIL_BYTES)
-        self.note = f"from byte {start}" if start else ""
-        self._update_status()
-        self.tail(run_id, host, path, start)
+        if self.run_id != run_id:
+            self.run_id = run_id
+            start = self.log_offset = max(0, recorded_offset - TAIL_BYTES)
+            skip_partial = start > 0
+            self.note = f"from byte {start}" if start else ""
+            self._update_status()
+        else:
+            start, skip_partial = self.log_offset, False
+        self.live = live
+        self.feed.unsubscribe(self)
+        self.follow(run_id, host, path, start, skip_partial, recorded_offset if live else None)
 
-    @work(exclusive=True, group="log-tail")
-    async def tail(self, run_id: str, host: str, path: str, offset: int) -> None:
-        ctx = self.app.ctx  # type: ignore[attr-defined]
-        skip_partial = offset > 0
-        pending = b""
+    @work(exclusive=True, group="log-tail", exit_on_error=False)
+    async def follow(self, run_id: str, host: str, path: str, offset: int, skip_partial: bool,
+                     live_from: int | None) -> None:
+        """Read the log from ``offset`` (up to ``live_from`` for a live run, then subscribe to its follower's
+        lines); a failed read is said and retried from the last line read."""
+        def announced(notice: Notice) -> None:
+            nonlocal offset, skip_partial
+            if isinstance(notice, LogLinesRead):
+                offset, skip_partial = notice.offset, False
+                self.post_message(LogLinesReceived(notice.run_id, notice.lines, notice.offset))
+
         while True:
-            proc = None
             try:
-                session = await ctx.session(host)
-                argv = commands.follow_file(path, offset + len(pending))
-                proc = await _start_unless_cancelled(session.transport, argv)
-                while chunk := await proc.read(READ_SIZE):
-                    lines, pending = split_lines(pending + chunk)
-                    if skip_partial and lines:
-                        offset += len(lines[0]) + 1
-                        lines, skip_partial = lines[1:], False
-                    if lines:
-                        offset += sum(len(x) + 1 for x in lines)
-                        self.post_message(LogLinesReceived(run_id, tuple(clean_line(x) for x in lines), offset))
+                await self.feed.read(host, run_id, path, offset, announced, until=live_from,
+                                     skip_partial=skip_partial)
+                break
             except (EorchError, OSError) as err:
                 self.post_message(LogFollowFailed(run_id, str(err)))
-            finally:
-                if proc is not None:
-                    await proc.stop()
             await asyncio.sleep(RETRY_S)
+        for message in received(self.feed.subscribe(self, run_id)):
+            self.post_message(message)
+
+    def on_unmount(self) -> None:
+        self.feed.unsubscribe(self)
 
     @on(LogLinesReceived)
     def _lines(self, message: LogLinesReceived) -> None:
         message.stop()
-        if message.run_id != self.run_id:
+        if message.run_id != self.run_id or message.offset <= self.log_offset:  # read before, or another run's
             return
         self.log_offset = message.offset
         self.note = ""
