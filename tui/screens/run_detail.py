@@ -20,7 +20,9 @@ from tui.app import EorchApp, RunsRefreshed
 from tui.cancelling import ask_to_cancel, told_cancel_failed, told_cancelled
 from tui.data import RunDetail, load_detail
 from tui.messages import CancelFailed, RunCancelled, RunDetailLoaded, RunLoadFailed
+from tui.muting import toggle_mute
 from tui.screens.confirm import MessageScreen
+from tui.screens.rerun import ask_to_rerun
 from tui.widgets.log_pane import LogPane
 from tui.widgets.run_panels import RootCausePanel, ShardProgress, header_text, timeline_text
 
@@ -34,6 +36,8 @@ class RunDetailScreen(Screen[None]):
         Binding("t", "copy_traceback", "Copy traceback", show=False),
         Binding("r", "show_tab('cause-tab')", "Root cause"),
         Binding("l", "show_tab('log-tab')", "Log"),
+        Binding("R", "rerun_run", "Rerun", show=False),  # `r` is the root cause here
+        Binding("m", "mute_run", "Mute/unmute alerts", show=False),
     ]
 
     def __init__(self, run_id: str) -> None:
@@ -150,6 +154,12 @@ class RunDetailScreen(Screen[None]):
     def action_cancel_run(self) -> None:
         if self.detail is not None:
             ask_to_cancel(self, self.eorch.ctx, self.detail.row)
+
+    def action_rerun_run(self) -> None:
+        ask_to_rerun(self, self.eorch.ctx, self.run_id)  # tui/screens/rerun.py
+
+    def action_mute_run(self) -> None:
+        toggle_mute(self, self.eorch.ctx, self.run_id)  # tui/muting.py
 
     @on(RunCancelled)
     def _cancelled(self, message: RunCancelled) -> None:

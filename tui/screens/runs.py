@@ -1,5 +1,5 @@
 """The runs screen: a live table of runs, newest first; `/` filters, `f` picks a status, `o` sorts, `c` cancels,
-Enter opens a run."""
+`r` reruns, `m` mutes alerts, Enter opens a run."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from tui.app import EorchApp, RunsRefreshed
 from tui.cancelling import ask_to_cancel, told_cancel_failed, told_cancelled
 from tui.listing import SORTS, STATUS_FILTERS, next_of, select_runs
 from tui.messages import CancelFailed, RunCancelled
+from tui.muting import toggle_mute
+from tui.screens.rerun import ask_to_rerun
 from tui.widgets.runs_table import RunsTable
 
 MONITOR_TEXT = {
@@ -35,6 +37,8 @@ class RunsScreen(Screen[None]):
         Binding("f", "cycle_status", "Status filter", show=False),
         Binding("o", "cycle_sort", "Sort", show=False),
         Binding("c", "cancel_run", "Cancel run", show=False),
+        Binding("r,R", "rerun_run", "Rerun", show=False),
+        Binding("m", "mute_run", "Mute/unmute alerts", show=False),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
@@ -104,6 +108,14 @@ class RunsScreen(Screen[None]):
         row = next((r for r in self.eorch.runs if r.id == run_id), None)
         if row is not None:
             ask_to_cancel(self, self.eorch.ctx, row)
+
+    def action_rerun_run(self) -> None:
+        if run_id := self.query_one(RunsTable).selected_run_id:
+            ask_to_rerun(self, self.eorch.ctx, run_id)  # tui/screens/rerun.py
+
+    def action_mute_run(self) -> None:
+        if run_id := self.query_one(RunsTable).selected_run_id:
+            toggle_mute(self, self.eorch.ctx, run_id)  # tui/muting.py
 
     @on(RunCancelled)
     def _cancelled(self, message: RunCancelled) -> None:
