@@ -56,6 +56,7 @@ class RunSnapshot:
     started_at: datetime | None = None
     last_activity_at: datetime | None = None
     stall_minutes: float = 15.0
+    muted: bool = False  # `eorch alerts mute`: the run deserves no alert at all
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,9 @@ def host_dedup_key(host: str, since: datetime) -> str:
 
 
 def evaluate(run: RunSnapshot, facts: RunFacts, now: datetime) -> list[AlertToRaise]:
-    """The alerts this run deserves now (the edge drops those already raised)."""
+    """The alerts this run deserves now (the edge drops those already raised); none for a muted run."""
+    if run.muted:
+        return []
     kinds: list[AlertKind] = []
     terminal = TERMINAL_KINDS.get(run.status)
     if terminal is not None:

@@ -158,6 +158,7 @@ class AlertEngine:
             hint=_signature_hint(signature), started_at=run.started_at,
             last_activity_at=max(activity) if activity else None,
             stall_minutes=float(stall) if stall else self.monitor_cfg.stall_minutes,
+            muted=run.alerts_muted_at is not None,
         )
 
     def tick(self, monitor: Any = None) -> None:
@@ -184,7 +185,7 @@ class AlertEngine:
             host_snaps = [HostSnapshot(h.name, h.reachable, h.unreachable_since, h.last_error,
                                        tuple(r.id for r in runs if r.host == h.name)) for h in hosts.values()]
         for snap in snapshots:
-            reason = alertrules.stall_of(snap, (), now)
+            reason = None if snap.muted else alertrules.stall_of(snap, (), now)
             if reason:
                 raised += self.raise_all([alertrules.make_run_alert(snap, AlertKind.STALLED, now, reason)])
         for host in host_snaps:
@@ -247,10 +248,18 @@ def monitor_listeners(ctx: Context, bell: bool = False,
     return [AlertEngine(ctx, dispatcher, bell=bell, on_alert=on_alert)]
 
 
-def send_test(ctx: Context, timeout: float = 30.0) -> list[Delivery]:
-    """Send a test alert to every channel now and wait for the outcome (not recorded in the history)."""
+def send_test(ctx: Context, timeout: float = 30.0, only: str | None = None) -> list[Delivery]:
+    """Send a test alert to every channel now (or to those whose key or printed name is ``only``) and wait for
+    the outcome (not recorded in the history)."""
     config = load_alerts_config(ctx)
-    dispatcher = Dispatcher(None, configured_channels(ctx), config)
+    channels = configured_channels(ctx)
+    if only is not None:
+        channels = [c for c in channels if only in (c.key, c.name)]
+        if not channels:
+            from orchestrator.errors import UsageError
+
+            raise UsageError(f"no alert channel {only!r}: see the channels with `eorch alerts channels`")
+    dispatcher = Dispatcher(None, channels, config)
     dispatcher.dispatch(alertrules.make_test_alert(queries.utcnow()))
     dispatcher.flush(timeout)
     return list(dispatcher.results)

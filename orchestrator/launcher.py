@@ -60,6 +60,7 @@ async def launch(
     preflight: dict[str, Any] | None = None,
     gpu_locks: Sequence[int] = (),
     force_locks: bool = False,
+    rerun_of: str | None = None,
 ) -> Run:
     """Start argv detached on host; returns the recorded run (status running).
 
@@ -70,7 +71,8 @@ async def launch(
 
     Secrets (``secret_env``, and the variables of ``env`` whose key looks like one: orchestrator.secretenv)
     reach the job but are recorded, here and on the host, only as ``<redacted>``.
-    ``preflight`` is the report stored on the run; ``gpu_locks`` the GPUs the run locks on the host.
+    ``preflight`` is the report stored on the run; ``gpu_locks`` the GPUs the run locks on the host;
+    ``rerun_of`` the run this one repeats (orchestrator.rerun).
     """
     if not argv:
         raise UsageError("no command given: put it after `--`, e.g. eorch launch --host H -- python train.py")
@@ -114,6 +116,7 @@ async def launch(
         log_offset=0,
         events_offset=0,
         preflight=preflight,
+        rerun_of=rerun_of,
         **recorded,
     )
     # Recorded before anything starts: a history that cannot be written stops the launch here.

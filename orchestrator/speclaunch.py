@@ -18,7 +18,14 @@ def spec_launch_args(
 ) -> dict[str, Any]:
     """Keyword arguments for ``launcher.launch`` from a validated spec file (SpecError if invalid).
     ``canary``: ``--canary``/``--no-canary`` (None: the spec's ``eagle3.canary``, on by default)."""
-    spec = load_spec(path, overrides)
+    return job_launch_args(load_spec(path, overrides), extra_env=extra_env, name=name, cwd=cwd, canary=canary)
+
+
+def job_launch_args(
+    spec: CommandJob | Eagle3Job, *, extra_env: Mapping[str, str], name: str | None, cwd: str | None,
+    canary: bool | None = None,
+) -> dict[str, Any]:
+    """``spec_launch_args`` of a spec already validated (a file's, or the one a run recorded: `eorch rerun`)."""
     if canary is not None:
         if not isinstance(spec, Eagle3Job):
             raise UsageError("--canary/--no-canary apply to an eagle3-extract spec; this spec runs a command")

@@ -52,6 +52,8 @@ def run_record(run: Run) -> dict[str, Any]:
         "patch_set": run.patch_set,
         "env_fingerprint": run.env_fingerprint,
         "preflight": run.preflight,
+        "rerun_of": run.rerun_of,
+        "alerts_muted_at": _iso(run.alerts_muted_at),
         "scheduler": (
             {"kind": "slurm", "job_id": run.scheduler_job_id, **(run.scheduler_state or {})}
             if run.scheduler_job_id else None

@@ -87,12 +87,14 @@ def _print_problems(deliveries: list[dict[str, Any]]) -> None:
 
 @alerts_app.command("test")
 def test_channels(
+    channel: Annotated[str | None, typer.Option(help="only this channel: its name or key as `eorch alerts "
+                                                "channels` shows them")] = None,
     json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
-    """Send a test alert to every configured channel and report each outcome."""
+    """Send a test alert to every configured channel (or one) and report each outcome."""
     from orchestrator.alerts import send_test
 
-    deliveries = send_test(context())
+    deliveries = send_test(context(), only=channel)
     if json_:
         print_json([d.to_json() for d in deliveries])
     elif not deliveries:
@@ -104,6 +106,56 @@ def test_channels(
                           highlight=False, markup=False)
     if any(not d.ok for d in deliveries):
         raise typer.Exit(1)
+
+
+@alerts_app.command("channels")
+def list_channels(
+    json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """The configured alert channels: name (tokens left out), the kinds each takes, and its key."""
+    from orchestrator.alertsettings import channel_infos
+
+    infos = channel_infos(context())
+    if json_:
+        print_json([{"name": c.name, "key": c.key, "via": c.via, "kinds": c.kinds} for c in infos])
+        return
+    if not infos:
+        console.print("no alert channels configured: add `[alerts] urls = [...]` to config.toml "
+                      "or set EORCH_ALERT_URLS", markup=False)
+        return
+    table = Table("channel", "kinds", "via", "key")
+    for c in infos:
+        table.add_row(text(c.name), text(c.kinds_text), text(c.via), text(c.key))
+    console.print(table, highlight=False)
+
+
+@alerts_app.command("mute")
+def mute(
+    run: Annotated[str, typer.Argument(help="run id, id prefix or name")],
+) -> None:
+    """Raise no alert for this run (none recorded, rung or sent) until `eorch alerts unmute`."""
+    from orchestrator.mutes import set_muted
+
+    muted = set_muted(context(), run, True)
+    assert muted is not None
+    console.print(f"alerts of run {muted.id} ({muted.name}) muted: `eorch alerts unmute {muted.id}` turns them "
+                  "back on", highlight=False, markup=False)
+
+
+@alerts_app.command("unmute")
+def unmute(
+    run: Annotated[str, typer.Argument(help="run id, id prefix or name")],
+) -> None:
+    """Alerts for this run again, from its next change on (nothing raised while muted is sent now)."""
+    from orchestrator.mutes import set_muted
+    from orchestrator.store import queries as q
+
+    ctx = context()
+    with ctx.db() as s:
+        found = q.get_run(s, run)
+        run_id, name = found.id, found.name
+    set_muted(ctx, run_id, False)
+    console.print(f"alerts of run {run_id} ({name}) on", highlight=False, markup=False)
 
 
 def register(app: typer.Typer) -> None:

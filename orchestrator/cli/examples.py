@@ -152,7 +152,23 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "alerts test": (
         "eorch alerts test",
+        "eorch alerts test --channel slack",
         "eorch alerts test --json",
+    ),
+    "alerts channels": (
+        "eorch alerts channels",
+        "eorch alerts channels --json",
+    ),
+    "alerts mute": (
+        "eorch alerts mute 3fa2",
+    ),
+    "alerts unmute": (
+        "eorch alerts unmute 3fa2",
+    ),
+    "rerun": (
+        "eorch rerun 3fa2                    # asks first, then launches the same command or spec",
+        "eorch rerun 3fa2 --yes --host gpu2 --name again",
+        "eorch rerun 3fa2 --yes --secret-env HF_TOKEN=hf_xxx",
     ),
     "daemon": (
         "eorch daemon                        # in the foreground, until Ctrl-C",

@@ -32,6 +32,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
      "Print the run's log from the host, with the job's escape sequences and control characters removed."),
     ("cancel", "orchestrator.cli.runs",
      "Stop a run: TERM its process group and everything it spawned, KILL after a grace period."),
+    ("rerun", "orchestrator.cli.rerun",
+     "Launch a run again: the same command line, env, cwd, host and patch set, or the same recorded spec."),
     ("preflight", "orchestrator.cli.preflight",
      "Check a spec against the host without starting anything; exits 1 when a check fails."),
     ("retry", "orchestrator.cli.retry",
@@ -64,7 +66,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
 )
 # Registration order of the topics when all are needed (it decides the order of the listing above).
 TOPICS = (
-    "orchestrator.cli.hosts", "orchestrator.cli.runs", "orchestrator.cli.preflight", "orchestrator.cli.retry",
+    "orchestrator.cli.hosts", "orchestrator.cli.runs", "orchestrator.cli.rerun", "orchestrator.cli.preflight", "orchestrator.cli.retry",
     "orchestrator.cli.log", "orchestrator.cli.watch", "orchestrator.cli.patch", "orchestrator.cli.alerts",
     "orchestrator.cli.history", "orchestrator.cli.daemon", "orchestrator.cli.tui", "orchestrator.cli.tools",
     "orchestrator.cli.completion",

@@ -48,6 +48,11 @@ def show(
     if record["freshness"]["note"]:
         console.print(record["freshness"]["note"], style="yellow", highlight=False, markup=False)
     console.print(f"command: {shlex.join(record['command'])}", highlight=False, markup=False, soft_wrap=True)
+    if record.get("rerun_of"):
+        console.print(f"rerun of {record['rerun_of']}", highlight=False, markup=False)
+    if record.get("alerts_muted_at"):
+        console.print(f"alerts muted since {record['alerts_muted_at']} (`eorch alerts unmute {record['id']}`)",
+                      highlight=False, markup=False)
     if record["scheduler"]:
         sched = record["scheduler"]
         state = sched.get("state") or "submitted"

@@ -119,6 +119,10 @@ class Run(Base):
     patch_set: Mapped[dict | None] = mapped_column(JSON)  # type: ignore[type-arg]
     # The preflight report of the launch (orchestrator.preflight.Report.to_dict), if one ran.
     preflight: Mapped[dict | None] = mapped_column(JSON)  # type: ignore[type-arg]
+    # `eorch rerun`: the run this one repeats (a plain id: the rerun outlives its original's deletion).
+    rerun_of: Mapped[str | None] = mapped_column(String(32))
+    # `eorch alerts mute`: since when the monitor raises no alert for this run (None: alerts on).
+    alerts_muted_at: Mapped[datetime | None] = mapped_column(DateTime)
 
     __table_args__ = (Index("ix_runs_host_created", "host", "created_at"),)
 

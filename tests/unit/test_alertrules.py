@@ -156,3 +156,19 @@ class TestExtractionVerified:
     def test_channels_may_filter_on_it(self) -> None:
         assert kind_allowed(AlertKind.EXTRACTION_VERIFIED, ["extraction_verified"])
         assert not kind_allowed(AlertKind.EXTRACTION_VERIFIED, ["failed"])
+
+
+class TestMuted:
+    """A muted run (`eorch alerts mute`) deserves no alert, whatever happened to it."""
+
+    def test_muted_run_raises_nothing(self) -> None:
+        """A failed run raises its alert; the same run muted raises none."""
+        from dataclasses import replace
+        from datetime import datetime
+
+        from orchestrator.alertrules import RunFacts, RunSnapshot, evaluate
+
+        now = datetime(2026, 12, 1, 12, 0)
+        failed = RunSnapshot(run_id="r1", name="job", host="gpu", status="failed", phase="failed", exit_code=1)
+        assert [a.kind.value for a in evaluate(failed, RunFacts(new_status="failed"), now)] == ["failed"]
+        assert evaluate(replace(failed, muted=True), RunFacts(new_status="failed"), now) == []

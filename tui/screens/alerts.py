@@ -26,6 +26,7 @@ class AlertsScreen(ReportsWorkerErrors, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("r", "reload", "Reload"),
+        Binding("s", "settings", "Settings"),
     ]
 
     def __init__(self, deps: ScreenDeps, session_alerts: Sequence[AlertRow] = ()) -> None:
@@ -48,6 +49,11 @@ class AlertsScreen(ReportsWorkerErrors, Screen[None]):
             table.add_column(label, key=label, width=width)
         table.focus()
         self.action_reload()
+
+    def action_settings(self) -> None:
+        from tui.screens.alert_settings import AlertSettingsScreen  # channels, test alert, muted runs
+
+        self.app.push_screen(AlertSettingsScreen(self.deps.ctx))
 
     def action_reload(self) -> None:
         self.load()

@@ -20,7 +20,9 @@ from tui.cancelling import ask_to_cancel, told_cancel_failed, told_cancelled
 from tui.data import RunDetail, load_detail
 from tui.deps import ScreenDeps
 from tui.messages import CancelFailed, RunCancelled, RunDetailLoaded, RunLoadFailed, RunsRefreshed
+from tui.muting import toggle_mute
 from tui.screens.confirm import MessageScreen
+from tui.screens.rerun import ask_to_rerun
 from tui.widgets.log_pane import LogPane
 from tui.widgets.run_panels import RootCausePanel, ShardProgress, header_text, timeline_text
 from tui.worker_errors import ReportsWorkerErrors
@@ -35,6 +37,8 @@ class RunDetailScreen(ReportsWorkerErrors, Screen[None]):
         Binding("t", "copy_traceback", "Copy traceback", show=False),
         Binding("r", "show_tab('cause-tab')", "Root cause"),
         Binding("l", "show_tab('log-tab')", "Log"),
+        Binding("R", "rerun_run", "Rerun", show=False),  # `r` is the root cause here
+        Binding("m", "mute_run", "Mute/unmute alerts", show=False),
     ]
 
     def __init__(self, deps: ScreenDeps, run_id: str) -> None:
@@ -149,6 +153,12 @@ class RunDetailScreen(ReportsWorkerErrors, Screen[None]):
     def action_cancel_run(self) -> None:
         if self.detail is not None:
             ask_to_cancel(self, self.deps.ctx, self.detail.row)
+
+    def action_rerun_run(self) -> None:
+        ask_to_rerun(self, self.deps.ctx, self.run_id)  # tui/screens/rerun.py
+
+    def action_mute_run(self) -> None:
+        toggle_mute(self, self.deps.ctx, self.run_id)  # tui/muting.py
 
     @on(RunCancelled)
     def _cancelled(self, message: RunCancelled) -> None:

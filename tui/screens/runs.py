@@ -1,5 +1,5 @@
 """The runs screen: a live table of runs, newest first; `/` filters, `f` picks a status, `o` sorts, `c` cancels,
-Enter opens a run, `L` shows every active run's log merged."""
+`r` reruns, `m` mutes alerts, Enter opens a run, `L` shows every active run's log merged."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from tui.cancelling import ask_to_cancel, told_cancel_failed, told_cancelled
 from tui.deps import ScreenDeps
 from tui.listing import SORTS, STATUS_FILTERS, next_of, select_runs
 from tui.messages import CancelFailed, RunCancelled, RunOpenRequested, RunsRefreshed
+from tui.muting import toggle_mute
+from tui.screens.rerun import ask_to_rerun
 from tui.widgets.runs_table import RunsTable
 from tui.worker_errors import ReportsWorkerErrors
 
@@ -37,6 +39,8 @@ class RunsScreen(ReportsWorkerErrors, Screen[None]):
         Binding("f", "cycle_status", "Status filter", show=False),
         Binding("o", "cycle_sort", "Sort", show=False),
         Binding("c", "cancel_run", "Cancel run", show=False),
+        Binding("r,R", "rerun_run", "Rerun", show=False),
+        Binding("m", "mute_run", "Mute/unmute alerts", show=False),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
@@ -103,6 +107,14 @@ class RunsScreen(ReportsWorkerErrors, Screen[None]):
         row = next((r for r in runs if r.id == run_id), None)
         if row is not None:
             ask_to_cancel(self, self.deps.ctx, row)
+
+    def action_rerun_run(self) -> None:
+        if run_id := self.query_one(RunsTable).selected_run_id:
+            ask_to_rerun(self, self.deps.ctx, run_id)  # tui/screens/rerun.py
+
+    def action_mute_run(self) -> None:
+        if run_id := self.query_one(RunsTable).selected_run_id:
+            toggle_mute(self, self.deps.ctx, run_id)  # tui/muting.py
 
     @on(RunCancelled)
     def _cancelled(self, message: RunCancelled) -> None:
