@@ -18,8 +18,8 @@ from orchestrator.context import Context
 from orchestrator.errors import HostError, StoreError
 from orchestrator.follower import LogFollower, StepEventFollower
 from orchestrator.hosts import HostSession
+from orchestrator.kernelevidence import killed_root_cause
 from orchestrator.liveness import cancel_reached_host, liveness_from, lost_reason, lost_root_cause
-from orchestrator.logparse import exit_root_cause
 from orchestrator.monitorlock import MonitorLock  # noqa: F401 - its old home, still imported from here
 from orchestrator.notices import (
     HostReachabilityChanged,
@@ -222,6 +222,7 @@ class HostWatcher:
             return  # not read to the end yet: the next round follows again from the committed offset
         followed.cancel()
         self.followed.pop(run.id, None)
+        killed = await killed_root_cause(session, run, live)  # a log that just stops: exit status, kernel log
         with self.ctx.db() as s:
             row = s.get(Run, run.id)
             if row is None:
@@ -232,10 +233,8 @@ class HostWatcher:
             )
             old = row.status
             row.exit_code = live["rc"]
-            if proposed is RunStatus.FAILED and row.root_cause is None:
-                killed = exit_root_cause(live["rc"])  # a log that just stops: the exit status may say why
-                if killed is not None:
-                    row.root_cause, row.signature = killed.to_json(), killed.signature
+            if proposed is RunStatus.FAILED and row.root_cause is None and killed is not None:
+                row.root_cause, row.signature = killed.to_json(), killed.signature
             if proposed in (RunStatus.FAILED, RunStatus.LOST) and row.phase not in ("failed",):
                 row.phase = "failed"
             elif proposed == RunStatus.SUCCEEDED and row.phase not in ("failed",):
