@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from orchestrator.logparse import frameruns
 from orchestrator.logparse.analysis import Analysis, SignatureCount
 from orchestrator.logparse.events import LogEvent
 from orchestrator.logparse.lines import LINE_CAP, Ending, count_terminators, ending_at, line_end
 from orchestrator.logparse.phases import ProgressReading, frame_at, frame_unit
 from orchestrator.logparse.prefixes import is_prefix_only, quick_key
+from orchestrator.logparse.regionhits import RegionHits
 from orchestrator.logparse.rules import LineRules
 from orchestrator.logparse.signatures import Catalogue
 from orchestrator.logparse.tail import LogTail
@@ -227,6 +229,7 @@ class LogParser(LineRules):
         window, w_end = self._window, start
         cursor = counted = start
         rfind, find = buf.rfind, buf.find
+        region: RegionHits | None = None  # after a rescan: hits found once per unit, sliced per window
         touched = False  # a rule ran on the last line: the state may have changed
         while cursor < end:
             if self._tbs.any_open():
@@ -254,6 +257,8 @@ class LogParser(LineRules):
                         extra = {n: _find_from(buf, n, cursor, w_end) for n in added}
                     else:  # needles dropped out: rescan the rest with the smaller set, from a small window
                         general, window = None, _RESCAN_WINDOW
+                        if region is None and end - cursor >= _RESCAN_WINDOW:
+                            region = RegionHits(self._funnel, buf, cursor, end)
                         self._window = window
             if general is None or cursor >= w_end:
                 # Scan a window (growing while nothing changes).
@@ -261,8 +266,11 @@ class LogParser(LineRules):
                 relevant = self._funnel.relevant(*state)
                 extra, full_end = {}, -1
                 w_end = _line_start_after(buf, min(end, cursor + window), end)
-                general = self._funnel.scan(buf, cursor, w_end, relevant)
-                frames = self._funnel.scan_progress(buf, cursor, w_end)
+                if region is None:
+                    general = self._funnel.scan(buf, cursor, w_end, relevant)
+                    frames = self._funnel.scan_progress(buf, cursor, w_end)
+                else:
+                    general, frames = region.scan(cursor, w_end, relevant), region.scan_progress(cursor, w_end)
                 gi = fi = 0
                 window = self._window = min(window * 2, _MAX_WINDOW)
             while gi < len(general) and general[gi] < cursor:
@@ -362,12 +370,34 @@ class LogParser(LineRules):
         """Take the run of frame lines of ``key``'s traceback starting at ``cursor`` (whose line, already
         counted, is one): (next cursor, last line, it ended in ``\r``), or None when that first line must be
         examined.  A line stops the run unless it has the same head, is indented, holds no ANSI code, NUL or
-        signature, and cannot end the traceback."""
+        signature, and cannot end the traceback.  Runs are found a block at a time (``frameruns``); a line the
+        block pass cannot vouch for is taken the long way."""
         taken: tuple[int, bytes | None, bool] | None = None
         n = len(head)
-        match, add = self._cat.match, self._tbs.add_frame
+        match, add, may_match = self._cat.match, self._tbs.add_frame, self._cat.may_match
         crlf_record = self._tbs.frame_head(key, Ending.LF) is None  # a bare "\n" would end the traceback
+        hlen = len(head.decode("utf-8", "replace"))
         while True:
+            stop = frameruns.run_end(buf, cursor, end, head, crlf_record)
+            if stop is not None:
+                msgs = [ln[hlen:].rstrip() for ln in frameruns.split_lines(buf[cursor:stop].decode("utf-8", "replace"))]
+                k = len(msgs)
+                if may_match("\n".join(msgs)):  # some line may show a signature: the lines before the first one
+                    k = next(i for i, m in enumerate(msgs) if may_match(m))
+                if k:
+                    first = self._line_no if taken is None else self._line_no + 1
+                    self._tbs.add_frames(key, msgs[:k] if k < len(msgs) else msgs, first)
+                    self._line_no = first + k - 1
+                    pos = stop
+                    if k < len(msgs):
+                        pos = cursor
+                        for _ in range(k):
+                            pos = line_end(buf, pos, end)[1]
+                    ls, te, cr = frameruns.line_before(buf, cursor, pos)
+                    taken = (pos, buf[ls:te] if te - ls <= _PREV_CAP else None, cr)
+                    cursor = pos
+                    if cursor >= end:
+                        return taken
             e, nxt = line_end(buf, cursor, end)
             if taken is not None:
                 if not buf.startswith(head, cursor) or buf[cursor + n:cursor + n + 1] not in (b" ", b"\t"):
@@ -388,6 +418,7 @@ class LogParser(LineRules):
             cursor = nxt
             if cursor >= end:
                 return taken
+
 
 def _find_from(buf: bytes, needle: bytes, start: int, end: int) -> int:
     """Where ``needle`` next starts in ``buf[start:end]``; ``end`` when it does not."""

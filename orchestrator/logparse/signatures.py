@@ -80,6 +80,11 @@ class Catalogue:
                 return []
         return [s for s in self.signatures if s.matches(text)]
 
+    def may_match(self, text: str) -> bool:
+        """False when no line of ``text`` (one line or many) can show any signature: what ``match`` checks
+        first, over a whole block at once."""
+        return self._gate.search(text) is not None or any(word in text for word in self._gate_words)
+
     def funnel_needles(self) -> tuple[str, ...]:
         """Needles that must widen the scanner's funnel."""
         out: list[str] = []

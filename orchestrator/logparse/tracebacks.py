@@ -162,6 +162,20 @@ class TracebackAssembler:
         """A frame line (indented, after ``frame_head``) of ``key``'s open traceback: what ``feed`` does."""
         self._open[key].add(msg, line_no)
 
+    def add_frames(self, key: str, msgs: list[str], first_line: int) -> None:
+        """``add_frame`` for a run of frame lines numbered from ``first_line``."""
+        tb = self._open[key]
+        lines, size = tb.lines, tb.size
+        for msg in msgs:
+            size += len(msg) + 1
+            if size > TRACEBACK_CAP:
+                size -= len(msg) + 1
+                tb.truncated = True
+            else:
+                lines.append(msg)
+        tb.size = size
+        tb.last_line = first_line + len(msgs) - 1
+
     def feed(self, line: ParsedLine, line_no: int, ending: Ending) -> tuple[bool, list[Traceback]]:
         """(consumed, completed): ``consumed`` is False when the line is not part of an open traceback."""
         tb = self._open.get(line.key)
