@@ -17,6 +17,7 @@ from orchestrator.logparse.events import (
     LogEvent,
     PhaseChanged,
     ProgressReported,
+    RootCause,
     RootCauseFound,
     ShardsProgressed,
 )
@@ -290,10 +291,11 @@ class LineRules(EvidenceRules):
         if phase is not self._reported:
             self._reported = phase
             events.append(PhaseChanged(phase, line_no, text.strip()[:500]))
-        rc = self._ev.root_cause()
-        key = None if rc is None else [rc.line_no, rc.process, rc.exception, rc.message[:200]]
+        item = self._ev.root_item()
+        key = None if item is None else [item["line_no"], item["process"], item["exception"], item["message"][:200]]
         if key != self._root_key:
             self._root_key = key
-            if rc is not None:
+            if item is not None:
+                rc = RootCause.from_dict(item)
                 events.append(RootCauseFound(rc, rc.line_no))
 
