@@ -41,6 +41,10 @@ REPO = Path(__file__).resolve().parent.parent
 LOGS = REPO / "tests" / "data" / "logs"
 REAL = REPO / "tests" / "data" / "real"
 ANALYZE = [sys.executable, "-m", "orchestrator.cli.main", "log", "analyze", "--json"]
+#: ``--parser-only``: the same parse without the CLI (``orchestrator.logparse`` is stdlib-only), for a machine
+#: that has a Python but not eorch's dependencies; the start-up subtracted is then the interpreter's.
+PARSER_ONLY = [sys.executable, "-c", "import json, sys; from orchestrator.logparse import analyze_path; "
+               "print(json.dumps([analyze_path(sys.argv[1]).to_json(file=sys.argv[1])]))"]
 
 
 def _lines(name: str) -> list[bytes]:
@@ -118,7 +122,7 @@ def timed(argv: list[str], out_file: Path | None = None) -> tuple[float, float, 
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, out
 
 
-def measure(path: Path, empty: Path, runs: int) -> dict[str, object]:
+def measure(path: Path, empty: Path, runs: int, analyze: list[str] = ANALYZE) -> dict[str, object]:
     """Each of ``runs`` rounds times the start-up, the analysis and grep back to back; the figures are the
     medians over the rounds (the best scan is printed too)."""
     size = path.stat().st_size
@@ -127,8 +131,8 @@ def measure(path: Path, empty: Path, runs: int) -> dict[str, object]:
     verdict: dict[str, object] = {}
     grep_count = 0
     for _ in range(runs):
-        w0, c0, _, _ = timed([*ANALYZE, str(empty)])
-        w1, c1, peak, out = timed([*ANALYZE, str(path)])
+        w0, c0, _, _ = timed([*analyze, str(empty)])
+        w1, c1, peak, out = timed([*analyze, str(path)])
         w2, _, _, counted = timed(["grep", "-c", "-E", "Traceback|Error", str(path)],
                                   out_file=path.with_suffix(".grep"))
         rounds.append({"startup_s": w0, "analyze_wall_s": w1, "scan_s": max(w1 - w0, 1e-9),
@@ -169,6 +173,8 @@ def main() -> None:
                     help="both = serve + concat; all = serve + concat + real (default)")
     ap.add_argument("--runs", type=int, default=3, help="rounds; medians are reported (default 3)")
     ap.add_argument("--json", action="store_true", help="print JSON only")
+    ap.add_argument("--parser-only", action="store_true",
+                    help="time the parser in a bare interpreter instead of `eorch log analyze` (no CLI deps)")
     args = ap.parse_args()
     results: dict[str, dict[str, object]] = {}
     with tempfile.TemporaryDirectory(prefix="eorch-logbench-") as tmp:
@@ -178,12 +184,13 @@ def main() -> None:
         for mix in mixes:
             path = Path(tmp) / f"{mix}.log"
             BUILDERS[mix](path, args.mb * 1024 * 1024)
-            results[mix] = measure(path, empty, args.runs)
+            results[mix] = measure(path, empty, args.runs, PARSER_ONLY if args.parser_only else ANALYZE)
             path.unlink()
     if args.json:
         print(json.dumps(results, indent=2))
         return
-    print(f"eorch log analyze on {args.mb} MiB logs (median of {args.runs} rounds; python {sys.version.split()[0]}, "
+    what = "the parser (--parser-only)" if args.parser_only else "eorch log analyze"
+    print(f"{what} on {args.mb} MiB logs (median of {args.runs} rounds; python {sys.version.split()[0]}, "
           f"{os.cpu_count()} CPUs)")
     for mix, r in results.items():
         print(f"\n[{mix}] {r['size_mb']} MB, {r['lines']} lines -> {r['verdict']}")
