@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Any
 
-from worker import boot, fingerprint, gpulock, patching, preflight, procs
+from worker import boot, fingerprint, gpulock, kernlog, patching, preflight, procs
 
 NVIDIA_QUERY = [
     "nvidia-smi",
@@ -301,4 +301,5 @@ OPERATIONS = {
     "patch": patching.op,
     "fingerprint": fingerprint.op,
     "preflight": preflight.op,
+    "kernlog": kernlog.op,
 }

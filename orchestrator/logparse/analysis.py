@@ -94,17 +94,25 @@ class Evidence:
         return bool(self.symptoms) and self.clean_line is None
 
     def root_cause(self) -> RootCause | None:
+        item = self.root_item()
+        return None if item is None else RootCause.from_dict(item)
+
+    def root_item(self) -> dict[str, Any] | None:
+        """The kept cause ``root_cause`` is made of (cheap: the parser asks after every changed line)."""
         if self.tb_causes:
-            for ref in self.echo_refs:
-                for item in self.tb_causes:
-                    if _same_message(item, ref):
-                        return RootCause.from_dict(item)
-            return RootCause.from_dict(self.tb_causes[0])
+            if self.echo_refs:
+                messages = [str(item.get("message") or "").strip() for item in self.tb_causes]
+                for ref in self.echo_refs:
+                    ref = ref.strip()
+                    for item, message in zip(self.tb_causes, messages):
+                        if _same_message(message, ref):
+                            return item
+            return self.tb_causes[0]
         for tier in (self.line_causes, self.error_lines):
             if tier:
-                return RootCause.from_dict(tier[0])
+                return tier[0]
         if self.symptoms and self.failed():
-            return RootCause.from_dict(self.symptoms[0])
+            return self.symptoms[0]
         return None
 
     def to_dict(self) -> dict[str, Any]:
@@ -118,9 +126,8 @@ class Evidence:
         return None if self.first_error is None else RootCause.from_dict(self.first_error)
 
 
-def _same_message(item: dict[str, Any], ref: str) -> bool:
-    message = str(item.get("message") or "").strip()
-    ref = ref.strip()
+def _same_message(message: str, ref: str) -> bool:
+    """Whether a kept cause's message (stripped) is the one an echo points back to (stripped)."""
     if message == ref:
         return True
     return bool(ref) and bool(message) and (message.startswith(ref) or ref.startswith(message))

@@ -46,6 +46,8 @@ def inert(text: str, keep: str = "\t\n") -> str:
     if text.isprintable():  # the common case, one C-speed pass
         return text
     strip = _STRIP.get(keep) or _control_re(keep)
+    if strip.search(text) is None:  # only kept controls (a tab): nothing to take out, no sequence either
+        return text
     return strip.sub("", _SEQUENCE.sub("", text))
 
 

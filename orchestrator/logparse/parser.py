@@ -12,12 +12,13 @@ from typing import Any
 
 from orchestrator.logparse.analysis import Analysis, SignatureCount
 from orchestrator.logparse.events import LogEvent
-from orchestrator.logparse.lines import LINE_CAP, Ending, count_terminators, ending_at, line_end
+from orchestrator.logparse.lines import LINE_CAP, Ending, count_terminators, ending_at
 from orchestrator.logparse.phases import ProgressReading, frame_at, frame_unit
-from orchestrator.logparse.prefixes import is_prefix_only, quick_key
-from orchestrator.logparse.rules import LineRules
+from orchestrator.logparse.regionhits import RegionHits
 from orchestrator.logparse.signatures import Catalogue
 from orchestrator.logparse.tail import LogTail
+from orchestrator.logparse.tblines import PREV_CAP as _PREV_CAP
+from orchestrator.logparse.tblines import TracebackLines
 
 SNAPSHOT_VERSION = 1
 #: The funnel scans a region in windows: small first (phases change early in a log), doubling after.
@@ -28,11 +29,10 @@ _MAX_WINDOW = 16 * 1024 * 1024
 _RESCAN_WINDOW = 4 * 1024
 #: How far needles that came into the funnel inside a window are looked for before the window is rescanned.
 _LOOKAHEAD = 16 * 1024
-_PREV_CAP = 256
 _LF, _CR = 0x0A, 0x0D
 
 
-class LogParser(LineRules):
+class LogParser(TracebackLines):
     """Incremental parser of one job's log; see the module doc of ``orchestrator.logparse``."""
 
     def __init__(self, catalogue: Catalogue | None = None) -> None:
@@ -227,11 +227,12 @@ class LogParser(LineRules):
         window, w_end = self._window, start
         cursor = counted = start
         rfind, find = buf.rfind, buf.find
+        region: RegionHits | None = None  # after a rescan: hits found once per unit, sliced per window
         touched = False  # a rule ran on the last line: the state may have changed
         while cursor < end:
             if self._tbs.any_open():
                 self._line_no += count_terminators(buf, counted, cursor)
-                cursor = counted = self._slow(buf, start, cursor, end, events)
+                cursor = counted = self._slow(buf, cursor, end, *self._prev_line(buf, start, cursor), events)
                 touched = True
                 continue
             if touched:
@@ -254,6 +255,8 @@ class LogParser(LineRules):
                         extra = {n: _find_from(buf, n, cursor, w_end) for n in added}
                     else:  # needles dropped out: rescan the rest with the smaller set, from a small window
                         general, window = None, _RESCAN_WINDOW
+                        if region is None and end - cursor >= _RESCAN_WINDOW:
+                            region = RegionHits(self._funnel, buf, cursor, end)
                         self._window = window
             if general is None or cursor >= w_end:
                 # Scan a window (growing while nothing changes).
@@ -261,8 +264,11 @@ class LogParser(LineRules):
                 relevant = self._funnel.relevant(*state)
                 extra, full_end = {}, -1
                 w_end = _line_start_after(buf, min(end, cursor + window), end)
-                general = self._funnel.scan(buf, cursor, w_end, relevant)
-                frames = self._funnel.scan_progress(buf, cursor, w_end)
+                if region is None:
+                    general = self._funnel.scan(buf, cursor, w_end, relevant)
+                    frames = self._funnel.scan_progress(buf, cursor, w_end)
+                else:
+                    general, frames = region.scan(cursor, w_end, relevant), region.scan_progress(cursor, w_end)
                 gi = fi = 0
                 window = self._window = min(window * 2, _MAX_WINDOW)
             while gi < len(general) and general[gi] < cursor:
@@ -324,70 +330,6 @@ class LogParser(LineRules):
             self._progress = ProgressReading(done, total, frame_unit(tail, 0, len(tail)))
             self._frame = None
 
-    def _slow(self, buf: bytes, region: int, cursor: int, end: int, events: list[LogEvent]) -> int:
-        """Read every line while a traceback is open; returns where the fast path may resume."""
-        prev_raw, prev_cr = self._prev_line(buf, region, cursor)
-        while cursor < end and self._tbs.any_open():
-            e, nxt = line_end(buf, cursor, end)
-            self._line_no += 1
-            raw = buf[cursor:min(e, cursor + LINE_CAP)]
-            ending = ending_at(buf, e, end)
-            inherits = prev_cr and prev_raw is not None and (b"\x1b" in prev_raw or is_prefix_only(prev_raw))
-            key = None if inherits else quick_key(raw)
-            head = None if key is None else self._tbs.frame_head(key, ending)
-            if head is not None and raw.startswith(head) and raw[len(head):len(head) + 1] in (b" ", b"\t"):
-                # Frame lines of an open traceback (the bulk of one): what _examine would do, unparsed, for the
-                # run of them that follows (same writer and header, indented, no signature, not its end).
-                assert key is not None
-                taken = self._frames(buf, cursor, end, key, head, ending)
-                if taken:
-                    cursor, prev_raw, prev_cr = taken
-                    continue
-            if key is not None and not self._tbs.is_open(key) and not self._general(raw):
-                # What _examine would do with a line of another writer holding no needle, without decoding.
-                for tb in self._tbs.close_stale(self._line_no, key):
-                    self._on_traceback(tb, events)
-                self._progress_rule(raw, self._line_no, events)
-                self._settle(self._line_no, "", events)
-            else:
-                self._examine(raw, self._line_no, ending, prev_raw, prev_cr, False, events)
-            prev_raw = raw if e - cursor <= _PREV_CAP else None
-            prev_cr = ending is Ending.CR
-            cursor = nxt
-        return cursor
-
-
-    def _frames(self, buf: bytes, cursor: int, end: int, key: str, head: bytes,
-                ending: Ending) -> tuple[int, bytes | None, bool] | None:
-        """Take the run of frame lines of ``key``'s traceback starting at ``cursor`` (whose line, already
-        counted, is one): (next cursor, last line, it ended in ``\r``), or None when that first line must be
-        examined.  A line stops the run unless it has the same head, is indented, holds no ANSI code, NUL or
-        signature, and cannot end the traceback."""
-        taken: tuple[int, bytes | None, bool] | None = None
-        n = len(head)
-        match, add = self._cat.match, self._tbs.add_frame
-        crlf_record = self._tbs.frame_head(key, Ending.LF) is None  # a bare "\n" would end the traceback
-        while True:
-            e, nxt = line_end(buf, cursor, end)
-            if taken is not None:
-                if not buf.startswith(head, cursor) or buf[cursor + n:cursor + n + 1] not in (b" ", b"\t"):
-                    return taken
-                ending = ending_at(buf, e, end)
-                if ending is Ending.EOF or (crlf_record and ending is not Ending.CR):
-                    return taken
-            raw = buf[cursor:min(e, cursor + LINE_CAP)]
-            if taken is not None and (b"\x1b" in raw or b"\x00" in raw):
-                return taken
-            msg = raw[n:].decode("utf-8", "replace").rstrip()
-            if match(msg):
-                return taken
-            if taken is not None:
-                self._line_no += 1
-            add(key, msg, self._line_no)
-            taken = (nxt, raw if e - cursor <= _PREV_CAP else None, ending is Ending.CR)
-            cursor = nxt
-            if cursor >= end:
-                return taken
 
 def _find_from(buf: bytes, needle: bytes, start: int, end: int) -> int:
     """Where ``needle`` next starts in ``buf[start:end]``; ``end`` when it does not."""

@@ -17,6 +17,7 @@ from orchestrator.logparse.events import (
     LogEvent,
     PhaseChanged,
     ProgressReported,
+    RootCause,
     RootCauseFound,
     ShardsProgressed,
 )
@@ -147,7 +148,7 @@ class LineRules(EvidenceRules):
                 self._progress_rule(raw, line_no, events)
                 self._settle(line_no, line.message, events)
                 return
-        self._head = None if inherited is not None or b"\x1b" in raw else text[:len(text) - len(line.message)]
+        self._head = None if inherited is not None else _head_of(raw, text, line.message)
         self._classify(line, line_no, ending, prev_raw, events)
         self._progress_rule(raw, line_no, events)
         self._settle(line_no, line.message, events)
@@ -290,10 +291,21 @@ class LineRules(EvidenceRules):
         if phase is not self._reported:
             self._reported = phase
             events.append(PhaseChanged(phase, line_no, text.strip()[:500]))
-        rc = self._ev.root_cause()
-        key = None if rc is None else [rc.line_no, rc.process, rc.exception, rc.message[:200]]
+        item = self._ev.root_item()
+        key = None if item is None else [item["line_no"], item["process"], item["exception"], item["message"][:200]]
         if key != self._root_key:
             self._root_key = key
-            if rc is not None:
+            if item is not None:
+                rc = RootCause.from_dict(item)
                 events.append(RootCauseFound(rc, rc.line_no))
 
+
+def _head_of(raw: bytes, text: str, message: str) -> str | None:
+    """The text before ``message`` on its line, as its frame lines start with it: the decoded text's, or for
+    a line with ANSI codes (a coloured prefix), the raw bytes' when they are ASCII and end with the message."""
+    if b"\x1b" not in raw:
+        return text[:len(text) - len(message)]
+    tail = message.encode()
+    if not tail or not raw.endswith(tail) or not raw[:-len(tail)].isascii():
+        return None
+    return raw[:-len(tail)].decode("ascii")

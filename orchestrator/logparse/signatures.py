@@ -52,6 +52,7 @@ class Catalogue:
     signatures: tuple[Signature, ...]
     _gate: re.Pattern[str] = field(init=False, repr=False, compare=False)
     _gate_words: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    _by_needle: tuple[tuple[str, tuple[int, ...]], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         needles = {n for s in self.signatures for n in s.needles}
@@ -63,6 +64,13 @@ class Catalogue:
         gate = re.compile(trie_pattern(rare)) if rare else re.compile(r"(?!)")
         object.__setattr__(self, "_gate", gate)
         object.__setattr__(self, "_gate_words", tuple(sorted(common)))
+        # Each needle once, with the signatures it belongs to: a line that passes the gate is checked for ~100
+        # needles (memmem each) instead of every signature's needles in turn.
+        index: dict[str, list[int]] = {}
+        for i, sig in enumerate(self.signatures):
+            for n in sig.needles:
+                index.setdefault(n, []).append(i)
+        object.__setattr__(self, "_by_needle", tuple((n, tuple(ix)) for n, ix in index.items()))
 
     def by_id(self, sig_id: str) -> Signature | None:
         for sig in self.signatures:
@@ -78,7 +86,17 @@ class Catalogue:
                     break
             else:
                 return []
-        return [s for s in self.signatures if s.matches(text)]
+        found: set[int] = set()
+        for needle, owners in self._by_needle:
+            if needle in text:
+                found.update(owners)
+        sigs = self.signatures
+        return [sigs[i] for i in sorted(found) if sigs[i].pattern.search(text) is not None]
+
+    def may_match(self, text: str) -> bool:
+        """False when no line of ``text`` (one line or many) can show any signature: what ``match`` checks
+        first, over a whole block at once."""
+        return self._gate.search(text) is not None or any(word in text for word in self._gate_words)
 
     def funnel_needles(self) -> tuple[str, ...]:
         """Needles that must widen the scanner's funnel."""

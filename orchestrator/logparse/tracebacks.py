@@ -158,9 +158,45 @@ class TracebackAssembler:
             return None
         return tb.head.encode()
 
+    def key_by_head(self, raw: bytes) -> str | None:
+        """The writer of an open traceback whose head (with ANSI codes: a coloured prefix) starts ``raw``,
+        followed by an indented text without ANSI codes or NULs: ``raw`` is that writer's line, as parsing it
+        would say."""
+        for key, tb in self._open.items():
+            if tb.head is not None and "\x1b" in tb.head:
+                head = tb.head.encode()
+                rest = raw[len(head):]
+                if raw.startswith(head) and rest[:1] in (b" ", b"\t") and b"\x1b" not in rest and b"\x00" not in rest:
+                    return key
+        return None
+
+    def after_head(self, raw: bytes) -> bool:
+        """Whether ``raw`` is an open traceback's head with ANSI codes and more after it (so it is not a
+        prefix alone, whose writer the next line would inherit)."""
+        for tb in self._open.values():
+            if tb.head is not None and "\x1b" in tb.head:
+                head = tb.head.encode()
+                if raw.startswith(head) and raw[len(head):].strip():
+                    return True
+        return False
+
     def add_frame(self, key: str, msg: str, line_no: int) -> None:
         """A frame line (indented, after ``frame_head``) of ``key``'s open traceback: what ``feed`` does."""
         self._open[key].add(msg, line_no)
+
+    def add_frames(self, key: str, msgs: list[str], first_line: int) -> None:
+        """``add_frame`` for a run of frame lines numbered from ``first_line``."""
+        tb = self._open[key]
+        lines, size = tb.lines, tb.size
+        for msg in msgs:
+            size += len(msg) + 1
+            if size > TRACEBACK_CAP:
+                size -= len(msg) + 1
+                tb.truncated = True
+            else:
+                lines.append(msg)
+        tb.size = size
+        tb.last_line = first_line + len(msgs) - 1
 
     def feed(self, line: ParsedLine, line_no: int, ending: Ending) -> tuple[bool, list[Traceback]]:
         """(consumed, completed): ``consumed`` is False when the line is not part of an open traceback."""

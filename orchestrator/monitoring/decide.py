@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.logparse import exit_root_cause
+from orchestrator.logparse.events import RootCause
 from orchestrator.monitoring.liveness import cancel_reached_host, liveness_from, lost_reason, lost_root_cause
 from orchestrator.runstate import Liveness, RunStatus, ended, status_from_liveness
 
@@ -72,14 +73,16 @@ def assess(report: Mapping[str, Any], stored: StoredRun, *, pending_for_s: float
     )
 
 
-def settle(report: Mapping[str, Any], live: Liveness, stored: StoredRun, *, log_failed: bool) -> Ending:
-    """How an ended run ended. ``log_failed``: the log parser's verdict on the whole (drained) log."""
+def settle(report: Mapping[str, Any], live: Liveness, stored: StoredRun, *, log_failed: bool,
+           killed: RootCause | None = None) -> Ending:
+    """How an ended run ended. ``log_failed``: the log parser's verdict on the whole (drained) log;
+    ``killed``: what the edge learnt about a SIGKILL (the host's kernel log), else the exit status says it."""
     cancel_requested = stored.cancel_requested or cancel_reached_host(dict(report))
     status = status_from_liveness(live, cancel_requested=cancel_requested, log_failed=log_failed)
     rc = report["rc"]
     found: RootCauseFound | None = None
     if status is RunStatus.FAILED and stored.root_cause is None:
-        killed = exit_root_cause(rc)  # a log that just stops: the exit status may say why
+        killed = killed or exit_root_cause(rc)  # a log that just stops: the exit status may say why
         if killed is not None:
             found = RootCauseFound(killed.to_json(), killed.signature, sets_signature=True)
     phase = stored.phase

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator.errors import HostError
 from orchestrator.hosts import HostSession
+from orchestrator.kernelevidence import killed_root_cause
+from orchestrator.logparse.events import RootCause
 from orchestrator.monitoring.connection import HostConnection
 from orchestrator.monitoring.decide import Ending, StoredRun, assess, settle
 from orchestrator.monitoring.followers import Followed, Followers
@@ -128,14 +130,16 @@ class HostWatcher:
         if seen.drain_first and not await self.followers.drained(run, followed, live):
             return  # not read to the end yet: the next round follows again from the committed offset
         self.followers.drop(run.id)
-        self._record_end(run.id, live, seen.liveness, log_failed=followed.log.log_failed)
+        killed = await killed_root_cause(session, run, dict(live))  # a log that just stops: the kernel log
+        self._record_end(run.id, live, seen.liveness, log_failed=followed.log.log_failed, killed=killed)
 
-    def _record_end(self, run_id: str, live: Mapping[str, Any], liveness: Liveness, *, log_failed: bool) -> None:
+    def _record_end(self, run_id: str, live: Mapping[str, Any], liveness: Liveness, *, log_failed: bool,
+                    killed: RootCause | None = None) -> None:
         with self.ctx.db() as s:
             row = s.get(Run, run_id)
             if row is None:
                 return
-            ending = settle(live, liveness, stored_run(row), log_failed=log_failed)
+            ending = settle(live, liveness, stored_run(row), log_failed=log_failed, killed=killed)
             old = row.status
             _apply(row, ending)
             changed = queries.propose_status(

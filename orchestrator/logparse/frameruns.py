@@ -1,0 +1,54 @@
+"""Runs of traceback frame lines found in one regex pass, instead of line by line.
+
+While a writer's traceback is open, its frame lines are the bulk of the log (~40 lines a traceback, one
+every ~25 KB in a crashing job's log).  Each starts with the writer's head (its prefix and record header,
+identical on every line of the record), then a blank or a tab; ``run_end`` finds where such a run stops with
+one ``re.match`` (a back-reference checks the head), so the parser handles the run as a block: one decode,
+one signature gate over the block, one list of messages.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from orchestrator.logparse.lines import LINE_CAP
+
+_TERM_RE = re.compile(r"\r\n|\r|\n")
+_LF, _CR = 0x0A, 0x0D
+
+
+@lru_cache(maxsize=64)
+def _run_re(n: int, crlf: bool) -> re.Pattern[bytes]:
+    # A line: the head (n bytes), a blank or a tab, text without a terminator, an ANSI code or a NUL, no longer
+    # than the line cap; then its terminator: only "\r" / "\r\n" when a bare "\n" would end the record.
+    line = rb"[ \t][^\r\n\x1b\x00]{0,%d}" % (LINE_CAP - n - 1)
+    term = rb"\r\n?" if crlf else rb"(?:\r\n?|\n)"
+    return re.compile(rb"(?P<h>[^\r\n]{%d})%s%s(?:(?P=h)%s%s)*" % (n, line, term, line, term))
+
+
+def run_end(buf: bytes, cursor: int, end: int, head: bytes, crlf: bool) -> int | None:
+    """Where the run of frame lines of ``head`` starting at ``cursor`` ends (just past a terminator), or None
+    when the line at ``cursor`` is not one."""
+    m = _run_re(len(head), crlf).match(buf, cursor, end)
+    if m is None or m.group("h") != head:
+        return None
+    return m.end()
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text`` (which ends with a terminator), without their terminators."""
+    lines = _TERM_RE.split(text)
+    lines.pop()
+    return lines
+
+
+def line_before(buf: bytes, floor: int, pos: int) -> tuple[int, int, bool]:
+    """(start, end, ended in ``\\r``) of the line whose terminator ends just before ``pos`` (> ``floor``)."""
+    if buf[pos - 1] == _LF:
+        cr = pos - 2 >= floor and buf[pos - 2] == _CR
+        te = pos - 2 if cr else pos - 1
+    else:
+        cr, te = True, pos - 1
+    ls = max(buf.rfind(b"\n", floor, te), buf.rfind(b"\r", floor, te)) + 1
+    return max(ls, floor), te, cr

@@ -1,0 +1,115 @@
+"""The lines of a log while a traceback is open: every line is read, since traceback lines carry no needle.
+
+The other half of ``LogParser``'s stream handling (``parser.py`` moves through the bytes and picks the lines
+worth examining).  A run of frame lines of the open traceback's writer is taken as a block
+(``frameruns``); another writer's line holding no needle is handled without decoding; the rest is examined
+as a line (``rules.LineRules``).
+"""
+
+from __future__ import annotations
+
+from orchestrator.logparse import frameruns
+from orchestrator.logparse.events import LogEvent
+from orchestrator.logparse.lines import LINE_CAP, Ending, ending_at, line_end
+from orchestrator.logparse.prefixes import is_prefix_only, quick_key
+from orchestrator.logparse.rules import LineRules
+
+#: Longest line kept as "the line before" (a prefix-only line, a ``Process EngineCore:`` header).
+PREV_CAP = 256
+
+
+class TracebackLines(LineRules):
+    """Reading the lines of a log while a traceback is open."""
+
+    _line_no: int  # the parser's count of lines read (``LogParser``)
+
+    def _slow(self, buf: bytes, cursor: int, end: int, prev_raw: bytes | None, prev_cr: bool,
+              events: list[LogEvent]) -> int:
+        """Read every line while a traceback is open (``prev_raw``/``prev_cr``: the line before ``cursor``);
+        returns where the fast path may resume."""
+        while cursor < end and self._tbs.any_open():
+            e, nxt = line_end(buf, cursor, end)
+            self._line_no += 1
+            raw = buf[cursor:min(e, cursor + LINE_CAP)]
+            ending = ending_at(buf, e, end)
+            inherits = prev_cr and prev_raw is not None and (
+                is_prefix_only(prev_raw) or (b"\x1b" in prev_raw and not self._tbs.after_head(prev_raw)))
+            key = None if inherits else quick_key(raw)
+            if key is None and not inherits and b"\x1b" in raw:  # a coloured prefix: an open traceback's head?
+                key = self._tbs.key_by_head(raw)
+            head = None if key is None else self._tbs.frame_head(key, ending)
+            if head is not None and raw.startswith(head) and raw[len(head):len(head) + 1] in (b" ", b"\t"):
+                # Frame lines of an open traceback (the bulk of one): what _examine would do, unparsed, for the
+                # run of them that follows (same writer and header, indented, no signature, not its end).
+                assert key is not None
+                taken = self._frames(buf, cursor, end, key, head, ending)
+                if taken:
+                    cursor, prev_raw, prev_cr = taken
+                    continue
+            if key is not None and not self._tbs.is_open(key) and not self._general(raw):
+                # What _examine would do with a line of another writer holding no needle, without decoding.
+                for tb in self._tbs.close_stale(self._line_no, key):
+                    self._on_traceback(tb, events)
+                self._progress_rule(raw, self._line_no, events)
+                self._settle(self._line_no, "", events)
+            else:
+                self._examine(raw, self._line_no, ending, prev_raw, prev_cr, False, events)
+            prev_raw = raw if e - cursor <= PREV_CAP else None
+            prev_cr = ending is Ending.CR
+            cursor = nxt
+        return cursor
+
+
+    def _frames(self, buf: bytes, cursor: int, end: int, key: str, head: bytes,
+                ending: Ending) -> tuple[int, bytes | None, bool] | None:
+        """Take the run of frame lines of ``key``'s traceback starting at ``cursor`` (whose line, already
+        counted, is one): (next cursor, last line, it ended in ``\r``), or None when that first line must be
+        examined.  A line stops the run unless it has the same head, is indented, holds no ANSI code, NUL or
+        signature, and cannot end the traceback.  Runs are found a block at a time (``frameruns``); a line the
+        block pass cannot vouch for is taken the long way."""
+        taken: tuple[int, bytes | None, bool] | None = None
+        n = len(head)
+        match, add, may_match = self._cat.match, self._tbs.add_frame, self._cat.may_match
+        crlf_record = self._tbs.frame_head(key, Ending.LF) is None  # a bare "\n" would end the traceback
+        hlen = len(head.decode("utf-8", "replace"))
+        while True:
+            stop = frameruns.run_end(buf, cursor, end, head, crlf_record)
+            if stop is not None:
+                msgs = [ln[hlen:].rstrip() for ln in frameruns.split_lines(buf[cursor:stop].decode("utf-8", "replace"))]
+                k = len(msgs)
+                if may_match("\n".join(msgs)):  # some line may show a signature: the lines before the first one
+                    k = next(i for i, m in enumerate(msgs) if may_match(m))
+                if k:
+                    first = self._line_no if taken is None else self._line_no + 1
+                    self._tbs.add_frames(key, msgs[:k] if k < len(msgs) else msgs, first)
+                    self._line_no = first + k - 1
+                    pos = stop
+                    if k < len(msgs):
+                        pos = cursor
+                        for _ in range(k):
+                            pos = line_end(buf, pos, end)[1]
+                    ls, te, cr = frameruns.line_before(buf, cursor, pos)
+                    taken = (pos, buf[ls:te] if te - ls <= PREV_CAP else None, cr)
+                    cursor = pos
+                    if cursor >= end:
+                        return taken
+            e, nxt = line_end(buf, cursor, end)
+            if taken is not None:
+                if not buf.startswith(head, cursor) or buf[cursor + n:cursor + n + 1] not in (b" ", b"\t"):
+                    return taken
+                ending = ending_at(buf, e, end)
+                if ending is Ending.EOF or (crlf_record and ending is not Ending.CR):
+                    return taken
+            raw = buf[cursor:min(e, cursor + LINE_CAP)]
+            if taken is not None and (b"\x1b" in raw[n:] or b"\x00" in raw[n:]):
+                return taken
+            msg = raw[n:].decode("utf-8", "replace").rstrip()
+            if match(msg):
+                return taken
+            if taken is not None:
+                self._line_no += 1
+            add(key, msg, self._line_no)
+            taken = (nxt, raw if e - cursor <= PREV_CAP else None, ending is Ending.CR)
+            cursor = nxt
+            if cursor >= end:
+                return taken
