@@ -19,11 +19,12 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
 
+from orchestrator.clock import utcnow
 from orchestrator.context import Context
 from orchestrator.notices import HostReachabilityChanged, Notice
-from orchestrator.store.queries import utcnow
+from orchestrator.services.runview import RunView
 from tui import data
-from tui.data import AlertRow, RunRow
+from tui.data import AlertRow
 from tui.messages import AlertRaised, MonitorNoticed, MonitorStateChanged, RunsLoaded
 
 ALERT_SEVERITY = {"failed": "error", "lost": "error", "cancelled": "warning", "succeeded": "information",
@@ -36,7 +37,7 @@ STATUS_CHECK_S = 15.0
 class RunsRefreshed(Message, bubble=False):
     """The app's latest runs snapshot, handed down to a screen."""
 
-    runs: tuple[RunRow, ...]
+    runs: tuple[RunView, ...]
     now: datetime
 
 
@@ -69,7 +70,7 @@ class EorchApp(App[None]):
         self.monitor_mode = monitor
         self.monitor_state = "off"
         self.monitor_detail = ""
-        self.runs: tuple[RunRow, ...] = ()
+        self.runs: tuple[RunView, ...] = ()
         self.session_alerts: list[AlertRow] = []
         self._statuses: dict[str, str] | None = None
         self._open_run = open_run
@@ -148,10 +149,9 @@ class EorchApp(App[None]):
     async def check_status(self) -> None:
         """One liveness round for the active runs when no monitor follows them (orchestrator.refresh)."""
         from orchestrator.refresh import bring_up_to_date
-        from orchestrator.store import queries
+        from orchestrator.services import runs
 
-        with self.ctx.db() as s:
-            active = [r.id for r in queries.active_runs(s)]
+        active = runs.active_ids(self.ctx)
         freshness = await bring_up_to_date(self.ctx, active, wait_s=0)
         state = "read-only" if freshness.monitor_running else "checked"
         detail = "another process follows the runs" if freshness.monitor_running else "status checked on the hosts"
@@ -171,7 +171,7 @@ class EorchApp(App[None]):
             screen.post_message(RunsRefreshed(message.runs, now))
 
     @staticmethod
-    def _run_ended_alert(run: RunRow) -> AlertRaised:
+    def _run_ended_alert(run: RunView) -> AlertRaised:
         body = f"{run.name} on {run.host}"
         if run.exit_code is not None:
             body += f", exit {run.exit_code}"

@@ -12,12 +12,14 @@ from typing import Any
 from textual.message import Message
 
 from orchestrator.notices import Notice
-from tui.data import AlertRow, HostRow, RunDetail, RunRow
+from orchestrator.services.hosts import HostView
+from orchestrator.services.runview import RunView
+from tui.data import AlertRow, RunDetail
 
 
 @dataclass
 class RunsLoaded(Message):
-    runs: tuple[RunRow, ...]
+    runs: tuple[RunView, ...]
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, RunsLoaded)
@@ -54,7 +56,7 @@ class LogFollowFailed(Message):
 
 @dataclass
 class HostsLoaded(Message):
-    hosts: tuple[HostRow, ...]
+    hosts: tuple[HostView, ...]
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, HostsLoaded)
@@ -135,7 +137,7 @@ class CancelFailed(Message):
 
 @dataclass
 class HistoryLoaded(Message):
-    runs: tuple[RunRow, ...]
+    runs: tuple[RunView, ...]
     note: str = ""
 
     def can_replace(self, message: Message) -> bool:

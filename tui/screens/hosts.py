@@ -12,14 +12,15 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
+from orchestrator.services.hosts import HostView
 from tui.app import EorchApp
-from tui.data import HostRow, check_host, load_hosts, save_host_check
+from tui.data import check_host, load_hosts, save_host_check
 from tui.format import stamp
 from tui.messages import HostChecked, HostsLoaded
 from tui.widgets.host_facts import disk_summary, facts_text, gpu_summary
 
 
-def reach_text(host: HostRow, checking: bool) -> Text:
+def reach_text(host: HostView, checking: bool) -> Text:
     if checking:
         return Text("checking…", style="cyan")
     if host.reachable is None:
@@ -38,7 +39,7 @@ class HostsScreen(Screen[None]):
 
     def __init__(self) -> None:
         super().__init__()
-        self.hosts: dict[str, HostRow] = {}
+        self.hosts: dict[str, HostView] = {}
         self.errors: dict[str, str] = {}
         self.checking: set[str] = set()
 
