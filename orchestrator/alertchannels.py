@@ -30,6 +30,7 @@ from orchestrator.alertoutbox import PendingDelivery, Target, url_key
 from orchestrator.alertrules import AlertKind, AlertToRaise
 from orchestrator.context import Context
 from orchestrator.errors import ConfigError
+from orchestrator.humanize import iso
 from orchestrator.store import outbox as outbox_rows
 from orchestrator.store import queries
 
@@ -190,7 +191,7 @@ class Delivery:
 
     def to_json(self) -> dict[str, Any]:
         return {"channel": self.channel, "ok": self.ok, "attempts": self.attempts, "error": self.error,
-                "at": self.at.isoformat(timespec="milliseconds") + "Z"}
+                "at": iso(self.at, "milliseconds")}
 
 
 class _ChannelWorker(threading.Thread):

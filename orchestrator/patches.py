@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from orchestrator.context import Context
 from orchestrator.errors import NotFound, PatchError
 from orchestrator.hosts import RemoteOpFailed
+from orchestrator.humanize import iso
 from orchestrator.store.models import PatchAction
 from orchestrator.store.queries import add_event, runs_with_patch_set, utcnow
 from worker.patching import PatchFailed, parse_diff
@@ -168,7 +169,7 @@ def flag_changed_runs(s: Session, host: str, report: dict[str, Any]) -> list[str
         changed = {p: now_hashes.get(p) for p, h in (ps.get("files") or {}).items()
                    if p in now_hashes and now_hashes[p] != h}
         if changed and ps.get("changed_since", {}).get("files") != changed:
-            run.patch_set = {**ps, "changed_since": {"at": utcnow().isoformat(timespec="seconds") + "Z",
+            run.patch_set = {**ps, "changed_since": {"at": iso(utcnow()),
                                                      "files": changed}}
             add_event(s, run.id, "patch_changed", {"set": ps.get("name"), "files": changed})
             flagged.append(run.id)
@@ -215,7 +216,7 @@ async def prepare_launch(ctx: Context, host: str, pythons: list[str], patch_ref:
         files = sorted(patch_set.files)
         patch_info = {"name": patch_set.name, "python": python, "executable": report["executable"],
                       "version": report["version"], "files": current_hashes(report),
-                      "verified_at": utcnow().isoformat(timespec="seconds") + "Z"}
+                      "verified_at": iso(utcnow())}
     prints: list[dict[str, Any]] = []
     for py in pythons:
         try:

@@ -16,7 +16,7 @@ from rich.text import Text
 from orchestrator import history
 from orchestrator.cli.common import check_limit, console, context, print_json, text
 from orchestrator.errors import UsageError
-from orchestrator.humanize import span
+from orchestrator.humanize import iso, span
 from orchestrator.services import history as service
 
 RUN_CSV_COLUMNS = ("id", "name", "host", "kind", "status", "phase", "exit_code", "created_at", "started_at",
@@ -181,9 +181,9 @@ def prune(
     ctx = context()
     count = service.count_events_before(ctx, cutoff)
     if count == 0:
-        console.print(f"no events before {cutoff.isoformat(timespec='seconds')}Z")
+        console.print(f"no events before {iso(cutoff)}")
         return
-    if not yes and not typer.confirm(f"delete {count} events recorded before {cutoff.isoformat(timespec='seconds')}Z "
+    if not yes and not typer.confirm(f"delete {count} events recorded before {iso(cutoff)} "
                                      "(runs are kept)?"):
         console.print("nothing deleted")
         raise typer.Exit(1)

@@ -16,6 +16,7 @@ from sqlalchemy import Select, delete, func, or_, select, text
 from sqlalchemy.orm import Session
 
 from orchestrator.history import MATCH_CLOSE, MATCH_OPEN, RunFilter, fts_query
+from orchestrator.humanize import iso
 from orchestrator.store.models import Alert, Event, Run
 
 
@@ -121,7 +122,7 @@ def export_events(session: Session, since: datetime | None = None) -> Iterator[d
     if since:
         stmt = stmt.where(Event.ts >= since)
     for row in session.execute(stmt.execution_options(yield_per=EXPORT_BATCH)):
-        yield dict(zip(EVENT_COLUMNS, (row.id, row.run_id, row.ts.isoformat() + "Z", row.kind, row.line_no,
+        yield dict(zip(EVENT_COLUMNS, (row.id, row.run_id, iso(row.ts, "auto"), row.kind, row.line_no,
                                        row.data), strict=True))
 
 
