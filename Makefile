@@ -39,6 +39,7 @@ test-fast: $(STAMP) system-deps
 check: $(STAMP)
 	$(VENV)/bin/ruff check orchestrator worker tui tests
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 bench: $(STAMP) system-deps
 	$(PY) bench/run_all.py

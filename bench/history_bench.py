@@ -24,6 +24,7 @@ from typing import Any
 
 from orchestrator import history
 from orchestrator.history import RunFilter
+from orchestrator.store import history as store_history
 from orchestrator.store.db import open_store
 
 HOSTS = [f"gpu{i}" for i in range(8)]
@@ -129,22 +130,22 @@ def main() -> None:
     maker = open_store(args.db)
     since = datetime(2026, 11, 29) - timedelta(days=7)
     cases: dict[str, Callable[[Any], Any]] = {
-        "runs (no filter)": lambda s: history.filtered_runs(s, RunFilter()),
-        "runs --status failed": lambda s: history.filtered_runs(s, RunFilter(status="failed")),
-        "runs --host gpu3 --since 7d": lambda s: history.filtered_runs(s, RunFilter(host="gpu3", since=since)),
-        "runs --status lost --host gpu5": lambda s: history.filtered_runs(s, RunFilter(status="lost", host="gpu5")),
-        "runs --name 'run-bench-9*'": lambda s: history.filtered_runs(s, RunFilter(name="run-bench-9*")),
-        "runs --signature rpc_timeout": lambda s: history.filtered_runs(s, RunFilter(signature="rpc_timeout")),
-        "runs --exception OutOfMemoryError": lambda s: history.filtered_runs(
+        "runs (no filter)": lambda s: store_history.filtered_runs(s, RunFilter()),
+        "runs --status failed": lambda s: store_history.filtered_runs(s, RunFilter(status="failed")),
+        "runs --host gpu3 --since 7d": lambda s: store_history.filtered_runs(s, RunFilter(host="gpu3", since=since)),
+        "runs --status lost --host gpu5": lambda s: store_history.filtered_runs(s, RunFilter(status="lost", host="gpu5")),
+        "runs --name 'run-bench-9*'": lambda s: store_history.filtered_runs(s, RunFilter(name="run-bench-9*")),
+        "runs --signature rpc_timeout": lambda s: store_history.filtered_runs(s, RunFilter(signature="rpc_timeout")),
+        "runs --exception OutOfMemoryError": lambda s: store_history.filtered_runs(
             s, RunFilter(exception="OutOfMemoryError")),
-        "runs --model /models/qwen-32b --status failed": lambda s: history.filtered_runs(
+        "runs --model /models/qwen-32b --status failed": lambda s: store_history.filtered_runs(
             s, RunFilter(model="/models/qwen-32b", status="failed")),
-        "runs --since 7d --signature nccl_error --host gpu1": lambda s: history.filtered_runs(
+        "runs --since 7d --signature nccl_error --host gpu1": lambda s: store_history.filtered_runs(
             s, RunFilter(since=since, signature="nccl_error", host="gpu1")),
-        "search block_hashes": lambda s: history.search(s, "block_hashes"),
-        "similar <a failed run>": lambda s: history.similar_runs(s, _a_failed(s)),
-        "stats": lambda s: history.stats(s),
-        "stats --host gpu2": lambda s: history.stats(s, host="gpu2"),
+        "search block_hashes": lambda s: store_history.search(s, "block_hashes"),
+        "similar <a failed run>": lambda s: _similar(s, _a_failed(s)),
+        "stats": lambda s: store_history.stats(s),
+        "stats --host gpu2": lambda s: store_history.stats(s, host="gpu2"),
     }
     print(f"history: {args.db} · median of {args.repeat} · limit 50 rows per list (the CLI default)")
     for label, fn in cases.items():
@@ -154,6 +155,14 @@ def main() -> None:
         print(f"  {label:<52} {ms:8.2f} ms   ({n} rows)")
     if tmp is not None:
         tmp.cleanup()
+
+
+def _similar(s: Any, run_id: str) -> list[Any]:
+    """What `eorch similar` queries: the earlier runs with the run's failure fingerprint."""
+    from orchestrator.store.models import Run
+
+    run = s.get(Run, run_id)
+    return store_history.earlier_with_fingerprint(s, run, run.fingerprint or history.fingerprint_of(run.root_cause))
 
 
 def _a_failed(s: Any) -> str:

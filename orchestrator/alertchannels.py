@@ -25,11 +25,13 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from sqlalchemy.orm import Session
 
-from orchestrator import alertoutbox, alertrules
+from orchestrator import alertrules
 from orchestrator.alertoutbox import PendingDelivery, Target, url_key
 from orchestrator.alertrules import AlertKind, AlertToRaise
 from orchestrator.context import Context
 from orchestrator.errors import ConfigError
+from orchestrator.humanize import iso
+from orchestrator.store import outbox as outbox_rows
 from orchestrator.store import queries
 
 log = logging.getLogger("eorch.alerts")
@@ -189,7 +191,7 @@ class Delivery:
 
     def to_json(self) -> dict[str, Any]:
         return {"channel": self.channel, "ok": self.ok, "attempts": self.attempts, "error": self.error,
-                "at": self.at.isoformat(timespec="milliseconds") + "Z"}
+                "at": iso(self.at, "milliseconds")}
 
 
 class _ChannelWorker(threading.Thread):
@@ -289,13 +291,13 @@ class Dispatcher:
 
     def attempt_failed(self, delivery_id: int | None, error: str, *, final: bool) -> None:
         now = queries.utcnow()
-        self._write(delivery_id, lambda s, d: alertoutbox.attempt_failed(s, d, error, now, final=final))
+        self._write(delivery_id, lambda s, d: outbox_rows.attempt_failed(s, d, error, now, final=final))
 
     def finished(self, delivery_id: int | None, delivery: Delivery) -> None:
         with self._lock:
             self.results.append(delivery)
         if delivery.ok:
-            self._write(delivery_id, lambda s, d: alertoutbox.attempt_sent(s, d, delivery.at))
+            self._write(delivery_id, lambda s, d: outbox_rows.attempt_sent(s, d, delivery.at))
         if delivery_id is not None:
             with self._lock:
                 self._in_flight.discard(delivery_id)

@@ -40,7 +40,13 @@ LOADED_PHASES = frozenset({"loaded", "serving"})
 
 @dataclass(frozen=True)
 class RunSnapshot:
-    """What the rules need to know about one run, read from the history by the edge."""
+    """What the rules need to know about one run, read from the history by the edge.
+
+    A type of its own rather than `services.runview.RunView`: the rules are pure core and may not import the
+    service layer (import-linter), and they judge a run by a few facts the view does not hold (the last
+    activity as this monitor knows it, the stall threshold in force). It is built in one place,
+    `RunView.snapshot`.
+    """
 
     run_id: str
     name: str

@@ -21,9 +21,6 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.dialects.sqlite import insert
-
 from orchestrator import alertoutbox, alertrules
 from orchestrator.alertchannels import (
     ENV_URLS,
@@ -42,11 +39,12 @@ from orchestrator.alertchannels import (
 from orchestrator.alertrules import AlertKind, AlertToRaise, HostSnapshot, RunFacts, RunSnapshot
 from orchestrator.context import Context
 from orchestrator.errors import HistoryReadOnly
-from orchestrator.logparse import signature_hint
 from orchestrator.logparse.inert import inert_line
 from orchestrator.notices import HostReachabilityChanged, Notice, RunProgressed, RunStatusChanged
+from orchestrator.services.runview import RunView, view_of
+from orchestrator.store import outbox as outbox_rows
 from orchestrator.store import queries
-from orchestrator.store.models import Alert, Host, Run
+from orchestrator.store.models import Run
 
 __all__ = [
     "ENV_URLS", "AlertEngine", "AlertsConfig", "AppriseChannel", "Channel", "ChannelEntry", "ChannelFailed",
@@ -59,10 +57,6 @@ log = logging.getLogger("eorch.alerts")
 TICK_INTERVAL_S = 5.0
 
 # ---------------------------------------------------------------------------------------------- the engine
-
-
-def _signature_hint(signature: str | None) -> str | None:
-    return signature_hint(signature) if signature else None
 
 
 class AlertEngine:
@@ -97,7 +91,7 @@ class AlertEngine:
         """Queue every pending delivery within the re-send window again; mark older ones expired."""
         window = timedelta(minutes=self.dispatcher.config.resend_window_minutes)
         with self.ctx.db() as s:
-            pending, expired = alertoutbox.take_over(s, self.clock(), window)
+            pending, expired = outbox_rows.take_over(s, self.clock(), window)
         if expired:
             log.warning("%d alert deliveries left pending by an earlier monitor are older than %g min: marked "
                         "expired, not sent (see `eorch alerts --state expired`)", expired, window.total_seconds() / 60)
@@ -141,25 +135,16 @@ class AlertEngine:
             if run.status == "failed" and run.fingerprint is None:
                 from orchestrator.history import record_fingerprint
 
-                record_fingerprint(s, run)
-            snapshot = self._snapshot(s, run)
+                record_fingerprint(run)
+            snapshot = self._snapshot(view_of(run))
         return self.raise_all(alertrules.evaluate(snapshot, facts, self.clock()))
 
-    def _snapshot(self, s: Any, run: Run) -> RunSnapshot:
+    def _snapshot(self, run: RunView) -> RunSnapshot:
         activity = [t for t in (run.last_output_at, self._reconnected_at.get(run.host)) if t]
         if not self._checked_by_this_monitor(run) and self._started_at is not None:
             activity.append(self._started_at)  # until the host has told this monitor when the job last wrote
-        cause = run.root_cause or None
-        signature = (cause or {}).get("signature") or run.signature
-        stall = (run.spec or {}).get("stall_minutes") if isinstance(run.spec, dict) else None
-        return RunSnapshot(
-            run_id=run.id, name=run.name, host=run.host, status=run.status, phase=run.phase, kind=run.kind,
-            shards_done=run.shards_done, shards_total=run.shards_total, exit_code=run.exit_code, root_cause=cause,
-            hint=_signature_hint(signature), started_at=run.started_at,
-            last_activity_at=max(activity) if activity else None,
-            stall_minutes=float(stall) if stall else self.monitor_cfg.stall_minutes,
-            muted=run.alerts_muted_at is not None,
-        )
+        return run.snapshot(last_activity_at=max(activity) if activity else None,
+                            default_stall_minutes=self.monitor_cfg.stall_minutes)
 
     def tick(self, monitor: Any = None) -> None:
         """Time-based rules (stalls, long host outages), at most every few seconds."""
@@ -178,9 +163,9 @@ class AlertEngine:
         now = self.clock()
         raised: list[AlertToRaise] = []
         with self.ctx.db() as s:
-            runs = queries.active_runs(s, run_refs)
-            hosts = {h.name: h for h in s.scalars(select(Host).where(Host.name.in_({r.host for r in runs})))}
-            snapshots = [self._snapshot(s, r) for r in runs
+            runs = [view_of(r) for r in queries.active_runs(s, run_refs)]
+            hosts = {h.name: h for h in queries.hosts_named(s, {r.host for r in runs})}
+            snapshots = [self._snapshot(r) for r in runs
                          if r.status == "running" and hosts.get(r.host) and hosts[r.host].reachable is not False]
             host_snaps = [HostSnapshot(h.name, h.reachable, h.unreachable_since, h.last_error,
                                        tuple(r.id for r in runs if r.host == h.name)) for h in hosts.values()]
@@ -192,7 +177,7 @@ class AlertEngine:
             raised += self.raise_all(alertrules.evaluate_host(host, now, self.monitor_cfg.unreachable_minutes))
         return raised
 
-    def _checked_by_this_monitor(self, run: Run) -> bool:
+    def _checked_by_this_monitor(self, run: RunView) -> bool:
         """Whether the run's last-output time was read from the host since this monitor started: before that, a
         fresh monitor must not read silence into a run that may have written while none was running."""
         if self._started_at is None:
@@ -217,15 +202,11 @@ class AlertEngine:
     def _record(self, alert: AlertToRaise) -> dict[str, int] | None:
         """Insert the alert and its pending deliveries together; None if it was raised before."""
         now = self.clock()
-        stmt = insert(Alert).values(
-            dedup_key=alert.dedup_key, kind=alert.kind.value, run_id=alert.run_id, host=alert.host,
-            created_at=now, title=alert.title[:255], body=alert.body,
-        ).on_conflict_do_nothing(index_elements=["dedup_key"]).returning(Alert.id)
         with self.ctx.db() as s:
-            alert_id = s.scalar(stmt)
+            alert_id = queries.insert_alert(s, alert, now)
             if alert_id is None:
                 return None
-            return alertoutbox.add_pending(s, alert_id, self.dispatcher.targets(alert.kind), now)
+            return outbox_rows.add_pending(s, alert_id, self.dispatcher.targets(alert.kind), now)
 
 
 def ring_bell(alert: AlertToRaise, out: Any = None) -> None:

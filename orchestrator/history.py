@@ -1,27 +1,21 @@
-"""The run history as a thing to query: filters, failure fingerprints, similar runs, search, stats, export, prune.
+"""The run history's pure part: filters, failure fingerprints, what changed between two runs, search terms.
 
-Reads go through SQLAlchemy Core/ORM expressions; the only SQL text is the FTS5 ``MATCH`` (a bound
-parameter) against the ``runs_fts`` virtual table of migration 0002.
+No I/O here: the queries are `orchestrator.store.history`, and the CLI and the TUI read the history through
+`orchestrator.services.history`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-import statistics
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Select, delete, func, or_, select, text
-from sqlalchemy.orm import Session
-
+from orchestrator.clock import utcnow
 from orchestrator.errors import UsageError
 from orchestrator.secretenv import REDACTED, is_secret_key
-from orchestrator.store.models import Alert, Event, Run
-from orchestrator.store.queries import get_run, utcnow
-from orchestrator.views import run_record
 
 # --------------------------------------------------------------------------------------------- filters
 
@@ -60,48 +54,6 @@ class RunFilter:
     vllm: str | None = None  # vllm version the run ran (env fingerprint)
     speculators: str | None = None
     patch_set: str | None = None  # name of the patch set the run was launched with
-
-    def apply(self, stmt: Select[Any]) -> Select[Any]:
-        if self.status:
-            stmt = stmt.where(Run.status == self.status)
-        if self.host:
-            stmt = stmt.where(Run.host == self.host)
-        if self.since:
-            stmt = stmt.where(Run.created_at >= self.since)
-        if self.name:
-            stmt = stmt.where(Run.name.op("GLOB")(self.name))
-        if self.signature:
-            stmt = stmt.where(Run.signature == self.signature)
-        if self.exception:
-            stmt = stmt.where(or_(Run.exception == self.exception, Run.exception.like(f"%.{self.exception}")))
-        if self.model:
-            if any(c in self.model for c in "*?["):
-                stmt = stmt.where(Run.model.op("GLOB")(self.model))
-            else:
-                stmt = stmt.where(Run.model == self.model)
-        if self.vllm:
-            stmt = stmt.where(Run.vllm_version == self.vllm)
-        if self.speculators:
-            stmt = stmt.where(Run.speculators_version == self.speculators)
-        if self.patch_set:
-            stmt = stmt.where(Run.patch_set["name"].as_string() == self.patch_set)
-        return stmt
-
-
-def filtered_runs(session: Session, flt: RunFilter, limit: int | None = 50) -> list[Run]:
-    """Runs matching every filter, newest first."""
-    stmt = flt.apply(select(Run)).order_by(Run.created_at.desc(), Run.id.desc())
-    if limit:
-        stmt = stmt.limit(limit)
-    return list(session.scalars(stmt))
-
-
-def history_record(run: Run) -> dict[str, Any]:
-    """The run record plus the history columns (signature, exception, fingerprint, model, versions)."""
-    record = run_record(run)
-    record.update(model=run.model, signature=run.signature, exception=run.exception, fingerprint=run.fingerprint,
-                  vllm_version=run.vllm_version, speculators_version=run.speculators_version)
-    return record
 
 
 # --------------------------------------------------------------------------------------------- fingerprint
@@ -142,8 +94,8 @@ def fingerprint_of(root_cause: Mapping[str, Any] | None) -> str | None:
     return hashlib.sha256(normalised.encode()).hexdigest()[:32] if normalised else None
 
 
-def record_fingerprint(session: Session, run: Run) -> str | None:
-    """Store the run's failure fingerprint (idempotent); None when it has no root cause."""
+def record_fingerprint(run: Any) -> str | None:
+    """Store the run's failure fingerprint on the row (idempotent); None when it has no root cause."""
     print_ = fingerprint_of(run.root_cause)
     if print_ and run.fingerprint != print_:
         run.fingerprint = print_
@@ -167,7 +119,7 @@ def dict_changes(before: Mapping[str, Any] | None, after: Mapping[str, Any] | No
     return out
 
 
-def run_changes(earlier: Run, later: Run) -> dict[str, Any]:
+def run_changes(earlier: Any, later: Any) -> dict[str, Any]:
     """What differs between two runs: command, env vars (secrets redacted), patches, versions, code."""
     changes: dict[str, Any] = {}
     if earlier.command != later.command:
@@ -196,17 +148,6 @@ def _describe_change(key: str, change: Any) -> str:
     return f"{key}: " + ", ".join(f"{k} {v['from']}→{v['to']}" for k, v in change.items())
 
 
-def similar_runs(session: Session, ref: str, limit: int = 20) -> tuple[Run, list[dict[str, Any]]]:
-    """Earlier runs with the same failure fingerprint, newest first, each with what changed since it."""
-    run = get_run(session, ref)
-    print_ = run.fingerprint or record_fingerprint(session, run)
-    if not print_:
-        raise UsageError(f"run {run.id} has no root cause to compare (status {run.status})")
-    stmt = (select(Run).where(Run.fingerprint == print_, Run.id != run.id, Run.created_at <= run.created_at)
-            .order_by(Run.created_at.desc()).limit(limit))
-    return run, [{"run": history_record(r), "changes": run_changes(r, run)} for r in session.scalars(stmt)]
-
-
 # ------------------------------------------------------------------------------------------------- search
 
 
@@ -218,103 +159,19 @@ def fts_query(words: str) -> str:
     return " ".join(f'"{t}"' for t in terms)
 
 
-def search(session: Session, words: str, limit: int = 50) -> list[dict[str, Any]]:
-    """Runs whose root cause (exception, message, traceback) or name contains all the words, best first."""
-    rows = session.execute(
-        text("SELECT run_id, snippet(runs_fts, -1, :open, :close, '…', 12) AS snip, bm25(runs_fts) AS rank "
-             "FROM runs_fts WHERE runs_fts MATCH :q ORDER BY rank LIMIT :limit"),
-        {"q": fts_query(words), "limit": limit, "open": _MATCH_OPEN, "close": _MATCH_CLOSE},
-    ).all()
-    runs = {r.id: r for r in session.scalars(select(Run).where(Run.id.in_([row.run_id for row in rows])))}
-    out = []
-    for row in rows:
-        run = runs.get(row.run_id)
-        if run is not None:
-            plain, spans = _unmark(row.snip)
-            out.append({"run": history_record(run), "snippet": row.snip.replace(_MATCH_OPEN, "[").replace(
-                _MATCH_CLOSE, "]"), "snippet_text": plain, "snippet_matches": spans})
-    return out
-
-
 # Marks around the matched words in an FTS snippet: characters no root cause text contains (it is made
 # inert), so they tell a match from a bracket in the text.
-_MATCH_OPEN, _MATCH_CLOSE = "\x02", "\x03"
+MATCH_OPEN, MATCH_CLOSE = "\x02", "\x03"
 
 
-def _unmark(snippet: str) -> tuple[str, list[list[int]]]:
+def unmark(snippet: str) -> tuple[str, list[list[int]]]:
     """The snippet without its match marks, and the [start, end) of each match in it."""
     plain: list[str] = []
     spans: list[list[int]] = []
     pos = 0
-    for i, part in enumerate(snippet.replace(_MATCH_CLOSE, _MATCH_OPEN).split(_MATCH_OPEN)):
+    for i, part in enumerate(snippet.replace(MATCH_CLOSE, MATCH_OPEN).split(MATCH_OPEN)):
         if i % 2:
             spans.append([pos, pos + len(part)])
         plain.append(part)
         pos += len(part)
     return "".join(plain), spans
-
-
-# -------------------------------------------------------------------------------------------------- stats
-
-
-def _median(values: Sequence[float]) -> float | None:
-    return statistics.median(values) if values else None
-
-
-def stats(session: Session, host: str | None = None, model: str | None = None, top: int = 5) -> dict[str, Any]:
-    """Runs, success rate, median load and failure times, top failure signatures."""
-    flt = RunFilter(host=host, model=model)
-    by_status = dict(session.execute(flt.apply(select(Run.status, func.count())).group_by(Run.status)).all())
-    finished = sum(n for s, n in by_status.items() if s in ("succeeded", "failed", "lost", "cancelled"))
-    load_s = session.execute(
-        flt.apply(select(Run.created_at, func.min(Alert.created_at)).join(Alert, Alert.run_id == Run.id))
-        .where(Alert.kind == "loading_finished").group_by(Run.id)
-    ).all()
-    fail_s = session.execute(
-        flt.apply(select(Run.started_at, Run.ended_at)).where(Run.status == "failed", Run.started_at.is_not(None),
-                                                             Run.ended_at.is_not(None))
-    ).all()
-    signatures = session.execute(
-        flt.apply(select(Run.signature, func.count().label("n"))).where(Run.signature.is_not(None))
-        .group_by(Run.signature).order_by(func.count().desc()).limit(top)
-    ).all()
-    return {
-        "filters": {"host": host, "model": model},
-        "runs": sum(by_status.values()),
-        "by_status": by_status,
-        "success_rate": round(by_status.get("succeeded", 0) / finished, 4) if finished else None,
-        "median_load_s": _median([(b - a).total_seconds() for a, b in load_s]),
-        "median_time_to_failure_s": _median([(b - a).total_seconds() for a, b in fail_s]),
-        "top_signatures": [{"signature": s, "runs": n} for s, n in signatures],
-    }
-
-
-# ------------------------------------------------------------------------------------------ export, prune
-
-EVENT_COLUMNS = ("id", "run_id", "ts", "kind", "line_no", "data")
-EXPORT_BATCH = 5000
-
-
-def export_runs(session: Session, flt: RunFilter | None = None) -> Iterator[dict[str, Any]]:
-    stmt = (flt or RunFilter()).apply(select(Run)).order_by(Run.created_at, Run.id)
-    for run in session.scalars(stmt.execution_options(yield_per=EXPORT_BATCH)):
-        yield history_record(run)
-
-
-def export_events(session: Session, since: datetime | None = None) -> Iterator[dict[str, Any]]:
-    stmt = select(Event.id, Event.run_id, Event.ts, Event.kind, Event.line_no, Event.data).order_by(Event.id)
-    if since:
-        stmt = stmt.where(Event.ts >= since)
-    for row in session.execute(stmt.execution_options(yield_per=EXPORT_BATCH)):
-        yield dict(zip(EVENT_COLUMNS, (row.id, row.run_id, row.ts.isoformat() + "Z", row.kind, row.line_no,
-                                       row.data), strict=True))
-
-
-def count_events_before(session: Session, before: datetime) -> int:
-    return int(session.scalar(select(func.count()).select_from(Event).where(Event.ts < before)) or 0)
-
-
-def prune_events(session: Session, before: datetime) -> int:
-    """Delete events older than ``before`` (runs and alerts are kept); the number deleted."""
-    result = session.execute(delete(Event).where(Event.ts < before))
-    return int(result.rowcount or 0)  # type: ignore[attr-defined]

@@ -1,11 +1,24 @@
-"""Times as people read them: compact durations (``55s``, ``7m05s``, ``3h12m``) and ages (``3m ago``).
+"""Values as people read them: compact durations (``55s``, ``7m05s``, ``3h12m``), ages (``3m ago``), the ISO
+stamps of ``--json``, and the colour of each run status.
 
-One module for the CLI and the TUI, so a duration reads the same everywhere.  ``--json`` keeps ISO times.
+One module for the CLI and the TUI, so a duration, a time stamp or a status reads the same everywhere.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+
+#: The colour (a rich style) of each run status, in `eorch runs`, `eorch show` and every TUI screen.
+STATUS_STYLE: dict[str, str] = {
+    "pending": "dim", "launching": "cyan", "running": "bold cyan", "succeeded": "green",
+    "failed": "bold red", "cancelled": "yellow", "lost": "magenta",
+}
+
+
+def iso(value: datetime | None, timespec: str = "seconds") -> str | None:
+    """A naive UTC time as ``--json`` writes it: ``2026-12-01T08:22:05Z`` (``timespec="milliseconds"`` for
+    alerts and deliveries, which happen many to a second); None stays None."""
+    return value.isoformat(timespec=timespec) + "Z" if value is not None else None
 
 
 def span(seconds: float | None) -> str:

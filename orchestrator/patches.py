@@ -11,20 +11,19 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from orchestrator.context import Context
 from orchestrator.errors import NotFound, PatchError
 from orchestrator.hosts import RemoteOpFailed
-from orchestrator.store.models import PatchAction, Run
-from orchestrator.store.queries import add_event, utcnow
+from orchestrator.humanize import iso
+from orchestrator.store.models import PatchAction
+from orchestrator.store.queries import add_event, runs_with_patch_set, utcnow
 from worker.patching import PatchFailed, parse_diff
 
 BUILTIN_DIR = Path(__file__).resolve().parent.parent / "deploy" / "patches"
@@ -163,14 +162,14 @@ def flag_changed_runs(s: Session, host: str, report: dict[str, Any]) -> list[str
     """Mark runs on host that ran this set with this interpreter and whose files now hash differently."""
     now_hashes = current_hashes(report)
     flagged = []
-    for run in s.scalars(select(Run).where(Run.host == host, Run.patch_set.is_not(None))):
+    for run in runs_with_patch_set(s, host):
         ps = run.patch_set or {}
         if ps.get("name") != report.get("set") or ps.get("executable") != report.get("executable"):
             continue
         changed = {p: now_hashes.get(p) for p, h in (ps.get("files") or {}).items()
                    if p in now_hashes and now_hashes[p] != h}
         if changed and ps.get("changed_since", {}).get("files") != changed:
-            run.patch_set = {**ps, "changed_since": {"at": utcnow().isoformat(timespec="seconds") + "Z",
+            run.patch_set = {**ps, "changed_since": {"at": iso(utcnow()),
                                                      "files": changed}}
             add_event(s, run.id, "patch_changed", {"set": ps.get("name"), "files": changed})
             flagged.append(run.id)
@@ -217,7 +216,7 @@ async def prepare_launch(ctx: Context, host: str, pythons: list[str], patch_ref:
         files = sorted(patch_set.files)
         patch_info = {"name": patch_set.name, "python": python, "executable": report["executable"],
                       "version": report["version"], "files": current_hashes(report),
-                      "verified_at": utcnow().isoformat(timespec="seconds") + "Z"}
+                      "verified_at": iso(utcnow())}
     prints: list[dict[str, Any]] = []
     for py in pythons:
         try:
@@ -234,20 +233,3 @@ async def prepare_launch(ctx: Context, host: str, pythons: list[str], patch_ref:
             "speculators_version": next((fp["versions"].get("speculators") for fp in prints
                                          if fp["versions"].get("speculators")), None),
             "patch_set": patch_info}
-
-
-def matrix(s: Session) -> list[dict[str, Any]]:
-    """Outcomes by (vllm, speculators, patch set): the "what works with what" table."""
-    counts: dict[tuple[str, str, str], Counter[str]] = {}
-    for run in s.scalars(select(Run)):
-        key = (run.vllm_version or "—", run.speculators_version or "—", (run.patch_set or {}).get("name") or "—")
-        counts.setdefault(key, Counter())[run.status] += 1
-    return [{"vllm": k[0], "speculators": k[1], "patch_set": k[2], "runs": sum(c.values()), **dict(c)}
-            for k, c in sorted(counts.items())]
-
-
-def recent_actions(s: Session, host: str | None = None, limit: int = 20) -> list[PatchAction]:
-    stmt = select(PatchAction).order_by(PatchAction.id.desc()).limit(limit)
-    if host:
-        stmt = stmt.where(PatchAction.host == host)
-    return list(s.scalars(stmt))

@@ -22,11 +22,12 @@ from textual.screen import Screen
 from textual.worker import get_current_worker
 
 from orchestrator import alertrules
+from orchestrator.clock import utcnow
 from orchestrator.context import Context
 from orchestrator.notices import LogLinesRead, Notice
-from orchestrator.store.queries import utcnow
+from orchestrator.services.runview import RunView
 from tui import data
-from tui.data import AlertRow, RunRow
+from tui.data import AlertRow
 from tui.deps import ScreenDeps
 from tui.logfeed import LogFeed
 from tui.messages import (
@@ -78,7 +79,7 @@ class EorchApp(ReportsWorkerErrors, App[None]):
         self.monitor_mode = monitor
         self.monitor_state = "off"
         self.monitor_detail = ""
-        self.runs: tuple[RunRow, ...] = ()
+        self.runs: tuple[RunView, ...] = ()
         self.session_alerts: list[AlertRow] = []
         self._statuses: dict[str, str] | None = None
         self._raised: set[str] = set()  # dedup keys of the alerts the snapshot diff raised
@@ -173,10 +174,9 @@ class EorchApp(ReportsWorkerErrors, App[None]):
     def check_status(self) -> None:
         """One liveness round for the active runs when no monitor follows them (orchestrator.refresh)."""
         from orchestrator.refresh import bring_up_to_date
-        from orchestrator.store import queries
+        from orchestrator.services import runs
 
-        with self.ctx.db() as s:
-            active = [r.id for r in queries.active_runs(s)]
+        active = runs.active_ids(self.ctx)
 
         async def check(ctx: Context) -> None:
             freshness = await bring_up_to_date(ctx, active, wait_s=0)
@@ -199,14 +199,10 @@ class EorchApp(ReportsWorkerErrors, App[None]):
         for screen in self.screen_stack:
             screen.post_message(RunsRefreshed(message.runs, now))
 
-    def _rule_alerts(self, run: RunRow, now: datetime) -> list[AlertRaised]:
+    def _rule_alerts(self, run: RunView, now: datetime) -> list[AlertRaised]:
         """What ``alertrules`` (the monitor's rules) raise for a run whose status just changed, once each."""
-        snapshot = alertrules.RunSnapshot(
-            run_id=run.id, name=run.name, host=run.host, status=run.status, phase=run.phase,
-            shards_done=run.shards_done, shards_total=run.shards_total, exit_code=run.exit_code,
-            root_cause={"exception": run.cause} if run.cause else None, started_at=run.started_at,
-            last_activity_at=run.last_output_at,
-            stall_minutes=self.ctx.settings.config.monitor.stall_minutes)
+        snapshot = run.snapshot(last_activity_at=run.last_output_at,
+                                default_stall_minutes=self.ctx.settings.config.monitor.stall_minutes)
         raised = []
         for alert in alertrules.evaluate(snapshot, alertrules.RunFacts(new_status=run.status), now):
             if alert.dedup_key not in self._raised:

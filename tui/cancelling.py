@@ -10,12 +10,12 @@ from textual.screen import Screen
 
 from orchestrator.context import Context
 from orchestrator.errors import EorchError
-from tui.data import RunRow
+from orchestrator.services.runview import RunView
 from tui.messages import CancelFailed, RunCancelled, RunsRefreshRequested
 from tui.screens.confirm import ConfirmScreen
 
 
-def ask_to_cancel(screen: Screen[object], ctx: Context, row: RunRow) -> None:
+def ask_to_cancel(screen: Screen[object], ctx: Context, row: RunView) -> None:
     """Confirm, then cancel ``row``'s run; a run that already ended is only told about."""
     if row.terminal:
         screen.notify(f"run {row.id} already ended ({row.status})", severity="warning")

@@ -8,13 +8,9 @@ from datetime import datetime
 from rich.text import Text
 
 from orchestrator.freshness import eta_left
-from orchestrator.humanize import coarse, short_span, span
-from tui.data import RunRow
+from orchestrator.humanize import STATUS_STYLE, coarse, short_span, span
+from orchestrator.services.runview import RunView
 
-STATUS_STYLE = {
-    "pending": "dim", "launching": "cyan", "running": "bold cyan", "succeeded": "green",
-    "failed": "bold red", "cancelled": "yellow", "lost": "magenta",
-}
 BAR_FULL, BAR_EMPTY = "█", "░"
 
 
@@ -36,7 +32,7 @@ def bar(done: int, total: int, width: int = 8) -> str:
     return BAR_FULL * filled + BAR_EMPTY * (width - filled)
 
 
-def progress_of(row: RunRow, now: datetime | None = None) -> tuple[int, int, float | None, float | None, str] | None:
+def progress_of(row: RunView, now: datetime | None = None) -> tuple[int, int, float | None, float | None, str] | None:
     """(done, total, rate/s, eta s, unit) for shards when loading, else user progress; None if unknown.
 
     With ``now``, the log's shard ETA is counted down from the run's last output: negative once overdue."""
@@ -50,7 +46,7 @@ def progress_of(row: RunRow, now: datetime | None = None) -> tuple[int, int, flo
     return None
 
 
-def progress_cell(row: RunRow, width: int = 8, now: datetime | None = None) -> str:
+def progress_cell(row: RunView, width: int = 8, now: datetime | None = None) -> str:
     """`████░░░░ 12/35 5m10s` — ETA only while the run is active (counted down from the last output with
     ``now``), `overdue` once it has passed; `width` 0: `12/35 5m` for narrow tables."""
     progress = progress_of(row, now)
@@ -95,7 +91,7 @@ SLURM_STYLE = {
 }
 
 
-def slurm_text(row: RunRow) -> Text | None:
+def slurm_text(row: RunView) -> Text | None:
     """`Slurm job 1234 · PENDING (Resources)` / `Slurm job 1234 · RUNNING on node1`; None for other runs."""
     if not row.slurm_job:
         return None
@@ -108,7 +104,7 @@ def slurm_text(row: RunRow) -> Text | None:
     return text
 
 
-def slurm_cell(row: RunRow) -> str:
+def slurm_cell(row: RunView) -> str:
     """`1234 PD Resources` / `1234 R node1`: job, squeue's state code, why it waits or where it runs."""
     if not row.slurm_job:
         return ""

@@ -13,12 +13,14 @@ from typing import Any
 from textual.message import Message
 
 from orchestrator.notices import Notice
-from tui.data import AlertRow, HostRow, RunDetail, RunRow
+from orchestrator.services.hosts import HostView
+from orchestrator.services.runview import RunView
+from tui.data import AlertRow, RunDetail
 
 
 @dataclass
 class RunsLoaded(Message):
-    runs: tuple[RunRow, ...]
+    runs: tuple[RunView, ...]
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, RunsLoaded)
@@ -28,7 +30,7 @@ class RunsLoaded(Message):
 class RunsRefreshed(Message, bubble=False):
     """The app's latest runs snapshot, handed down to a screen."""
 
-    runs: tuple[RunRow, ...]
+    runs: tuple[RunView, ...]
     now: datetime
 
 
@@ -77,7 +79,7 @@ class LogFollowFailed(Message):
 
 @dataclass
 class HostsLoaded(Message):
-    hosts: tuple[HostRow, ...]
+    hosts: tuple[HostView, ...]
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, HostsLoaded)
@@ -158,7 +160,7 @@ class CancelFailed(Message):
 
 @dataclass
 class HistoryLoaded(Message):
-    runs: tuple[RunRow, ...]
+    runs: tuple[RunView, ...]
     note: str = ""
 
     def can_replace(self, message: Message) -> bool:

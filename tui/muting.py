@@ -1,4 +1,4 @@
-"""`m` on a run: mute its alerts, or unmute them (orchestrator.mutes, as `eorch alerts mute|unmute`), off the UI
+"""`m` on a run: mute its alerts, or unmute them (orchestrator.services.mutes, as `eorch alerts mute|unmute`), off the UI
 loop; the answer is a toast."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ def toggle_mute(screen: Screen[object], ctx: Context, run_id: str) -> None:
 
 
 def _toggle(app: App[object], ctx: Context, run_id: str) -> None:
-    from orchestrator.mutes import toggle_muted
+    from orchestrator.services.mutes import toggle_muted
 
     try:
         muted = toggle_muted(ctx, run_id)

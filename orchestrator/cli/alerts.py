@@ -7,19 +7,12 @@ from typing import Annotated, Any
 
 import typer
 from rich.table import Table
-from sqlalchemy import select
 
 from orchestrator import alertoutbox
 from orchestrator.cli.common import check_limit, console, context, print_json, text
 from orchestrator.errors import UsageError
-from orchestrator.store import queries
-from orchestrator.store.models import Alert, AlertDelivery
 
 alerts_app = typer.Typer(help="Alerts raised for runs and hosts, and their channels.", no_args_is_help=False)
-
-
-def _iso(value: object) -> str | None:
-    return value.isoformat(timespec="milliseconds") + "Z" if value is not None else None  # type: ignore[attr-defined]
 
 
 @alerts_app.callback(invoke_without_command=True)
@@ -38,21 +31,9 @@ def list_alerts(
     if state is not None and state not in alertoutbox.STATES:
         raise UsageError(f"unknown delivery state {state!r}; known: {', '.join(alertoutbox.STATES)}")
     check_limit(limit)
-    ctx = context()
-    with ctx.db() as s:
-        stmt = select(Alert).order_by(Alert.created_at.desc(), Alert.id.desc()).limit(limit)
-        if run:
-            stmt = stmt.where(Alert.run_id == queries.get_run(s, run).id)
-        if kind:
-            stmt = stmt.where(Alert.kind == kind)
-        if state:
-            stmt = stmt.where(Alert.id.in_(select(AlertDelivery.alert_id).where(AlertDelivery.state == state)))
-        rows = list(s.scalars(stmt))
-        deliveries = alertoutbox.deliveries_of(s, [a.id for a in rows])
-    records: list[dict[str, Any]] = [{"id": a.id, "kind": a.kind, "run_id": a.run_id, "host": a.host, "created_at": _iso(a.created_at),
-                "title": a.title, "body": a.body, "dedup_key": a.dedup_key,
-                "delivery": alertoutbox.overall_state(deliveries[a.id]), "deliveries": deliveries[a.id]}
-               for a in rows]
+    from orchestrator.services import alerts
+
+    records = [a.record() for a in alerts.recent(context(), run=run, kind=kind, state=state, limit=limit)]
     if json_:
         print_json(records)
         return
@@ -134,7 +115,7 @@ def mute(
     run: Annotated[str, typer.Argument(help="run id, id prefix or name")],
 ) -> None:
     """Raise no alert for this run (none recorded, rung or sent) until `eorch alerts unmute`."""
-    from orchestrator.mutes import set_muted
+    from orchestrator.services.mutes import set_muted
 
     muted = set_muted(context(), run, True)
     assert muted is not None
@@ -147,13 +128,12 @@ def unmute(
     run: Annotated[str, typer.Argument(help="run id, id prefix or name")],
 ) -> None:
     """Alerts for this run again, from its next change on (nothing raised while muted is sent now)."""
-    from orchestrator.mutes import set_muted
-    from orchestrator.store import queries as q
+    from orchestrator.services import runs
+    from orchestrator.services.mutes import set_muted
 
     ctx = context()
-    with ctx.db() as s:
-        found = q.get_run(s, run)
-        run_id, name = found.id, found.name
+    found = runs.get(ctx, run)
+    run_id, name = found.id, found.name
     set_muted(ctx, run_id, False)
     console.print(f"alerts of run {run_id} ({name}) on", highlight=False, markup=False)
 

@@ -1,7 +1,7 @@
 """What the reading commands add to a run so its status never passes for current when it is not.
 
 ``refreshed`` brings the shown runs up to date when no monitor is following them (orchestrator.refresh);
-``add_freshness`` / ``progress_words`` turn the history into the words `runs` and `show` print next to them.
+``freshness_of`` / ``progress_words`` turn a run's view into the words `runs` and `show` print next to it.
 """
 
 from __future__ import annotations
@@ -13,19 +13,19 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator.context import Context
 from orchestrator.errors import HistoryReadOnly
-from orchestrator.freshness import eta_text, last_output_text, status_note
+from orchestrator.freshness import eta_text, last_output_text
 from orchestrator.monitorlock import monitor_holds
 from orchestrator.runstate import RunStatus
-from orchestrator.store import queries
+from orchestrator.services import runs
 
 if TYPE_CHECKING:
     from orchestrator.refresh import Freshness
+    from orchestrator.services.runview import RunView
 
 
 def refreshed(ctx: Context, run_ids: Sequence[str], enabled: bool = True) -> bool:
     """Bring the active ones among ``run_ids`` up to date unless asked not to; whether a monitor is running."""
-    with ctx.db() as s:
-        active = bool(queries.active_runs(s, list(run_ids))) if run_ids else False
+    active = bool(runs.active_ids(ctx, run_ids)) if run_ids else False
     if not enabled or not active:  # nothing to check: the SSH stack is not even imported
         return monitor_holds(ctx.settings.monitor_lock)
     from orchestrator.refresh import bring_up_to_date
@@ -46,18 +46,10 @@ def _parse(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value.removesuffix("Z")) if value else None
 
 
-def add_freshness(ctx: Context, records: Sequence[dict[str, Any]], monitor_running: bool) -> None:
-    """Put {"current": bool, "note": "as of 08:22, no monitor running; gpu unreachable: …"} on each record."""
-    with ctx.db() as s:
-        hosts = {h.name: h for h in queries.list_hosts(s)}
-        for record in records:
-            host = hosts.get(record["host"])
-            created = _parse(record["created_at"])
-            assert created is not None
-            note = status_note(record["status"], checked_at=_parse(record.get("checked_at")), created_at=created,
-                               host=record["host"], host_reachable=host.reachable if host else None,
-                               host_error=host.last_error if host else None, monitor_running=monitor_running)
-            record["freshness"] = {"current": not note, "note": note}
+def freshness_of(view: RunView) -> dict[str, Any]:
+    """{"current": bool, "note": "as of 08:22, no monitor running; gpu unreachable: …"}: what `--json` says of
+    whether the run's status is current (the view's staleness note, `orchestrator.freshness.status_note`)."""
+    return {"current": not view.stale_note, "note": view.stale_note}
 
 
 def progress_words(record: dict[str, Any], now: datetime) -> list[str]:

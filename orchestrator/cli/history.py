@@ -16,7 +16,8 @@ from rich.text import Text
 from orchestrator import history
 from orchestrator.cli.common import check_limit, console, context, print_json, text
 from orchestrator.errors import UsageError
-from orchestrator.views import duration
+from orchestrator.humanize import iso, span
+from orchestrator.services import history as service
 
 RUN_CSV_COLUMNS = ("id", "name", "host", "kind", "status", "phase", "exit_code", "created_at", "started_at",
                    "ended_at", "model", "signature", "exception", "fingerprint", "vllm_version", "command")
@@ -29,26 +30,23 @@ def similar(
 ) -> None:
     """Earlier runs that failed the same way (same fingerprint), how they ended, and what changed since."""
     check_limit(limit)
-    ctx = context()
-    with ctx.db() as s:
-        target, matches = history.similar_runs(s, run, limit=limit)
-        target_record = history.history_record(target)
+    found = service.similar(context(), run, limit=limit)
+    target_record = found.run.history_record()
     if json_:
-        print_json({"run": target_record, "similar": matches})
+        print_json(found.to_json())
         return
     cause = target_record["root_cause"] or {}
     console.print(Text.assemble((target_record["id"], "bold"), f" {target_record['name']}: "
                                 f"{cause.get('exception') or 'error'}: {cause.get('message') or ''}"), highlight=False)
     console.print(f"fingerprint {target_record['fingerprint']}")
-    if not matches:
+    if not found.similar:
         console.print("no earlier run failed this way")
         return
     table = Table("id", "name", "host", "created", "status", "exit", "what changed since then")
-    for match in matches:
-        r = match["run"]
-        changed = history.describe_changes(match["changes"])
+    for match in found.similar:
+        r = match.run.record()
         table.add_row(text(r["id"]), text(r["name"]), text(r["host"]), r["created_at"], text(r["status"]),
-                      "" if r["exit_code"] is None else str(r["exit_code"]), text(changed))
+                      "" if r["exit_code"] is None else str(r["exit_code"]), text(match.changed))
     console.print(table)
 
 
@@ -59,9 +57,7 @@ def search(
 ) -> None:
     """Full-text search over root-cause exceptions, messages and tracebacks of every run."""
     check_limit(limit)
-    ctx = context()
-    with ctx.db() as s:
-        hits = history.search(s, words, limit=limit)
+    hits = [hit.to_json() for hit in service.search(context(), words, limit=limit)]
     if json_:
         print_json(hits)
         return
@@ -89,16 +85,14 @@ def stats(
     json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Runs, success rate, median load time, median time to failure and the top failure signatures."""
-    ctx = context()
-    with ctx.db() as s:
-        figures = history.stats(s, host=host, model=model)
+    figures = service.stats(context(), host=host, model=model)
     if json_:
         print_json(figures)
         return
     rate = figures["success_rate"]
     table = Table("runs", "success rate", "median load", "median time to failure", "by status", title="eorch stats")
-    table.add_row(str(figures["runs"]), "—" if rate is None else f"{rate:.0%}", duration(figures["median_load_s"]),
-                  duration(figures["median_time_to_failure_s"]),
+    table.add_row(str(figures["runs"]), "—" if rate is None else f"{rate:.0%}", span(figures["median_load_s"]),
+                  span(figures["median_time_to_failure_s"]),
                   ", ".join(f"{k} {v}" for k, v in sorted(figures["by_status"].items())))
     console.print(table)
     if figures["top_signatures"]:
@@ -130,39 +124,38 @@ def export(
     if out is not None:
         _check_writable(out, directory=format_ == "csv" and table == "all")
     ctx = context()
-    with ctx.db() as s:
-        if format_ == "json":
-            stream = out.open("w") if out else sys.stdout
-            try:
-                if table in ("runs", "all"):
-                    for record in history.export_runs(s):
-                        stream.write(json.dumps({"type": "run", **record}, default=str) + "\n")
-                if table in ("events", "all"):
-                    for record in history.export_events(s):
-                        stream.write(json.dumps({"type": "event", **record}, default=str) + "\n")
-            finally:
-                if out:
-                    stream.close()
-            return
-        if table == "all":
-            if out is None:
-                raise UsageError("csv export of runs and events needs --out DIR (or --table runs|events)")
-            out.mkdir(parents=True, exist_ok=True)
-            with (out / "runs.csv").open("w", newline="") as f:
-                n_runs = _write_csv(f, RUN_CSV_COLUMNS, history.export_runs(s))
-            with (out / "events.csv").open("w", newline="") as f:
-                n_events = _write_csv(f, history.EVENT_COLUMNS, history.export_events(s))
-            console.print(f"wrote {n_runs} runs to {out / 'runs.csv'}, {n_events} events to {out / 'events.csv'}")
-            return
-        stream = out.open("w", newline="") if out else sys.stdout
+    if format_ == "json":
+        stream = out.open("w") if out else sys.stdout
         try:
-            if table == "runs":
-                _write_csv(stream, RUN_CSV_COLUMNS, history.export_runs(s))
-            else:
-                _write_csv(stream, history.EVENT_COLUMNS, history.export_events(s))
+            if table in ("runs", "all"):
+                for record in service.export_runs(ctx):
+                    stream.write(json.dumps({"type": "run", **record}, default=str) + "\n")
+            if table in ("events", "all"):
+                for record in service.export_events(ctx):
+                    stream.write(json.dumps({"type": "event", **record}, default=str) + "\n")
         finally:
             if out:
                 stream.close()
+        return
+    if table == "all":
+        if out is None:
+            raise UsageError("csv export of runs and events needs --out DIR (or --table runs|events)")
+        out.mkdir(parents=True, exist_ok=True)
+        with (out / "runs.csv").open("w", newline="") as f:
+            n_runs = _write_csv(f, RUN_CSV_COLUMNS, service.export_runs(ctx))
+        with (out / "events.csv").open("w", newline="") as f:
+            n_events = _write_csv(f, service.EVENT_COLUMNS, service.export_events(ctx))
+        console.print(f"wrote {n_runs} runs to {out / 'runs.csv'}, {n_events} events to {out / 'events.csv'}")
+        return
+    stream = out.open("w", newline="") if out else sys.stdout
+    try:
+        if table == "runs":
+            _write_csv(stream, RUN_CSV_COLUMNS, service.export_runs(ctx))
+        else:
+            _write_csv(stream, service.EVENT_COLUMNS, service.export_events(ctx))
+    finally:
+        if out:
+            stream.close()
 
 
 def _check_writable(out: Path, *, directory: bool) -> None:
@@ -186,17 +179,15 @@ def prune(
     """Delete old events (never runs or alerts) after a confirmation."""
     cutoff = history.parse_since(before)
     ctx = context()
-    with ctx.db() as s:
-        count = history.count_events_before(s, cutoff)
+    count = service.count_events_before(ctx, cutoff)
     if count == 0:
-        console.print(f"no events before {cutoff.isoformat(timespec='seconds')}Z")
+        console.print(f"no events before {iso(cutoff)}")
         return
-    if not yes and not typer.confirm(f"delete {count} events recorded before {cutoff.isoformat(timespec='seconds')}Z "
+    if not yes and not typer.confirm(f"delete {count} events recorded before {iso(cutoff)} "
                                      "(runs are kept)?"):
         console.print("nothing deleted")
         raise typer.Exit(1)
-    with ctx.db() as s:
-        deleted = history.prune_events(s, cutoff)
+    deleted = service.prune_events(ctx, cutoff)
     console.print(f"deleted {deleted} events")
 
 

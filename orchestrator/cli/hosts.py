@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -13,42 +11,15 @@ from rich.table import Table
 from orchestrator.cli.common import console, context, print_json, run_async, text
 from orchestrator.context import Context
 from orchestrator.destination import parse_destination
-from orchestrator.errors import HostKeyRefused, UsageError
-from orchestrator.hosts import LOCAL_HOST, HostSession, validate_host_name
+from orchestrator.errors import UsageError
+from orchestrator.hosts import LOCAL_HOST, validate_host_name
 from orchestrator.launcher import parse_env
-from orchestrator.store.models import Host
-from orchestrator.store.queries import get_host, list_hosts, utcnow
-from orchestrator.views import host_record
+from orchestrator.services import hosts
 
 SCHEDULERS = ("direct", "slurm")
 
 host_app = typer.Typer(help="Hosts eorch can run jobs on (the built-in `local` is always there).",
                        no_args_is_help=True)
-
-
-def _append_line(path: Path, line: str) -> None:
-    with open(path, "a") as f:
-        f.write(line)
-
-
-async def _pin_and_open(ctx: Context, session: HostSession, accept_new: bool) -> list[str]:
-    from orchestrator.ssh import SshTransport, known_hosts_entry_host
-
-    notes: list[str] = []
-    try:
-        await session.open()
-        return notes
-    except HostKeyRefused as err:
-        transport = session.transport
-        if not accept_new or not isinstance(transport, SshTransport) or "CHANGED" in str(err):
-            raise
-        host, port, key = await transport.fetch_host_key()
-        line = f"{known_hosts_entry_host(host, port)} {key.export_public_key('openssh').decode().strip()}\n"
-        await asyncio.to_thread(_append_line, ctx.settings.pinned_known_hosts, line)
-        notes.append(f"pinned host key {key.get_fingerprint('sha256')} for {known_hosts_entry_host(host, port)}"
-                     f" in {ctx.settings.pinned_known_hosts}")
-    await session.open()
-    return notes
 
 
 @host_app.command("add")
@@ -87,28 +58,11 @@ def add(
     host_env = parse_env(env)
     dest = parse_destination(destination, port)
     ctx = context()
-    with ctx.db() as s:
-        if s.get(Host, name) is not None:
-            raise UsageError(f"host {name!r} already exists (remove it with `eorch host rm {name}`)")
-    host = Host(name=name, destination=dest.login, port=dest.port, root=root, python=python, created_at=utcnow(),
-                scheduler=scheduler, sbatch_args=list(sbatch_arg) or None, env=host_env or None)
-    session = HostSession.for_host(host, ctx.settings)
-
-    async def connect(_: Context) -> list[str]:
-        try:
-            notes = await _pin_and_open(ctx, session, accept_new_host_key)
-            if scheduler == "slurm":
-                facts = await session.call("slurm_check")
-                parts = ", ".join(f"{p['partition']} ({p['state']})" for p in facts["partitions"])
-                notes.append(f"{facts['slurm_version']}; partitions: {parts or 'none'}")
-            return notes
-        finally:
-            await session.close()
-
-    notes = run_async(connect)
-    with ctx.db() as s:
-        host.reachable = True
-        s.add(host)
+    hosts.refuse_existing(ctx, name)
+    new = hosts.NewHost(name=name, destination=dest.login, port=dest.port, root=root, python=python,
+                        scheduler=scheduler, sbatch_args=tuple(sbatch_arg), env=host_env)
+    notes = run_async(lambda _: hosts.first_contact(ctx, new, accept_new_host_key))
+    hosts.add(ctx, new)
     for note in notes:
         console.print(note, markup=False)
     via = " · jobs go through Slurm" if scheduler == "slurm" else ""
@@ -119,14 +73,12 @@ def add(
 @host_app.command("list")
 def list_(json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False) -> None:
     """List hosts and their last known reachability."""
-    ctx = context()
-    with ctx.db() as s:
-        hosts = [host_record(h) for h in list_hosts(s)]
+    records = [h.record() for h in hosts.list_hosts(context())]
     if json_:
-        print_json(hosts)
+        print_json(records)
         return
     table = Table("name", "destination", "root", "scheduler", "reachable")
-    for h in hosts:
+    for h in records:
         reach = {True: "[green]yes[/]", False: f"[red]no[/] since {h['unreachable_since']}", None: "?"}[h["reachable"]]
         scheduler = " ".join([h["scheduler"], *h["sbatch_args"]])
         table.add_row(text(h["name"]), text(h["destination"] + (f":{h['port']}" if h["port"] else "")),
@@ -139,16 +91,7 @@ def rm(name: str) -> None:
     """Forget a host (only when no run references it)."""
     if name == LOCAL_HOST:
         raise UsageError("`local` is built in and cannot be removed")
-    ctx = context()
-    from sqlalchemy import select
-
-    from orchestrator.store.models import Run
-
-    with ctx.db() as s:
-        host = get_host(s, name)
-        if s.scalars(select(Run.id).where(Run.host == name).limit(1)).first():
-            raise UsageError(f"host {name!r} has runs in the history; it is kept")
-        s.delete(host)
+    hosts.remove(context(), name)
     console.print(f"removed host {name}", markup=False)
 
 
@@ -161,21 +104,10 @@ def check(
     """Connect and report OS, Python, free disk in the root dir, and GPUs (and an interpreter's versions)."""
 
     async def go(ctx: Context) -> dict[str, Any]:
-        session = await ctx.session(name)
-        facts = await session.call("check", root=session.root)
-        if ctx.host_row(name).scheduler == "slurm":
-            facts["slurm"] = await session.call("slurm_check")
-        if env:
-            from orchestrator.patches import fingerprint
-
-            facts["env"] = await fingerprint(ctx, name, env)
-        return facts
+        return await hosts.check(ctx, name, env)
 
     facts = run_async(go)
-    ctx = context()
-    with ctx.db() as s:
-        host = get_host(s, name)
-        host.facts, host.reachable, host.unreachable_since = facts, True, None
+    hosts.record_check(context(), name, facts)
     if json_:
         print_json({"host": name, **facts})
         return
@@ -192,7 +124,7 @@ def check(
         console.print(f"GPU {gpu['index']}: {gpu['name']} · {free} MiB free of {gpu['memory_total_mib']} MiB",
                       markup=False)
     if env:
-        from orchestrator.views import env_lines
+        from orchestrator.envlines import env_lines
 
         for line in env_lines({"env_fingerprint": facts["env"]}):
             console.print(line, highlight=False)

@@ -19,14 +19,10 @@ from rich.table import Table
 from rich.text import Text
 
 from orchestrator.freshness import eta_text
-from orchestrator.humanize import ago, run_time, short_span
+from orchestrator.humanize import STATUS_STYLE, ago, run_time, short_span
 from orchestrator.logparse.inert import inert_line
 from orchestrator.runstate import shown_phase
 
-STATUS_STYLE = {
-    "running": "cyan", "succeeded": "green", "failed": "bold red", "cancelled": "yellow",
-    "lost": "magenta", "launching": "cyan", "pending": "dim",
-}
 ACTIVE = frozenset({"pending", "launching", "running"})
 #: The least a flexible column (name, cause) is given before the table is allowed to overflow.
 MIN_FLEXIBLE = 8
@@ -83,7 +79,7 @@ def cause_cell(record: dict[str, Any]) -> str:
 
 
 def cells(record: dict[str, Any], now: datetime) -> dict[str, str]:
-    """Every column's text for one run record (`views.run_record` / `history.history_record`)."""
+    """Every column's text for one run record (`RunView.record` / `RunView.history_record`)."""
     created, started, ended = (_parse(record.get(k)) for k in ("created_at", "started_at", "ended_at"))
     values = {
         "id": record["id"], "name": record["name"] or "", "host": record["host"], "status": status_cell(record),

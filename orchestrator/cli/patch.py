@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
 from orchestrator.cli.common import check_limit, console, context, print_json, run_async, text
-from orchestrator.patches import load_patch_set, matrix, patch_action, recent_actions
+from orchestrator.patches import load_patch_set, patch_action
 
 patch_app = typer.Typer(help="Patch sets: check, apply, revert installed packages on a host, all files or none.",
                         no_args_is_help=True)
@@ -81,11 +81,9 @@ def actions(host: Annotated[str | None, typer.Option("--host", "-H", help="only 
             limit: Annotated[int, typer.Option(help="at most this many")] = 20, json_: JsonOpt = False) -> None:
     """The recorded patch actions, newest first."""
     check_limit(limit)
-    ctx = context()
-    with ctx.db() as s:
-        rows: list[dict[str, Any]] = [{"id": a.id, "at": a.created_at.isoformat(timespec="seconds") + "Z", "host": a.host,
-                 "python": a.python, "set": a.patch_set, "action": a.action, "ok": a.ok, "details": a.details}
-                for a in recent_actions(s, host, limit)]
+    from orchestrator.services import patches
+
+    rows = patches.actions(context(), host, limit)
     if json_:
         print_json(rows)
         return
@@ -100,9 +98,9 @@ def actions(host: Annotated[str | None, typer.Option("--host", "-H", help="only 
 
 def matrix_cmd(json_: JsonOpt = False) -> None:
     """Run outcomes by (vllm, speculators, patch set): what works with what."""
-    ctx = context()
-    with ctx.db() as s:
-        rows = matrix(s)
+    from orchestrator.services import patches
+
+    rows = patches.matrix(context())
     if json_:
         print_json(rows)
         return

@@ -9,7 +9,6 @@ import typer
 
 from orchestrator.cli.common import console, err_console, print_json, run_async
 from orchestrator.errors import PreflightRefused, UsageError
-from orchestrator.store.models import Run
 
 
 def preflight(
@@ -49,8 +48,9 @@ def print_report(report: dict[str, Any], *, to_stderr: bool = False, all_checks:
         out.print(line, highlight=False, soft_wrap=True)
 
 
-def launch_checked(host: str, kwargs: dict[str, Any], *, force: bool, json_: bool) -> Run:
-    """Preflight, then launch (orchestrator.preflightrun); warnings and a refusal's report are printed."""
+def launch_checked(host: str, kwargs: dict[str, Any], *, force: bool, json_: bool) -> str:
+    """Preflight, then launch (orchestrator.preflightrun); warnings and a refusal's report are printed. The id
+    of the run launched."""
     from orchestrator.preflightrun import launch_checked as checked
 
     try:
@@ -63,7 +63,7 @@ def launch_checked(host: str, kwargs: dict[str, Any], *, force: bool, json_: boo
         raise
     if not json_ and report.verdict.value != "ok":
         print_report(report.to_dict(), all_checks=False)
-    return run
+    return str(run.id)
 
 
 def register(app: typer.Typer) -> None:

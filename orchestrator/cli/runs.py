@@ -12,13 +12,13 @@ from rich.markup import escape
 from orchestrator import commands
 from orchestrator.autostart import Following, ensure_followed
 from orchestrator.cli.common import check_limit, console, context, err_console, print_json, run_async
-from orchestrator.cli.current import add_freshness, refreshed
+from orchestrator.cli.current import freshness_of, refreshed
 from orchestrator.context import Context
 from orchestrator.errors import NotFound, PreflightRefused, UsageError
 from orchestrator.runstate import RunStatus
-from orchestrator.store import queries
-from orchestrator.store.models import Run
-from orchestrator.views import run_record
+from orchestrator.services import hosts as host_service
+from orchestrator.services import runs as run_service
+from orchestrator.services.runview import RunView
 
 STATUSES = tuple(s.value for s in RunStatus)
 
@@ -97,20 +97,22 @@ def launch(
         if kwargs["kind"] == "eagle3-extract" and not no_preflight:
             from orchestrator.cli.preflight import launch_checked
 
-            run = launch_checked(hosts[0], kwargs, force=force, json_=json_)
+            run_id = launch_checked(hosts[0], kwargs, force=force, json_=json_)
         else:
-            run = run_async(lambda ctx: launch_run(ctx, hosts[0], **kwargs))
+            run_id = run_async(lambda ctx: launch_run(ctx, hosts[0], **kwargs)).id
     else:
         if canary is not None:
             raise UsageError("--canary/--no-canary apply to an eagle3-extract --spec, not to a command")
         parsed_env = parse_env(env)
-        run = run_async(lambda ctx: launch_run(ctx, hosts[0], argv, name=name, env=parsed_env, cwd=cwd,
-                                               python=python, patch=patch, apply_patches=apply_patches,
-                                               sbatch_args=sbatch_arg,
-                                               secret_env=parse_env(secret_env, option="--secret-env")))
-    following = ensure_followed(context().settings, opt_out=no_monitor)
+        run_id = run_async(lambda ctx: launch_run(ctx, hosts[0], argv, name=name, env=parsed_env, cwd=cwd,
+                                                  python=python, patch=patch, apply_patches=apply_patches,
+                                                  sbatch_args=sbatch_arg,
+                                                  secret_env=parse_env(secret_env, option="--secret-env"))).id
+    ctx = context()
+    run = run_service.get(ctx, run_id)
+    following = ensure_followed(ctx.settings, opt_out=no_monitor)
     if json_:
-        print_json({**run_record(run), "monitor": following.as_json()})
+        print_json({**run.record(), "monitor": following.as_json()})
     else:
         _say_launched(run)
         _say_following(following)
@@ -122,7 +124,7 @@ def _say_following(following: Following) -> None:
                   markup=False)
 
 
-def _say_launched(run: Run) -> None:
+def _say_launched(run: RunView) -> None:
     slurm = f" as Slurm job {run.scheduler_job_id} (launching until it starts)" if run.scheduler_job_id else ""
     console.print(f"launched run [bold]{run.id}[/] ({escape(run.name)}) on {escape(run.host)}{slurm}")
 
@@ -140,12 +142,10 @@ def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: s
     plans = split_launch_args(spec, hosts, extra_env=parse_env(env), name=name, cwd=cwd, overrides=overrides,
                               canary=canary)
     ctx = context()
-    with ctx.db() as s:
-        for h in hosts:
-            queries.get_host(s, h)  # NotFound, before anything starts
-    started: list[Run] = []
+    host_service.require(ctx, hosts)  # NotFound, before anything starts
+    started: list[str] = []
 
-    async def go(c: Context) -> list[Run]:
+    async def go(c: Context) -> list[str]:
         from orchestrator.preflightrun import preflight
 
         extra: dict[str, dict[str, Any]] = {}
@@ -158,16 +158,16 @@ def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: s
             extra[h] = {"preflight": report.to_dict(), "gpu_locks": report.gpus, "force_locks": force}
         for h, kwargs in plans:
             try:
-                started.append(await launch_run(c, h, **kwargs, **common, **extra.get(h, {})))  # type: ignore[arg-type]
+                started.append((await launch_run(c, h, **kwargs, **common, **extra.get(h, {}))).id)  # type: ignore[arg-type]
             except Exception:
                 if started:
-                    console.print(f"[yellow]launched before the failure: {' '.join(r.id for r in started)} "
+                    console.print(f"[yellow]launched before the failure: {' '.join(started)} "
                                   f"(cancel them with eorch cancel ID)[/]")
                 raise
         return started
 
     try:
-        runs_ = run_async(go)
+        runs_ = [run_service.get(ctx, run_id) for run_id in run_async(go)]
     except PreflightRefused as err:
         from orchestrator.cli.preflight import print_report
 
@@ -178,7 +178,7 @@ def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: s
         raise
     following = ensure_followed(ctx.settings, opt_out=no_monitor)
     if json_:
-        print_json([{**run_record(r), "monitor": following.as_json()} for r in runs_])
+        print_json([{**r.record(), "monitor": following.as_json()} for r in runs_])
         return
     for r in runs_:
         _say_launched(r)
@@ -207,7 +207,7 @@ def runs(
     """List runs, newest first, filtered by status, host, age, name, failure signature, exception or model.
     """
     from orchestrator.cli.listing import print_runs
-    from orchestrator.history import RunFilter, filtered_runs, history_record, parse_since
+    from orchestrator.history import RunFilter, parse_since
 
     check_limit(limit)
 
@@ -217,13 +217,11 @@ def runs(
                     signature=signature, exception=exception, model=model, vllm=vllm, speculators=speculators,
                     patch_set=patch_set)
     ctx = context()
-    with ctx.db() as s:
-        shown = [r.id for r in filtered_runs(s, flt, limit=limit)]
+    shown = [r.id for r in run_service.filtered(ctx, flt, limit=limit)]
     monitor_running = refreshed(ctx, shown, refresh)
-    with ctx.db() as s:
-        records = [history_record(r) for r in filtered_runs(s, flt, limit=limit)]
-        anything = bool(records) or queries.any_run(s)
-    add_freshness(ctx, records, monitor_running)
+    views = run_service.filtered(ctx, flt, limit=limit, monitor_running=monitor_running)
+    records = [{**v.history_record(), "freshness": freshness_of(v)} for v in views]
+    anything = bool(records) or run_service.any_run(ctx)
     if json_:
         print_json(records)
         return
@@ -234,7 +232,9 @@ def runs(
     if not records:
         err_console.print("no runs match these filters", highlight=False)
         return
-    print_runs(console, records, queries.utcnow(), wide=wide)
+    from orchestrator.clock import utcnow
+
+    print_runs(console, records, utcnow(), wide=wide)
     for note in dict.fromkeys(r["freshness"]["note"].split(", ", 1)[1] for r in records if r["freshness"]["note"]):
         console.print(f"status as last checked: {note}", style="yellow", highlight=False, markup=False)
 
@@ -251,8 +251,7 @@ def logs(
 
     out = _RawOut() if raw else InertStream()
     ctx = context()
-    with ctx.db() as s:
-        record = queries.get_run(s, run)
+    record = run_service.get(ctx, run)
     path = f"{record.remote_dir}/log"
 
     async def go(ctx: Context) -> None:

@@ -10,13 +10,12 @@ from rich.markup import escape
 from rich.text import Text
 
 from orchestrator.cli.common import console, context, print_json
-from orchestrator.cli.current import add_freshness, progress_words, refreshed
-from orchestrator.cli.listing import STATUS_STYLE
-from orchestrator.recipesteps import checklist, recipe_steps
+from orchestrator.cli.current import freshness_of, progress_words, refreshed
+from orchestrator.clock import utcnow
+from orchestrator.humanize import STATUS_STYLE
+from orchestrator.recipesteps import checklist
 from orchestrator.runstate import shown_phase
-from orchestrator.store import queries
-from orchestrator.store.queries import utcnow
-from orchestrator.views import run_record
+from orchestrator.services import runs
 
 
 def show(
@@ -27,14 +26,11 @@ def show(
 ) -> None:
     """Everything known about one run."""
     ctx = context()
-    with ctx.db() as s:
-        run_id = queries.get_run(s, run).id
+    run_id = runs.resolve(ctx, run)
     monitor_running = refreshed(ctx, [run_id], refresh)
-    with ctx.db() as s:
-        found = queries.get_run(s, run_id)
-        record = run_record(found)
-        steps = recipe_steps(e.data or {} for e in queries.events_of(s, found.id, kinds=("step_step",)))
-    add_freshness(ctx, [record], monitor_running)
+    view = runs.get(ctx, run_id, monitor_running)
+    steps = runs.steps(ctx, run_id)
+    record = {**view.record(), "freshness": freshness_of(view)}
     if steps:
         record["steps"] = [{"step": x.step, "state": x.state, "seconds": x.seconds} for x in steps]
     if json_:
@@ -70,7 +66,7 @@ def show(
         console.print(f"progress: {p['done']}/{p['total']}" + (f" at {p['rate']:.2f}/s" if p["rate"] else ""))
     console.print(f"started {record['started_at']} · ended {record['ended_at'] or '—'} · "
                   f"log bytes read {record['log_offset']}")
-    from orchestrator.views import env_lines
+    from orchestrator.envlines import env_lines
 
     for line in env_lines(record):
         console.print(line, highlight=False)

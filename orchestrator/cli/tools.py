@@ -8,7 +8,7 @@ import typer
 
 from orchestrator.cli.common import console, context, print_json, run_async
 from orchestrator.cli.watch import _describe_end
-from orchestrator.store.queries import get_host
+from orchestrator.services import runs
 from orchestrator.tooljobs import run_tool, setup_engines
 
 
@@ -22,8 +22,9 @@ def setup(
     json_: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
 ) -> None:
     """Create the engine venvs (vLLM, speculators) on a host from pinned requirements, and verify them."""
-    run, summary = run_async(lambda ctx: setup_engines(ctx, host, vllm=vllm, speculators=speculators, cpu=cpu,
+    row, summary = run_async(lambda ctx: setup_engines(ctx, host, vllm=vllm, speculators=speculators, cpu=cpu,
                                                         python=python, force=force))
+    run = runs.get(context(), row.id)
     if summary and summary.get("ok"):
         record_engines(host, summary["engines"])
     if json_:
@@ -47,10 +48,9 @@ def setup(
 
 def record_engines(host: str, engines: dict[str, object]) -> None:
     """The verified engine venvs become part of the host's facts (shown by the TUI's hosts screen)."""
-    ctx = context()
-    with ctx.db() as s:
-        row = get_host(s, host)
-        row.facts = {**(row.facts or {}), "engines": engines}
+    from orchestrator.services import hosts
+
+    hosts.add_facts(context(), host, {"engines": engines})
 
 
 def convert_legacy(
@@ -70,8 +70,9 @@ def convert_legacy(
         args += ["--legacy-layer-ids", legacy_layer_ids]
     if force:
         args.append("--force")
-    run, summary = run_async(lambda ctx: run_tool(ctx, host, "worker.convert_legacy", args, python=python,
+    row, summary = run_async(lambda ctx: run_tool(ctx, host, "worker.convert_legacy", args, python=python,
                                                   name=f"convert-legacy {directory}"))
+    run = runs.get(context(), row.id)
     if json_:
         print_json({"run": run.id, "status": run.status, "summary": summary})
     elif summary:

@@ -21,10 +21,9 @@ def tui(
 
     ctx = context()
     if run is not None:
-        from orchestrator.store import queries
+        from orchestrator.services import runs
 
-        with ctx.db() as s:
-            run = queries.get_run(s, run).id
+        run = runs.resolve(ctx, run)
     EorchApp(ctx, refresh_s=refresh, monitor="check" if read_only else "auto", open_run=run).run()
 
 

@@ -13,6 +13,7 @@ from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
 from orchestrator.cli.common import console, context
+from orchestrator.clock import utcnow
 from orchestrator.context import Context
 from orchestrator.errors import MonitorBusy, UsageError
 from orchestrator.freshness import QUIET_AFTER_S, eta_text, last_output_text, quiet_for
@@ -26,14 +27,13 @@ from orchestrator.notices import (
     RunStatusChanged,
 )
 from orchestrator.runstate import RunStatus, shown_phase
-from orchestrator.store import queries
-from orchestrator.store.models import Run
-from orchestrator.store.queries import utcnow
+from orchestrator.services import runs as run_service
+from orchestrator.services.runview import RunView
 
 TICK_S = 5.0
 
 
-def _describe_end(run: Run) -> str:
+def _describe_end(run: RunView) -> str:
     text = f"run {run.id} ({run.name}) {run.status}"
     if run.exit_code is not None:
         text += f", exit {run.exit_code}"
@@ -77,10 +77,10 @@ class Printer:
         if isinstance(notice, LogTruncated):
             self._line(f"run {notice.run_id}: log truncated ({notice.old_offset} → {notice.new_size} bytes); restarted")
             return
-        with self.ctx.db() as s:
-            run = s.get(Run, notice.run_id)
-        if run is None:
+        found = run_service.find(self.ctx, [notice.run_id])
+        if not found:
             return
+        run = found[0]
         if isinstance(notice, RunStatusChanged):
             self._line(_describe_end(run) if RunStatus(run.status).is_terminal() else f"run {run.id} {run.status}")
             self._update(run)
@@ -92,12 +92,10 @@ class Printer:
         if time.monotonic() - self._last_tick < TICK_S:
             return
         self._last_tick = time.monotonic()
-        with self.ctx.db() as s:
-            runs = [r for r in (s.get(Run, run_id) for run_id in list(self.last)) if r is not None]
-        for run in runs:
+        for run in run_service.find(self.ctx, list(self.last)):
             self._update(run, force=True)
 
-    def _when(self, run: Run) -> str:
+    def _when(self, run: RunView) -> str:
         """`ETA 4m19s · last output 3m10s ago`, `overdue 8m · last output 12m ago`, or "" while output flows."""
         if RunStatus(run.status).is_terminal():
             return ""
@@ -112,7 +110,7 @@ class Printer:
             words.append(last_output_text(run.last_output_at, now))
         return " · ".join(w for w in words if w)
 
-    def _update(self, run: Run, force: bool = False) -> None:
+    def _update(self, run: RunView, force: bool = False) -> None:
         if run.progress_total:
             done, total, what = run.progress_done or 0, run.progress_total, "samples"
         else:
@@ -148,13 +146,12 @@ async def _read_only(ctx: Context, refs: list[str], printer: Printer, until_done
     """Another monitor records; we only show what the history says (new runs too, with ``forever``)."""
     seen: dict[str, str] = {}
     while True:
-        with ctx.db() as s:
-            if refs:
-                runs = [queries.get_run(s, r) for r in refs]
-            else:  # the active runs, and those seen active before (to tell how they ended)
-                runs = queries.active_runs(s)
-                active = {r.id for r in runs}
-                runs += [r for r in (s.get(Run, i) for i in seen if i not in active) if r is not None]
+        if refs:
+            runs = [run_service.get(ctx, r) for r in refs]
+        else:  # the active runs, and those seen active before (to tell how they ended)
+            runs = run_service.active(ctx)
+            active = {r.id for r in runs}
+            runs += run_service.find(ctx, [i for i in seen if i not in active])
         for run in runs:
             if seen.get(run.id) != run.status:
                 if run.id in seen:
@@ -179,9 +176,8 @@ def watch(
     if all_ and (refs or until_done):
         raise UsageError("--all follows every run until Ctrl-C; give no run ids and no --until-done with it")
     ctx = context()
-    with ctx.db() as s:
-        named = [queries.get_run(s, r).id for r in refs]
-        watched = named or [r.id for r in queries.active_runs(s)]
+    named = [run_service.resolve(ctx, r) for r in refs]
+    watched = named or run_service.active_ids(ctx)
     printer = Printer(ctx, console)
     listeners: list[Callable[[Notice], None]] = [printer]
     listeners += _extra_listeners(ctx)
@@ -212,9 +208,8 @@ def watch(
     except KeyboardInterrupt:
         console.print("stopped watching; the jobs keep running (resume with `eorch watch`)")
         raise typer.Exit(130) from None
-    with ctx.db() as s:
-        final = [s.get(Run, r) for r in watched]
-    if until_done and not all(r is not None and r.status == RunStatus.SUCCEEDED.value for r in final):
+    final = {r.id: r for r in run_service.find(ctx, watched)}
+    if until_done and not all(r in final and final[r].status == RunStatus.SUCCEEDED.value for r in watched):
         raise typer.Exit(1)
 
 

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.orm import Session
 
+from orchestrator.alertrules import AlertToRaise
+from orchestrator.clock import utcnow as utcnow  # noqa: PLC0414 (re-exported: the writers stamp rows with it)
 from orchestrator.errors import NotFound, UsageError
 from orchestrator.runstate import ACTIVE_STATUSES, RunStatus, advance
-from orchestrator.store.models import Event, Host, Run
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None)
+from orchestrator.store.models import Alert, Event, Host, Run
 
 
 def new_run_id() -> str:
@@ -35,6 +34,10 @@ def get_host(session: Session, name: str) -> Host:
 
 def list_hosts(session: Session) -> list[Host]:
     return list(session.scalars(select(Host).order_by(Host.name)))
+
+
+def hosts_named(session: Session, names: Iterable[str]) -> list[Host]:
+    return list(session.scalars(select(Host).where(Host.name.in_(set(names)))))
 
 
 def set_reachability(session: Session, name: str, reachable: bool, error: str | None = None) -> None:
@@ -95,6 +98,20 @@ def list_runs(session: Session, *, status: str | None = None, host: str | None =
     if host:
         stmt = stmt.where(Run.host == host)
     return list(session.scalars(stmt))
+
+
+def runs_with_patch_set(session: Session, host: str) -> list[Run]:
+    """The runs on ``host`` launched with a patch set."""
+    return list(session.scalars(select(Run).where(Run.host == host, Run.patch_set.is_not(None))))
+
+
+def insert_alert(session: Session, alert: AlertToRaise, now: datetime) -> int | None:
+    """Record the alert; its id, or None when one with its dedup key was recorded before."""
+    stmt = insert(Alert).values(
+        dedup_key=alert.dedup_key, kind=alert.kind.value, run_id=alert.run_id, host=alert.host,
+        created_at=now, title=alert.title[:255], body=alert.body,
+    ).on_conflict_do_nothing(index_elements=["dedup_key"]).returning(Alert.id)
+    return session.scalar(stmt)
 
 
 def add_event(session: Session, run_id: str, kind: str, data: dict[str, Any], line_no: int | None = None) -> Event:

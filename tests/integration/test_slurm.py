@@ -131,3 +131,37 @@ class TestSlurmRuns:
         assert final["scheduler"]["state"] == "CANCELLED"
         assert final["scheduler"]["job_id"] == job_id
         assert final["scheduler"]["wrapper_rc"] == 143
+
+
+class TestSlurmHostCheck:
+    def test_the_tui_and_the_cli_record_the_same_check(self, eorch_home: Path, cluster: SlurmCluster) -> None:
+        """A check from the TUI's hosts screen records Slurm's partitions as `eorch host check` does (the TUI's
+        own check once left them out), and either clears an earlier failure."""
+        import asyncio
+
+        from orchestrator.context import Context
+        from tui.data import check_host, save_host_check
+
+        def recorded() -> tuple[dict, str | None, int]:
+            (facts, error, reachable), = db_rows(eorch_home, "select facts, last_error, reachable from hosts "
+                                                 "where name='cluster'")
+            return json.loads(facts), error, reachable
+
+        async def tui_check() -> None:
+            ctx = Context.load()
+            try:
+                facts, error = await check_host(ctx, "cluster")
+                await asyncio.to_thread(save_host_check, ctx, "cluster", facts, error)
+            finally:
+                await ctx.close()
+
+        save_host_check(Context.load(), "cluster", None, "ssh: connection refused")
+        asyncio.run(tui_check())
+        facts, error, reachable = recorded()
+        assert "debug*" in [p["partition"] for p in facts["slurm"]["partitions"]]
+        assert (error, reachable) == (None, 1)
+        save_host_check(Context.load(), "cluster", None, "ssh: connection refused")
+        eorch("host", "check", "cluster")
+        facts, error, reachable = recorded()
+        assert "debug*" in [p["partition"] for p in facts["slurm"]["partitions"]]
+        assert (error, reachable) == (None, 1)

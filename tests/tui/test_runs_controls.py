@@ -10,8 +10,8 @@ from test_runs_screen import wait_rows
 from textual.widgets import Static
 
 from orchestrator.context import Context
+from orchestrator.services.runview import RunView
 from tui.app import EorchApp
-from tui.data import RunRow
 from tui.listing import select_runs
 from tui.screens.confirm import ConfirmScreen
 from tui.widgets.runs_table import RunsTable
@@ -26,8 +26,8 @@ class TestSelectRuns:
         from datetime import datetime, timedelta
 
         t = datetime(2026, 1, 1)
-        runs = [RunRow("b2", "beta", "h2", "failed", "failed", t), RunRow("a1", "alpha", "h1", "running", "loading",
-                t - timedelta(hours=1)), RunRow("c3", "gamma", "h1", "succeeded", "stopped", t + timedelta(hours=1))]
+        runs = [RunView("b2", "beta", "h2", "failed", "failed", t), RunView("a1", "alpha", "h1", "running", "loading",
+                t - timedelta(hours=1)), RunView("c3", "gamma", "h1", "succeeded", "stopped", t + timedelta(hours=1))]
         assert [r.id for r in select_runs(runs)] == ["c3", "b2", "a1"]
         assert [r.id for r in select_runs(runs, status_filter="active")] == ["a1"]
         assert [r.id for r in select_runs(runs, status_filter="failed")] == ["b2"]

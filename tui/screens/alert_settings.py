@@ -17,7 +17,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 from orchestrator.alertsettings import ChannelInfo
 from orchestrator.context import Context
 from orchestrator.errors import EorchError
-from orchestrator.mutes import MutedRun
+from orchestrator.services.mutes import MutedRun
 from tui.format import stamp
 
 
@@ -82,7 +82,7 @@ class AlertSettingsScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="alert-settings")
     def load(self) -> None:
         from orchestrator.alertsettings import channel_infos
-        from orchestrator.mutes import muted_runs
+        from orchestrator.services.mutes import muted_runs
 
         channels: tuple[ChannelInfo, ...] = ()
         error = None
@@ -154,7 +154,7 @@ class AlertSettingsScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="alert-unmute")
     def unmute(self, run_id: str) -> None:
-        from orchestrator.mutes import set_muted
+        from orchestrator.services.mutes import set_muted
 
         try:
             set_muted(self.ctx, run_id, False)

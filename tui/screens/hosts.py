@@ -12,7 +12,8 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from tui.data import HostRow, check_host, load_hosts, save_host_check
+from orchestrator.services.hosts import HostView
+from tui.data import check_host, load_hosts, save_host_check
 from tui.deps import ScreenDeps
 from tui.format import stamp
 from tui.messages import HostChecked, HostsLoaded
@@ -20,7 +21,7 @@ from tui.widgets.host_facts import disk_summary, facts_text, gpu_summary
 from tui.worker_errors import ReportsWorkerErrors
 
 
-def reach_text(host: HostRow, checking: bool) -> Text:
+def reach_text(host: HostView, checking: bool) -> Text:
     if checking:
         return Text("checking…", style="cyan")
     if host.reachable is None:
@@ -40,7 +41,7 @@ class HostsScreen(ReportsWorkerErrors, Screen[None]):
     def __init__(self, deps: ScreenDeps) -> None:
         super().__init__()
         self.deps = deps
-        self.hosts: dict[str, HostRow] = {}
+        self.hosts: dict[str, HostView] = {}
         self.errors: dict[str, str] = {}
         self.checking: set[str] = set()
 

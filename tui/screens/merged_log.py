@@ -19,7 +19,8 @@ from textual.widgets import Footer, Header, RichLog, Static
 
 from orchestrator.errors import EorchError
 from orchestrator.notices import LogLinesRead, Notice
-from tui.data import RunRow, load_detail
+from orchestrator.services.runview import RunView
+from tui.data import load_detail
 from tui.deps import ScreenDeps
 from tui.logfeed import received
 from tui.messages import LogFollowFailed, LogLinesReceived, RunsRefreshed
@@ -45,7 +46,7 @@ class MergedLogScreen(ReportsWorkerErrors, Screen[None]):
         Binding("p", "toggle_follow", "Pause/follow"),
     ]
 
-    def __init__(self, deps: ScreenDeps, runs: tuple[RunRow, ...] = ()) -> None:
+    def __init__(self, deps: ScreenDeps, runs: tuple[RunView, ...] = ()) -> None:
         super().__init__()
         self.deps = deps
         self.runs = runs
@@ -84,7 +85,7 @@ class MergedLogScreen(ReportsWorkerErrors, Screen[None]):
             self.colours[run_id] = RUN_COLOURS[len(self.colours) % len(RUN_COLOURS)]
         return self.colours[run_id]
 
-    def _add_runs(self, runs: tuple[RunRow, ...]) -> None:
+    def _add_runs(self, runs: tuple[RunView, ...]) -> None:
         """Active runs get a colour; without this process's followers, a reading follower each."""
         self.runs = runs
         for run in runs:
@@ -95,7 +96,7 @@ class MergedLogScreen(ReportsWorkerErrors, Screen[None]):
                 self.reading.add(run.id)
                 self.run_worker(self._read(run), group=f"merged-{run.id}", exit_on_error=False)
 
-    async def _read(self, run: RunRow) -> None:
+    async def _read(self, run: RunView) -> None:
         """Follow one run's log from where the history has got to (its detail, read in a thread)."""
         detail = await asyncio.to_thread(load_detail, self.deps.ctx, run.id, self.deps.clock(),
                                          self.deps.monitor_running)

@@ -12,9 +12,9 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 
+from orchestrator.envlines import env_lines
 from orchestrator.freshness import last_output_text
 from orchestrator.preflight import lines as preflight_lines
-from orchestrator.views import env_lines
 from tui.data import RunDetail, SimilarRun
 from tui.format import progress_of, rate_text, slurm_text, span, stamp, status_text
 
@@ -35,7 +35,7 @@ def header_text(detail: RunDetail) -> Text:
         text.append_text(slurm)
     text.append("\n$ " + shlex.join(detail.command), style="dim")
     text.append(f"\nstarted {stamp(row.started_at or row.created_at)} · ended {stamp(row.ended_at)}")
-    for line in env_lines({"env_fingerprint": detail.env_fingerprint}):
+    for line in env_lines({"env_fingerprint": detail.env_fingerprint, "patch_set": detail.patch_set}):
         text.append("\n")
         text.append_text(Text.from_markup(line, style="dim"))
     if detail.preflight:

@@ -15,7 +15,7 @@ from rich.text import Text
 from textual.events import Resize
 from textual.widgets import DataTable
 
-from tui.data import RunRow
+from orchestrator.services.runview import RunView
 from tui.format import age, progress_cell, slurm_cell, status_text
 
 Columns = tuple[tuple[str, int], ...]
@@ -42,7 +42,7 @@ class RunsTable(DataTable[object]):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self.columns_shown: Columns = ()
-        self._runs: tuple[RunRow, ...] = ()
+        self._runs: tuple[RunView, ...] = ()
         self._now: datetime | None = None
         self._shown: tuple[tuple[object, ...], ...] = ()
 
@@ -70,7 +70,7 @@ class RunsTable(DataTable[object]):
         if self._now is not None:
             self._fill(selected)
 
-    def cells(self, run: RunRow, now: datetime) -> tuple[object, ...]:
+    def cells(self, run: RunView, now: datetime) -> tuple[object, ...]:
         values: dict[str, object] = {
             "id": run.id, "name": run.name, "host": run.host,
             "status": status_text(run.status + ("?" if run.stale_note else "")),
@@ -88,7 +88,7 @@ class RunsTable(DataTable[object]):
         key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key
         return str(key.value) if key.value is not None else None
 
-    def show(self, runs: Sequence[RunRow], now: datetime) -> None:
+    def show(self, runs: Sequence[RunView], now: datetime) -> None:
         self._runs, self._now = tuple(runs), now
         if not self.columns_shown:
             return  # not mounted yet: on_mount lays out and fills
