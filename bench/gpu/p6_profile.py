@@ -1,17 +1,19 @@
 """Where P6's extract step spends its time: client variants against ONE extraction server (the recipe's argv).
 
-    python3 bench/gpu/p6_profile.py --out DIR [--samples 1500] [--variants before,threads1,...]
+    python3 bench/gpu/p6_profile.py --out DIR [--samples 1500] [--variants before,novalidate,...]
 
 The server is the recipe's ``vllm serve`` (extract_hidden_states + the file connector, bench/gpu/p6.py's model and
 args); each variant then extracts the same samples into a fresh directory, timed:
 
-* ``before``: ``speculators generate-offline-data`` as the recipe ran it before (client env without
-  ``CLIENT_THREAD_ENV``), ``--validate-outputs``;
-* ``threads1``: the same with the recipe's client env now (one OpenMP thread per torch op);
+* ``before``: ``speculators generate-offline-data`` as the recipe ran it before this change (a plain
+  ``python -m speculators``, ``--validate-outputs``);
+* ``omp1``: ``before`` with ``OMP_NUM_THREADS=1`` (are the validation threads' OpenMP teams in the way?);
 * ``novalidate``: ``before`` without ``--validate-outputs`` (what the client's own checks cost);
-* ``threads1_c64``: ``threads1`` with concurrency 64;
+* ``c64``: ``before`` at concurrency 64;
+* ``fast``: what the recipe runs now: the client with worker/recipes/client_speedups.py imported first;
 * ``raw``: no speculators client: bench/_eorch.py's urllib prefill of every sample (the server side alone:
-  prefill + connector copy + writes, whose files are then dropped).
+  prefill + connector copy + writes, whose files are then dropped);
+* a ``prof`` suffix runs the variant under cProfile (``DIR/NAME.prof``; not ``fast``).
 
 Per variant: wall seconds, speculators' own Timing line (samples/s, avg request ms, avg move ms), the share of
 the machine's CPU that was busy.  Writes ``DIR/p6_profile.json`` after each variant.
@@ -38,7 +40,7 @@ from bench.gpu.p6 import build_model, p6_cfg
 from worker.recipes import eagle3_plan as plan
 from worker.recipes.proc import Child
 
-VARIANTS = ("before", "threads1", "novalidate", "threads1_c64", "raw")
+VARIANTS = ("before", "omp1", "novalidate", "c64", "fast", "raw")
 _TIMING = re.compile(r"Timing: ([\d.]+)s elapsed, ([\d.]+)\s+samples/s, avg vLLM request (\d+)\s+ms, avg file "
                      r"write (\d+) ms")
 
@@ -51,18 +53,19 @@ def cpu_ticks() -> tuple[int, int]:
     return sum(vals) - idle, sum(vals)
 
 
-def client(cfg: dict[str, Any], name: str, out: Path, log: Path) -> dict[str, Any]:
+def client(cfg: dict[str, Any], name: str, out: Path, log: Path, prof_dir: Path) -> dict[str, Any]:
     env = plan.client_env(cfg, dict(os.environ), "p6-profile")
-    if name in ("before", "novalidate"):
-        for key in plan.CLIENT_THREAD_ENV:
-            if key in os.environ:
-                env[key] = os.environ[key]
-            else:
-                env.pop(key, None)
-    c = {**cfg, "concurrency": 64 if name.endswith("_c64") else cfg["concurrency"]}
+    if name.startswith("omp1"):
+        env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    c = {**cfg, "concurrency": 64 if name.startswith("c64") else cfg["concurrency"]}
     argv = plan.extract_argv(c, cfg["model"], cfg["data"], str(out), cfg["hs_backend"])
-    if name == "novalidate":
+    if name.startswith("novalidate"):
         argv.remove("--validate-outputs")
+    if name.startswith("fast"):  # the warm python imports client_speedups before it runs the order
+        argv[1:3] = ["-c", ("import runpy, sys, worker.recipes.client_speedups; sys.argv[0] = 'speculators'; "
+                            "runpy.run_module('speculators', run_name='__main__')")]
+    if name.endswith("prof"):
+        argv[1:1] = ["-m", "cProfile", "-o", str(prof_dir / f"{name}.prof")]
     with open(log, "wb") as f:
         rc = subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT, env=env, check=False).returncode
     text = re.sub(r"\s+", " ", re.sub(r"\S+\.py:\d+", " ", log.read_text(errors="replace")))  # rich wraps
@@ -117,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
                 prefill(cfg["port"], cfg["model"], prompts, a.concurrency)
                 res: dict[str, Any] = {"rc": 0, "concurrency": a.concurrency}
             else:
-                res = client(cfg, name, dest, prof / f"client-{name}.log")
+                res = client(cfg, name, dest, prof / f"client-{name}.log", out)
             res["wall_s"] = round(time.monotonic() - t1, 3)
             busy1, total1 = cpu_ticks()
             res["cpu_busy_frac"] = round((busy1 - busy0) / max(total1 - total0, 1), 3)

@@ -149,16 +149,8 @@ def serve_plan(cfg: dict[str, Any], model: str, ids: list[int], backend: str, st
     return ServePlan(argv=argv, env=env, backend=backend, staging=staging, kv_transfer=kv)
 
 
-# The client's torch ops (speculators' --validate-outputs: load_file + aminmax per sample, in up to 20
-# asyncio.to_thread workers) each start an OpenMP team of one thread per core: 20 teams spinning on 16 cores
-# starved the vLLM server beside them (P6 on the H200: requests 4.6x slower than a bare prefill).  One thread
-# per op; the workers still run side by side.  The spec's env overrides.
-CLIENT_THREAD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-
-
 def client_env(cfg: dict[str, Any], base_env: dict[str, str], marker: str) -> dict[str, str]:
     env = dict(base_env)
-    env.update(CLIENT_THREAD_ENV)
     env.update(cfg.get("env") or {})
     env["EORCH_RECIPE_MARKER"] = marker
     env["PYTHONUNBUFFERED"] = "1"
