@@ -20,7 +20,8 @@ from helpers import add_testbox, eorch, pids_with_run_id
 from tests.engine.conftest import eagle3_spec
 from tests.integration.enginecopy import make_overlay, site_packages
 
-pytestmark = pytest.mark.e2e
+# its waits are bounded (900 s) by the run itself, not by the suite-wide 300 s: a loaded box is slow here
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 SET_DIR = Path(__file__).resolve().parents[1] / "data" / "patches" / "vllm-planted-import-error"
 PLANTED = "cannot import name 'eorch_planted_name' from 'vllm.utils'"
 
