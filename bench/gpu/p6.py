@@ -22,42 +22,35 @@ import statistics
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from bench.recipe_bench import OWNED, _post, _wait_healthy, dataset_ids, recipe
+from bench._eorch import baseline, dataset_ids, recipe
 from worker.recipes import eagle3_plan as plan
-from worker.recipes.proc import Child
 
 
-def baseline(cfg: dict[str, Any], backend: str, prompts: list[list[int]], work: Path) -> dict[str, float]:
-    p = plan.serve_plan(cfg, cfg["model"], [0], backend, str(work), dict(os.environ), "bench-baseline")
-    argv, skip = [], False
-    for arg in p.argv:
-        if skip:
-            skip = False
-        elif arg in OWNED:
-            skip = True
-        else:
-            argv.append(arg)
-    t0 = time.monotonic()
-    child = Child("baseline", argv, p.env, work / "baseline-vllm.log", prefix=b"[baseline] ")
-    try:
-        _wait_healthy(cfg["port"], child)
-        t1 = time.monotonic()
-        url = f"http://127.0.0.1:{cfg['port']}/v1/completions"
-        with ThreadPoolExecutor(cfg["concurrency"]) as pool:
-            list(pool.map(lambda ids: _post(url, {"model": cfg["model"], "prompt": ids, "max_tokens": 1}), prompts))
-        t2 = time.monotonic()
-    finally:
-        child.stop(20)
-    t3 = time.monotonic()
-    return {"wall_s": t3 - t0, "start_s": t1 - t0, "data_s": t2 - t1, "stop_s": t3 - t2,
-            "samples_per_s": len(prompts) / (t2 - t1)}
+def p6_cfg(model_dir: Path, concurrency: int, python: str, cpu: bool) -> dict[str, Any]:
+    """The recipe's config for P6 (the baseline runs the same server argv without the extraction configs)."""
+    cfg = {**plan.DEFAULTS, "model": str(model_dir / "model"), "data": str(model_dir / "prepared"),
+           "max_model_len": 2048, "concurrency": concurrency, "port": 8131, "vllm_python": python,
+           "speculators_python": python, "serve_entrypoint": "cli", "hs_backend": "file-cpu" if cpu else "file",
+           "vllm_args": ["--no-enable-prefix-caching", "--enforce-eager"], "env": {"HF_HUB_OFFLINE": "1"},
+           "stop_grace_s": 20}
+    if cpu:
+        cfg["serve_entrypoint"] = "api_server"
+        cfg["env"]["VLLM_CPU_KVCACHE_SPACE"] = "1"
+        cfg["vllm_args"] += ["--dtype", "bfloat16"]
+    return cfg
+
+
+def build_model(python: str, model_dir: Path, samples: int) -> None:
+    if not (model_dir / "prepared").is_dir():
+        subprocess.run([python, str(REPO / "bench/gpu/make_models.py"), "llama-1b", "--out", str(model_dir),
+                        "--samples", str(samples), "--min-len", "256", "--max-len", "1024"], check=True,
+                       stdout=subprocess.DEVNULL)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,20 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     (work / "runs").mkdir(parents=True)
     model_dir = Path(a.model) if a.model else work / "llama-1b"
     if not a.model:
-        subprocess.run([a.python, str(REPO / "bench/gpu/make_models.py"), "llama-1b", "--out", str(model_dir),
-                        "--samples", str(a.samples), "--min-len", "256", "--max-len", "1024"], check=True,
-                       stdout=subprocess.DEVNULL)
+        build_model(a.python, model_dir, a.samples)
     build_s = round(time.monotonic() - t_start, 1)
     backend = "file-cpu" if a.cpu else "file"
-    cfg = {**plan.DEFAULTS, "model": str(model_dir / "model"), "data": str(model_dir / "prepared"),
-           "max_model_len": 2048, "concurrency": a.concurrency, "port": 8131, "vllm_python": a.python,
-           "speculators_python": a.python, "serve_entrypoint": "cli", "hs_backend": backend,
-           "vllm_args": ["--no-enable-prefix-caching", "--enforce-eager"], "env": {"HF_HUB_OFFLINE": "1"},
-           "stop_grace_s": 20}
-    if a.cpu:
-        cfg["serve_entrypoint"] = "api_server"
-        cfg["env"]["VLLM_CPU_KVCACHE_SPACE"] = "1"
-        cfg["vllm_args"] += ["--dtype", "bfloat16"]
+    cfg = p6_cfg(model_dir, a.concurrency, a.python, a.cpu)
     prompts = dataset_ids(a.python, cfg["data"], a.samples)
     tokens = sum(len(p) for p in prompts)
     rounds: list[dict[str, Any]] = []
@@ -111,11 +94,11 @@ def main(argv: list[str] | None = None) -> int:
         rcfg = {**cfg, "output": str(work / f"hs-{i}")}
         try:
             if i % 2 == 0:
-                base = baseline(cfg, backend, prompts, work / "runs")
+                base = baseline(cfg, prompts, work / "runs", backend)
                 rec = recipe(rcfg, work / "runs", f"recipe-run-{i}")
             else:
                 rec = recipe(rcfg, work / "runs", f"recipe-run-{i}")
-                base = baseline(cfg, backend, prompts, work / "runs")
+                base = baseline(cfg, prompts, work / "runs", backend)
         except (RuntimeError, OSError) as exc:
             result["error"] = f"round {i + 1}: {exc}"
             print(result["error"], file=sys.stderr)

