@@ -40,7 +40,7 @@ def rerun(
     from orchestrator.launcher import parse_env
     from orchestrator.rerun import RerunOptions, load_plan
     from orchestrator.rerun import rerun as rerun_run
-    from orchestrator.views import run_record
+    from orchestrator.services import runs as run_service
 
     options = RerunOptions(host=host, name=name, secret_env=parse_env(secret_env, option="--secret-env"),
                            patch=patch, apply_patches=apply_patches, canary=canary)
@@ -63,7 +63,7 @@ def rerun(
         raise
     following = ensure_followed(ctx.settings, opt_out=no_monitor)
     if json_:
-        print_json({**run_record(new), "monitor": following.as_json()})
+        print_json({**run_service.get(ctx, new.id).record(), "monitor": following.as_json()})
         return
     if report is not None and report.verdict.value != "ok":
         from orchestrator.cli.preflight import print_report
