@@ -92,6 +92,3 @@ def request_retry(run_dir: str) -> list[str]:
     """Create RUN_DIR/retry: a recipe waiting on its kept server runs the client again (worker/recipes/warmserver.py)."""
     return ["touch", f"{run_dir}/retry"]
 
-
-def probe_python(python: str) -> list[str]:
-    return [python, "-I", "-c", "import sys; print(sys.version_info >= (3, 8))"]

@@ -142,12 +142,6 @@ class LogFollower:
         """
         return self.parser.analysis().failed
 
-    def reset(self) -> None:
-        """The log was truncated or replaced: start over on the new file."""
-        self.parser = LogParser()
-        self.fed = 0
-        self.shown = ShownLines(0)
-
     async def run(self) -> None:
         finalized = False
         async for chunk in self.stream.chunks(lambda: self.fed):

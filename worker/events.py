@@ -79,14 +79,3 @@ class EventWriter:
                 self._fh.close()
                 self._fh = None
 
-
-def read_events(path: Path) -> list[dict[str, Any]]:
-    """All complete events in ``path`` (a trailing partial line is ignored)."""
-    events: list[dict[str, Any]] = []
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    for line in text.splitlines():
-        try:
-            events.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return events

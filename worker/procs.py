@@ -34,11 +34,6 @@ def start_time(pid: int) -> int | None:
     return int(fields[19]) if fields and len(fields) > 19 else None
 
 
-def parent_pid(pid: int) -> int | None:
-    fields = stat_fields(pid)
-    return int(fields[1]) if fields else None
-
-
 def is_zombie(pid: int) -> bool:
     fields = stat_fields(pid)
     return bool(fields) and fields[0] in ("Z", "X")
@@ -56,11 +51,6 @@ def all_pids() -> Iterator[int]:
     for name in os.listdir("/proc"):
         if name.isdigit():
             yield int(name)
-
-
-def live_pids() -> list[int]:
-    """Every process that is not a zombie."""
-    return [pid for pid in all_pids() if not is_zombie(pid)]
 
 
 def group_alive(pgid: int) -> bool:
@@ -88,10 +78,6 @@ def pids_with_marker(key: str, value: str) -> list[int]:
         if needle in env and not is_zombie(pid):
             found.append(pid)
     return found
-
-
-def children_of(ppid: int) -> list[int]:
-    return [pid for pid in all_pids() if parent_pid(pid) == ppid]
 
 
 def signal_pids(pids: list[int], sig: signal.Signals) -> None:

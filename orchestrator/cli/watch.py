@@ -215,10 +215,8 @@ def watch(
 
 def _extra_listeners(ctx: Context) -> list[Callable[[Notice], None]]:
     """Alert dispatch plugs in here when configured (orchestrator.alerts)."""
-    try:
-        from orchestrator.alerts import monitor_listeners
-    except ImportError:
-        return []
+    from orchestrator.alerts import monitor_listeners
+
     return list(monitor_listeners(ctx, bell=True))
 
 

@@ -42,21 +42,6 @@ def count_terminators(buf: bytes, start: int, end: int) -> int:
     return n
 
 
-def last_terminator(buf: bytes) -> int:
-    """Index of the last ``\\n`` or ``\\r`` in ``buf``, or -1."""
-    return max(buf.rfind(b"\n"), buf.rfind(b"\r"))
-
-
-def line_bounds(buf: bytes, pos: int, limit: int) -> tuple[int, int, int]:
-    """(start, end, next_start) of the line holding ``pos`` in ``buf[:limit]``.
-
-    ``end`` excludes the terminator; ``next_start`` is just past it.  ``buf[:limit]`` must end with a
-    terminator (or ``limit`` is the end of a final unterminated line).
-    """
-    start = max(buf.rfind(b"\n", 0, pos), buf.rfind(b"\r", 0, pos)) + 1
-    return (start, *line_end(buf, pos, limit))
-
-
 def line_end(buf: bytes, pos: int, limit: int) -> tuple[int, int]:
     """(end, next_start) of the line holding ``pos``."""
     lf = buf.find(b"\n", pos, limit)
