@@ -34,6 +34,8 @@ from pydantic import (
 )
 
 from orchestrator.errors import SpecError
+from worker.recipes.eagle3_defaults import CONTROLLER_CANARY
+from worker.recipes.eagle3_defaults import DEFAULTS as D
 
 HsBackend = Literal["auto", "file", "fp8", "file-cpu"]
 ServeEntrypoint = Literal["api_server", "cli"]
@@ -93,43 +95,43 @@ class Eagle3Section(_Strict):
     model: str
     data: str
     output: str
-    layer_ids: list[Annotated[int, Field(ge=0)]] | None = None
-    legacy_output_ids: list[Annotated[int, Field(ge=0)]] | None = None
-    tensor_parallel_size: int = Field(default=1, ge=1)
-    max_model_len: int = Field(default=4096, ge=16)
-    gpu_memory_utilization: float = Field(default=0.9, gt=0.0, le=1.0)
-    hs_backend: HsBackend = "auto"
-    staging_dir: str | None = None
-    concurrency: int = Field(default=32, ge=1)
-    port: int = Field(default=8000, ge=0, le=65535)  # 0: any free port on the host (runs sharing a host)
-    trust_remote_code: bool = False
+    layer_ids: list[Annotated[int, Field(ge=0)]] | None = D["layer_ids"]
+    legacy_output_ids: list[Annotated[int, Field(ge=0)]] | None = D["legacy_output_ids"]
+    tensor_parallel_size: int = Field(default=D["tensor_parallel_size"], ge=1)
+    max_model_len: int = Field(default=D["max_model_len"], ge=16)
+    gpu_memory_utilization: float = Field(default=D["gpu_memory_utilization"], gt=0.0, le=1.0)
+    hs_backend: HsBackend = D["hs_backend"]
+    staging_dir: str | None = D["staging_dir"]
+    concurrency: int = Field(default=D["concurrency"], ge=1)
+    port: int = Field(default=D["port"], ge=0, le=65535)  # 0: any free port on the host (runs sharing a host)
+    trust_remote_code: bool = D["trust_remote_code"]
     vllm_args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
-    vllm_python: str = "python3"
-    speculators_python: str = "python3"
-    serve_entrypoint: ServeEntrypoint = "api_server"
-    max_samples: int | None = Field(default=None, ge=1)
-    seq_length: int | None = Field(default=None, ge=16)
-    health_timeout_s: float = Field(default=1800.0, gt=0)
-    stop_grace_s: float = Field(default=30.0, ge=0)
-    gpu_release_timeout_s: float = Field(default=30.0, ge=0)
+    vllm_python: str = D["vllm_python"]
+    speculators_python: str = D["speculators_python"]
+    serve_entrypoint: ServeEntrypoint = D["serve_entrypoint"]
+    max_samples: int | None = Field(default=D["max_samples"], ge=1)
+    seq_length: int | None = Field(default=D["seq_length"], ge=16)
+    health_timeout_s: float = Field(default=D["health_timeout_s"], gt=0)
+    stop_grace_s: float = Field(default=D["stop_grace_s"], ge=0)
+    gpu_release_timeout_s: float = Field(default=D["gpu_release_timeout_s"], ge=0)
     # the dataset split across runs (one per host): this run extracts rank's contiguous share of world_size
-    world_size: int = Field(default=1, ge=1)
-    rank: int = Field(default=0, ge=0)
-    request_timeout_s: float = Field(default=600.0, gt=0)
+    world_size: int = Field(default=D["world_size"], ge=1)
+    rank: int = Field(default=D["rank"], ge=0)
+    request_timeout_s: float = Field(default=D["request_timeout_s"], gt=0)
     # uvicorn's line per request: noise in the server log of a million-sample extraction; phases come from steps
-    server_access_log: bool = False
+    server_access_log: bool = D["server_access_log"]
     # versions preflight requires of the interpreters: {"vllm": "0.33.0", "speculators": ">=0.9,<0.10"}
     expect_versions: dict[str, str] = Field(default_factory=dict)
     # first the same recipe on a shrunken copy of the model (worker/recipes/canary.py); the full run starts
     # only after it succeeded
-    canary: bool = True
-    canary_samples: int = Field(default=4, ge=1)
+    canary: bool = CONTROLLER_CANARY
+    canary_samples: int = Field(default=D["canary_samples"], ge=1)
     # one real sample sent and its output checked (shape, dtype, token ids, finite) before the dataset
-    first_sample_gate: bool = True
+    first_sample_gate: bool = D["first_sample_gate"]
     # a client-side failure keeps the loaded server for `eorch retry` (worker/recipes/warmserver.py)
-    keep_server: bool = False
-    keep_server_idle_s: float = Field(default=1800.0, gt=0)
+    keep_server: bool = D["keep_server"]
+    keep_server_idle_s: float = Field(default=D["keep_server_idle_s"], gt=0)
 
     @field_validator("env")
     @classmethod

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from worker.recipes.eagle3_defaults import DEFAULTS  # noqa: F401 - the recipe's cfg base (plan.DEFAULTS)
+
 CONVENTION = ("input-of-layer (vLLM extract_hidden_states): id k is the hidden state entering decoder layer k "
               "(HF output_hidden_states[k]); k = n is the final pre-norm output")
 CPU_CONNECTOR = ("CpuHiddenStatesConnector", "worker.engine_cpu.hs_connector")
@@ -16,21 +18,6 @@ WORKER_PARENT = str(Path(__file__).resolve().parents[2])
 # vLLM's defaults (600 s, 300 s) kill a long load or a slow first step (vllm#35547); the spec's env overrides.
 TIMEOUT_DEFAULTS = {"VLLM_ENGINE_READY_TIMEOUT_S": "3600", "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "1200"}
 PREFIX_CACHING_FLAGS = ("--enable-prefix-caching", "--no-enable-prefix-caching")
-
-
-# Mirrors orchestrator/spec.py's defaults so a hand-written spec.json also runs.
-DEFAULTS: dict[str, Any] = {
-    "layer_ids": None, "legacy_output_ids": None, "tensor_parallel_size": 1, "max_model_len": 4096,
-    "gpu_memory_utilization": 0.9, "hs_backend": "auto", "staging_dir": None, "concurrency": 32, "port": 8000,
-    "trust_remote_code": False, "vllm_args": [], "env": {}, "vllm_python": "python3",
-    "speculators_python": "python3", "serve_entrypoint": "api_server", "max_samples": None, "seq_length": None,
-    "health_timeout_s": 1800.0, "stop_grace_s": 30.0, "request_timeout_s": 600.0, "server_access_log": False,
-    "gpu_release_timeout_s": 30.0,
-    "world_size": 1, "rank": 0, "expect_versions": {},
-    # the controller's spec turns the canary on by default; a hand-written spec.json runs without one
-    "canary": False, "canary_samples": 4, "first_sample_gate": True, "keep_server": False,
-    "keep_server_idle_s": 1800.0,
-}
 
 
 class PlanError(Exception):
