@@ -63,3 +63,15 @@ def wait_for(predicate, timeout: float = 20, what: str = "condition"):
 def pids_with_run_id(run_id: str) -> list[int]:
     """Live processes carrying the run's marker (what `eorch cancel` must leave empty)."""
     return procs.pids_with_marker("EORCH_RUN_ID", run_id)
+
+
+def read_events(path: Path) -> list[dict]:
+    """All complete step events in ``path`` (a recipe's events.jsonl; a trailing partial line is ignored)."""
+    events: list[dict] = []
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    for line in text.splitlines():
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return events

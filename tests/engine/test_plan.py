@@ -7,10 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import read_events
 from hypothesis import given
 from hypothesis import strategies as st
 
-from worker.events import EventWriter, read_events
+from worker.events import EventWriter
 from worker.recipes import eagle3_plan as plan
 from worker.recipes.vllm_watch import is_fatal, root_cause
 

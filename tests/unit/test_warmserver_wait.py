@@ -10,8 +10,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from helpers import read_events
 
-from worker.events import EventWriter, read_events
+from worker.events import EventWriter
 from worker.recipes.errors import StepFailed
 from worker.recipes.proc import Child
 from worker.recipes.warmserver import RETRY_FILE, wait_for_retry
