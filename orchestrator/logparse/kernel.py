@@ -76,13 +76,8 @@ class KernelEntry:
     xid: int | None = None
 
 
-def parse_stamp(text: str) -> datetime | None:
-    """The time at the start of a ``short-iso`` / ``dmesg --time-format iso`` line (aware, UTC if unzoned)."""
-    m = _STAMP_RE.match(text)
-    return None if m is None else _stamp(m)
-
-
 def _stamp(m: re.Match[str]) -> datetime | None:
+    """The time at the start of a ``short-iso`` / ``dmesg --time-format iso`` line (aware, UTC if unzoned)."""
     tz = m.group("tz") or "+00:00"
     tz = "+00:00" if tz == "Z" else (tz if ":" in tz else f"{tz[:3]}:{tz[3:]}")
     frac = (m.group("frac") or "0")[:6].ljust(6, "0")

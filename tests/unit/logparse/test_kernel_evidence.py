@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.logparse import load_catalogue, signature_hint
-from orchestrator.logparse.kernel import KILLED, killed_cause, parse_stamp, read_entries
+from orchestrator.logparse.kernel import KILLED, killed_cause, read_entries
 
 KERNEL = Path(__file__).resolve().parents[2] / "data" / "kernel"
 
@@ -26,10 +26,12 @@ def _report(name: str, ended_at: float | None, pids: list[int] | None = None, so
 
 
 def test_stamps_of_both_tools() -> None:
-    assert parse_stamp("2025-05-15T23:09:30+0000 host kernel: x") == datetime(2025, 5, 15, 23, 9, 30, tzinfo=UTC)
-    assert parse_stamp("2025-03-30T08:24:00,412311+00:00 Out of memory") == datetime(
-        2025, 3, 30, 8, 24, 0, 412311, tzinfo=UTC)
-    assert parse_stamp("[ 518.050606] Out of memory") is None
+    def at(stamp: str) -> datetime | None:
+        return read_entries([f"{stamp} host kernel: Out of memory: Killed process 7 (python3)"])[0].at
+
+    assert at("2025-05-15T23:09:30+0000") == datetime(2025, 5, 15, 23, 9, 30, tzinfo=UTC)
+    assert at("2025-03-30T08:24:00,412311+00:00") == datetime(2025, 3, 30, 8, 24, 0, 412311, tzinfo=UTC)
+    assert at("[ 518.050606]") is None
 
 
 def test_global_oom_kill_of_the_runs_pid() -> None:
