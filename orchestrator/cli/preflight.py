@@ -48,6 +48,14 @@ def print_report(report: dict[str, Any], *, to_stderr: bool = False, all_checks:
         out.print(line, highlight=False, soft_wrap=True)
 
 
+def print_refusal(err: PreflightRefused, *, json_: bool) -> None:
+    """A launch preflight refused: its report as JSON on stdout, or as text on stderr (the caller re-raises)."""
+    if json_:
+        print_json({"preflight": err.report})
+    else:
+        print_report(err.report, to_stderr=True)
+
+
 def launch_checked(host: str, kwargs: dict[str, Any], *, force: bool, json_: bool) -> str:
     """Preflight, then launch (orchestrator.preflightrun); warnings and a refusal's report are printed. The id
     of the run launched."""
@@ -56,10 +64,7 @@ def launch_checked(host: str, kwargs: dict[str, Any], *, force: bool, json_: boo
     try:
         run, report = run_async(lambda ctx: checked(ctx, host, kwargs, force=force))
     except PreflightRefused as err:
-        if json_:
-            print_json({"preflight": err.report})
-        else:
-            print_report(err.report, to_stderr=True)
+        print_refusal(err, json_=json_)
         raise
     if not json_ and report.verdict.value != "ok":
         print_report(report.to_dict(), all_checks=False)

@@ -54,12 +54,9 @@ def rerun(
     try:
         new, report = run_async(lambda c: rerun_run(c, plan, checks=not no_preflight, force=force))
     except PreflightRefused as err:
-        from orchestrator.cli.preflight import print_report
+        from orchestrator.cli.preflight import print_refusal
 
-        if json_:
-            print_json({"preflight": err.report})
-        else:
-            print_report(err.report, to_stderr=True)
+        print_refusal(err, json_=json_)
         raise
     following = ensure_followed(ctx.settings, opt_out=no_monitor)
     if json_:

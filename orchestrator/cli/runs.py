@@ -169,12 +169,9 @@ def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: s
     try:
         runs_ = [run_service.get(ctx, run_id) for run_id in run_async(go)]
     except PreflightRefused as err:
-        from orchestrator.cli.preflight import print_report
+        from orchestrator.cli.preflight import print_refusal
 
-        if json_:
-            print_json({"preflight": err.report})
-        else:
-            print_report(err.report, to_stderr=True)
+        print_refusal(err, json_=json_)
         raise
     following = ensure_followed(ctx.settings, opt_out=no_monitor)
     if json_:
