@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from worker.events import read_events
+from tests.helpers import read_events
 from worker.recipes import eagle3_plan as plan
 from worker.recipes.proc import Child
 

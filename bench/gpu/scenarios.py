@@ -27,7 +27,9 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from bench.gpu.runner import Ctx, gpu_used_mib, hf_check, hf_result, made, make, verdict, wait_for
-from worker.recipes.proc import pids_with_marker
+from worker.procs import pids_with_marker
+
+RUN_MARKER = "EORCH_RUN_ID"  # every process of an eorch run carries it (worker/wrapper.py)
 
 # What vLLM prints for each planted failure: the run must end `failed`, and this must be in its log.
 PLANTED = {
@@ -179,17 +181,18 @@ def s4(ctx: Ctx) -> dict[str, Any]:
     model = ctx.work / "models" / "llama-20k"
     wait_for(lambda: (gpu_used_mib() or 0) < 2000, 30)
     before = gpu_used_mib()
-    run_id = ctx.launch("cancel", ctx.spec("cancel", model, concurrency=4))
+    # no canary: the cancel must land in the full run's extraction, not in the canary's server start
+    run_id = ctx.launch("cancel", ctx.spec("cancel", model, concurrency=4, canary=False))
     out = ctx.work / "out" / "cancel"
-    started = wait_for(lambda: len(list(out.glob("hs_*.safetensors"))) >= 200, max(30.0, ctx.left() - 150), every=0.2)
+    started = wait_for(lambda: len(list(out.glob("hs_*.safetensors"))) >= 200, max(60.0, ctx.left() - 60), every=0.2)
     at_cancel = len(list(out.glob("hs_*.safetensors")))
     during = gpu_used_mib()
-    alive_before = sorted(pids_with_marker(run_id))
+    alive_before = sorted(pids_with_marker(RUN_MARKER, run_id))
     t0 = time.monotonic()
     res = ctx.eorch("cancel", run_id, "--grace", "60", "--json", timeout=180)
     cancel_s = round(time.monotonic() - t0, 2)
     ctx.watch([run_id], timeout=120)
-    left = sorted(pids_with_marker(run_id))
+    left = sorted(pids_with_marker(RUN_MARKER, run_id))
     mem_back = wait_for(lambda: (gpu_used_mib() or 0) <= (before or 0) + 64, 60) if before is not None else None
     v = verdict(ctx, "s4", "cancel", run_id)
     v.pop("_log")
@@ -198,7 +201,7 @@ def s4(ctx: Ctx) -> dict[str, Any]:
               "cancel_seconds": cancel_s, "pids_before_cancel": alive_before, "pids_left": left,
               "gpu_used_mib": {"before": before, "during": during, "after": gpu_used_mib()},
               "seconds_to_gpu_memory_back": mem_back})
-    ok = v["status"] == "cancelled" and not left and (ctx.cpu or mem_back is not None) and started is not None
+    ok = v["status"] == "cancelled" and alive_before and not left and (ctx.cpu or mem_back is not None) and started is not None
     v["verdict"] = "pass" if ok else "FAIL"
     ctx.log(f"cancel: {v['status']}, {at_cancel} samples at cancel, pids left {left}, memory {v['gpu_used_mib']}")
     return {"group": "s4", "runs": [v]}

@@ -88,6 +88,10 @@ class Evidence:
         if len(self.echo_refs) < KEEP and ref not in self.echo_refs:
             self.echo_refs.append(ref[:4096])
 
+    def wrong_so_far(self) -> bool:
+        """Whether anything pointing at a failure has been seen: a cause, a symptom or a pending error line."""
+        return bool(self.tb_causes or self.line_causes or self.symptoms) or self.pending_error()
+
     def failed(self) -> bool:
         if self.tb_causes or self.line_causes:
             return True

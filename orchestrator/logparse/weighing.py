@@ -117,6 +117,12 @@ class EvidenceRules:
         if tb.level in ("WARNING", "INFO", "DEBUG"):
             return
         stop = self._ev.stop_line
+        if tb.exception in _STOP_EXCEPTIONS and stop is None and not self._ev.wrong_so_far():
+            # Told to stop (vLLM raises ``KeyboardInterrupt("terminated")`` on SIGTERM while it loads) with
+            # nothing wrong before: an orderly stop, and what the stop makes the other processes print after
+            # it is the shutdown's, not a failure.
+            self._ev.stop_line = self._ev.clean_line = tb.line_no
+            stop = tb.line_no
         if symptom or tb.exception in _STOP_EXCEPTIONS or (stop is not None and 0 < tb.line_no - stop <= STOP_WINDOW):
             # A consequence, a signal, or a traceback printed while the job was shutting down in order.
             self._ev.add_symptom(cause)
