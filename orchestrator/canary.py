@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.logparse import LogParser
-from orchestrator.logparse.signatures import signature_hint
-
 STATES = ("started", "succeeded", "failed", "cancelled")
 
 
 def root_cause_of(log_tail: str, error: str | None, step: str | None) -> dict[str, Any]:
+    from orchestrator.logparse import LogParser  # the parser loads its catalogue: only when a canary ended
+    from orchestrator.logparse.signatures import signature_hint
+
     parser = LogParser()
     parser.feed(log_tail.encode("utf-8", "replace"))
     parser.finish()

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from orchestrator.errors import ConfigError
+from orchestrator.paths import DB_NAME, default_home
 
 
 class _Section(BaseModel):
@@ -57,7 +57,7 @@ class Settings:
 
     @property
     def db_path(self) -> Path:
-        return self.home / "eorch.db"
+        return self.home / DB_NAME
 
     @property
     def config_path(self) -> Path:
@@ -74,12 +74,6 @@ class Settings:
     @property
     def local_root(self) -> str:
         return self.config.local.root or str(self.home / "local-host")
-
-
-def default_home(env: Mapping[str, str]) -> Path:
-    if env.get("EORCH_HOME"):
-        return Path(env["EORCH_HOME"]).expanduser()
-    return Path(platformdirs.user_data_dir("eorch", appauthor=False))
 
 
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:

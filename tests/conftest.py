@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,13 @@ import pytest
 # it in the plugin's terminal-summary hook, where pytest's assertion rewriter ast.parse()s it while a test's
 # leftover thread may be parsing too; CPython 3.11's AST constructor state is not thread safe and such a run
 # crashed once in five with "SystemError: AST constructor recursion depth mismatch" after every test passed.
+
+# A suite started in the background by a non-interactive shell (`make test &`, nohup, a CI runner's job)
+# inherits SIGINT ignored, and so would every `eorch watch` a test starts and stops with Ctrl-C's signal: the
+# child's Python then never raises KeyboardInterrupt and the test waits in vain (it failed so in a background
+# run). A handler here makes exec reset SIGINT to its default in every child, as a terminal would have it.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))

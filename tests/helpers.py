@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -75,3 +76,15 @@ def read_events(path: Path) -> list[dict]:
         except json.JSONDecodeError:
             continue
     return events
+
+
+def ctrl_c(proc: subprocess.Popen, timeout: float = 60) -> None:
+    """Stop a command as Ctrl-C does (SIGINT) and wait for it; one that outlives ``timeout`` is killed, so a
+    failing test leaves no process behind, and the failure is raised."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
+        raise

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
@@ -89,6 +88,8 @@ def context() -> Context:
 
 def run_async(make: Callable[[Context], Awaitable[T]]) -> T:
     """Run one async service call with a fresh context, closing its host sessions afterwards."""
+    import asyncio  # not at the top: `eorch runs` of ended runs never needs it
+
     ctx = context()
 
     async def main() -> T:

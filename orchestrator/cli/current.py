@@ -1,7 +1,7 @@
 """What the reading commands add to a run so its status never passes for current when it is not.
 
 ``refreshed`` brings the shown runs up to date when no monitor is following them (orchestrator.refresh);
-``freshness_of`` / ``progress_words`` turn a run's view into the words `runs` and `show` print next to it.
+``progress_words`` turns a run's view into the words `runs` and `show` print next to it.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from orchestrator.services import runs
 
 if TYPE_CHECKING:
     from orchestrator.refresh import Freshness
-    from orchestrator.services.runview import RunView
 
 
 def refreshed(ctx: Context, run_ids: Sequence[str], enabled: bool = True) -> bool:
@@ -44,12 +43,6 @@ def refreshed(ctx: Context, run_ids: Sequence[str], enabled: bool = True) -> boo
 
 def _parse(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value.removesuffix("Z")) if value else None
-
-
-def freshness_of(view: RunView) -> dict[str, Any]:
-    """{"current": bool, "note": "as of 08:22, no monitor running; gpu unreachable: …"}: what `--json` says of
-    whether the run's status is current (the view's staleness note, `orchestrator.freshness.status_note`)."""
-    return {"current": not view.stale_note, "note": view.stale_note}
 
 
 def progress_words(record: dict[str, Any], now: datetime) -> list[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
@@ -22,6 +22,9 @@ from orchestrator.freshness import eta_text
 from orchestrator.humanize import STATUS_STYLE, ago, run_time, short_span
 from orchestrator.logparse.inert import inert_line
 from orchestrator.runstate import shown_phase
+
+if TYPE_CHECKING:
+    from orchestrator.services.runview import RunView
 
 ACTIVE = frozenset({"pending", "launching", "running"})
 #: The least a flexible column (name, cause) is given before the table is allowed to overflow.
@@ -141,3 +144,27 @@ def print_runs(console: Console, records: Sequence[dict[str, Any]], now: datetim
     else:
         for line in plain_lines(rows, columns):
             console.file.write(line + "\n")
+
+
+def listing_records(views: Sequence[RunView]) -> list[dict[str, Any]]:
+    """What `eorch runs` shows of each run, and prints with ``--json``."""
+    return [{**v.history_record(), "freshness": v.freshness()} for v in views]
+
+
+def print_listing(console: Console, err_console: Console, records: Sequence[dict[str, Any]], *, anything: bool,
+                  wide: bool) -> None:
+    """The runs table, then what is known of the staleness of the statuses it shows; or, when no run is
+    shown, why (``anything``: whether the history holds a run at all)."""
+    from orchestrator.clock import utcnow
+
+    if not anything:
+        err_console.print("no runs yet: start one with `eorch launch --host local -- echo hello` "
+                          "(or `eorch host add NAME user@host` first)", highlight=False, markup=False)
+        return
+    if not records:
+        err_console.print("no runs match these filters", highlight=False)
+        return
+
+    print_runs(console, records, utcnow(), wide=wide)
+    for note in dict.fromkeys(r["freshness"]["note"].split(", ", 1)[1] for r in records if r["freshness"]["note"]):
+        console.print(f"status as last checked: {note}", style="yellow", highlight=False, markup=False)

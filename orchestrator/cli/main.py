@@ -15,7 +15,7 @@ import errno
 import importlib
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     import typer
@@ -154,6 +154,8 @@ def run() -> None:
 
             enable_shells()
             argv = words_typed()
+        if not completing and argv[1:2] == ["runs"] and _quick_runs(argv[2:]):
+            return
         app = make_app(argv, completing)
     except KeyboardInterrupt:  # Ctrl-C while the command is still being imported
         sys.stderr.write("interrupted\n")
@@ -168,12 +170,7 @@ def run() -> None:
         if isinstance(rc, int) and rc:
             sys.exit(rc)
     except OSError as err:
-        if not _output_failed(err):
-            raise
-        if err.errno != errno.EPIPE:  # a reader that stopped early (`| head`) needs no message
-            _err_console().print(f"[bold red]error:[/] cannot write the output: {escape(err.strerror or str(err))}",
-                              highlight=False, soft_wrap=True)
-        sys.exit(1)
+        _output_error(err)
     except EorchError as err:
         _err_console().print(f"[bold red]error:[/] {escape(str(err))}", highlight=False, soft_wrap=True)
         sys.exit(err.exit_code)
@@ -192,6 +189,30 @@ def run() -> None:
             _err_console().print("aborted")
             sys.exit(1)
         raise
+
+
+def _quick_runs(args: list[str]) -> bool:
+    """`eorch runs` of ended runs, without typer or SQLAlchemy (cli/quickruns.py); whether it was listed."""
+    from orchestrator.cli.quickruns import quick_runs
+
+    try:
+        done = quick_runs(args)
+        sys.stdout.flush()
+    except OSError as err:
+        _output_error(err)
+    return done
+
+
+def _output_error(err: OSError) -> NoReturn:
+    """The output could not be written: one line (none for a closed pipe), exit 1; other errors go on up."""
+    if not _output_failed(err):
+        raise err
+    if err.errno != errno.EPIPE:  # a reader that stopped early (`| head`) needs no message
+        from rich.markup import escape
+
+        _err_console().print(f"[bold red]error:[/] cannot write the output: {escape(err.strerror or str(err))}",
+                             highlight=False, soft_wrap=True)
+    sys.exit(1)
 
 
 def _err_console() -> Any:

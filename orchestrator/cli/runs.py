@@ -12,7 +12,7 @@ from rich.markup import escape
 from orchestrator import commands
 from orchestrator.autostart import Following, ensure_followed
 from orchestrator.cli.common import check_limit, console, context, err_console, print_json, run_async
-from orchestrator.cli.current import freshness_of, refreshed
+from orchestrator.cli.current import refreshed
 from orchestrator.context import Context
 from orchestrator.errors import NotFound, PreflightRefused, UsageError
 from orchestrator.runstate import RunStatus
@@ -203,7 +203,7 @@ def runs(
 ) -> None:
     """List runs, newest first, filtered by status, host, age, name, failure signature, exception or model.
     """
-    from orchestrator.cli.listing import print_runs
+    from orchestrator.cli.listing import listing_records, print_listing
     from orchestrator.history import RunFilter, parse_since
 
     check_limit(limit)
@@ -217,23 +217,12 @@ def runs(
     shown = [r.id for r in run_service.filtered(ctx, flt, limit=limit)]
     monitor_running = refreshed(ctx, shown, refresh)
     views = run_service.filtered(ctx, flt, limit=limit, monitor_running=monitor_running)
-    records = [{**v.history_record(), "freshness": freshness_of(v)} for v in views]
+    records = listing_records(views)
     anything = bool(records) or run_service.any_run(ctx)
     if json_:
         print_json(records)
         return
-    if not anything:
-        err_console.print("no runs yet: start one with `eorch launch --host local -- echo hello` "
-                          "(or `eorch host add NAME user@host` first)", highlight=False, markup=False)
-        return
-    if not records:
-        err_console.print("no runs match these filters", highlight=False)
-        return
-    from orchestrator.clock import utcnow
-
-    print_runs(console, records, utcnow(), wide=wide)
-    for note in dict.fromkeys(r["freshness"]["note"].split(", ", 1)[1] for r in records if r["freshness"]["note"]):
-        console.print(f"status as last checked: {note}", style="yellow", highlight=False, markup=False)
+    print_listing(console, err_console, records, anything=anything, wide=wide)
 
 
 def logs(

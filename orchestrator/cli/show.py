@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from orchestrator.cli.common import console, context, print_json
-from orchestrator.cli.current import freshness_of, progress_words, refreshed
+from orchestrator.cli.current import progress_words, refreshed
 from orchestrator.clock import utcnow
 from orchestrator.humanize import STATUS_STYLE
 from orchestrator.recipesteps import checklist
@@ -30,7 +30,7 @@ def show(
     monitor_running = refreshed(ctx, [run_id], refresh)
     view = runs.get(ctx, run_id, monitor_running)
     steps = runs.steps(ctx, run_id)
-    record = {**view.record(), "freshness": freshness_of(view)}
+    record = {**view.record(), "freshness": view.freshness()}
     if steps:
         record["steps"] = [{"step": x.step, "state": x.state, "seconds": x.seconds} for x in steps]
     if json_:

@@ -15,31 +15,34 @@ resumes with ``LogParser.restore(snap)``, feeding from that offset.
 
 from __future__ import annotations
 
-from orchestrator.logparse.analysis import Analysis, SignatureCount
-from orchestrator.logparse.analyze import analyze_bytes, analyze_path
-from orchestrator.logparse.events import (
-    ErrorSeen,
-    LogEvent,
-    PhaseChanged,
-    ProgressReported,
-    RootCause,
-    RootCauseFound,
-    ShardsProgressed,
-    SignatureMatched,
-    TracebackCompleted,
-)
-from orchestrator.logparse.exits import exit_root_cause, with_exit_code
-from orchestrator.logparse.parser import LogParser
-from orchestrator.logparse.phases import Phase, ProgressReading, ShardReading
-from orchestrator.logparse.signatures import (
-    Catalogue,
-    CatalogueError,
-    Severity,
-    Signature,
-    load_catalogue,
-    parse_catalogue,
-    signature_hint,
-)
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from orchestrator.logparse.analysis import Analysis, SignatureCount
+    from orchestrator.logparse.analyze import analyze_bytes, analyze_path
+    from orchestrator.logparse.events import (
+        ErrorSeen,
+        LogEvent,
+        PhaseChanged,
+        ProgressReported,
+        RootCause,
+        RootCauseFound,
+        ShardsProgressed,
+        SignatureMatched,
+        TracebackCompleted,
+    )
+    from orchestrator.logparse.exits import exit_root_cause, with_exit_code
+    from orchestrator.logparse.parser import LogParser
+    from orchestrator.logparse.phases import Phase, ProgressReading, ShardReading
+    from orchestrator.logparse.signatures import (
+        Catalogue,
+        CatalogueError,
+        Severity,
+        Signature,
+        load_catalogue,
+        parse_catalogue,
+        signature_hint,
+    )
 
 __all__ = [
     "Analysis",
@@ -69,3 +72,45 @@ __all__ = [
     "signature_hint",
     "with_exit_code",
 ]
+
+# The names above, imported on first use: `from orchestrator.logparse.inert import inert` (a console's last
+# guard) must not load the parser and its signature catalogue, which `eorch runs` never needs.
+_WHERE: dict[str, str] = {
+    "Analysis": "orchestrator.logparse.analysis",
+    "Catalogue": "orchestrator.logparse.signatures",
+    "CatalogueError": "orchestrator.logparse.signatures",
+    "ErrorSeen": "orchestrator.logparse.events",
+    "LogEvent": "orchestrator.logparse.events",
+    "LogParser": "orchestrator.logparse.parser",
+    "Phase": "orchestrator.logparse.phases",
+    "PhaseChanged": "orchestrator.logparse.events",
+    "ProgressReading": "orchestrator.logparse.phases",
+    "ProgressReported": "orchestrator.logparse.events",
+    "RootCause": "orchestrator.logparse.events",
+    "RootCauseFound": "orchestrator.logparse.events",
+    "Severity": "orchestrator.logparse.signatures",
+    "ShardReading": "orchestrator.logparse.phases",
+    "ShardsProgressed": "orchestrator.logparse.events",
+    "Signature": "orchestrator.logparse.signatures",
+    "SignatureCount": "orchestrator.logparse.analysis",
+    "SignatureMatched": "orchestrator.logparse.events",
+    "TracebackCompleted": "orchestrator.logparse.events",
+    "analyze_bytes": "orchestrator.logparse.analyze",
+    "analyze_path": "orchestrator.logparse.analyze",
+    "exit_root_cause": "orchestrator.logparse.exits",
+    "load_catalogue": "orchestrator.logparse.signatures",
+    "parse_catalogue": "orchestrator.logparse.signatures",
+    "signature_hint": "orchestrator.logparse.signatures",
+    "with_exit_code": "orchestrator.logparse.exits",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

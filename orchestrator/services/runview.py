@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from orchestrator.alertrules import RunSnapshot
 from orchestrator.canary import effective_root_cause
 from orchestrator.humanize import iso
-from orchestrator.logparse import signature_hint
 from orchestrator.logparse.tail import failure_evidence
 from orchestrator.runstate import RunStatus, shown_phase
 from orchestrator.secretenv import redacted_env
@@ -195,8 +194,16 @@ class RunView:
         return record
 
 
+    def freshness(self) -> dict[str, Any]:
+        """{"current": bool, "note": "as of 08:22, no monitor running; gpu unreachable: …"}: what `--json` says
+        of whether the status is current (`orchestrator.freshness.status_note`)."""
+        return {"current": not self.stale_note, "note": self.stale_note}
+
     def snapshot(self, *, last_activity_at: datetime | None, default_stall_minutes: float) -> RunSnapshot:
         """What the alert rules judge this run by (`alertrules.RunSnapshot`), built here and nowhere else."""
+        # the catalogue is loaded for the alert rules, not for a listing
+        from orchestrator.logparse import signature_hint
+
         cause = self.root_cause or None
         signature = (cause or {}).get("signature") or self.signature
         return RunSnapshot(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import fcntl
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,11 +13,11 @@ from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from orchestrator.errors import StoreError
+from orchestrator.store.revision import MIGRATIONS_DIR, head_revision
 
 if TYPE_CHECKING:
     from alembic.config import Config
 
-MIGRATIONS_DIR = Path(__file__).resolve().parent.parent.parent / "migrations"
 BUSY_TIMEOUT_S = 5  # how long a write waits for another process's transaction before it fails
 
 
@@ -46,21 +45,6 @@ def alembic_config(engine: Engine | None = None) -> Config:
         cfg.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False))
     cfg.attributes["configure_logger"] = False
     return cfg
-
-
-_REVISION_RE = re.compile(r"^(down_revision|revision)\s*=\s*['\"]?([\w]+|None)['\"]?", re.MULTILINE)
-
-
-def head_revision() -> str | None:
-    """The head of migrations/versions, read from the files without importing Alembic (CLI start-up)."""
-    revisions, parents = set(), set()
-    for path in (MIGRATIONS_DIR / "versions").glob("*.py"):
-        found = dict(_REVISION_RE.findall(path.read_text()))
-        if "revision" in found:
-            revisions.add(found["revision"])
-            parents.add(found.get("down_revision"))
-    heads = revisions - parents
-    return heads.pop() if len(heads) == 1 else None
 
 
 def current_revision(engine: Engine) -> str | None:

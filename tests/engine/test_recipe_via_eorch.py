@@ -81,11 +81,13 @@ class TestThroughEorch:
     def test_cancel_mid_extraction_stops_server_and_client(
         self, eorch_home: Path, tmp_path: Path, engine_python: Path
     ) -> None:
-        """`eorch cancel` during extraction: cancelled, and no process of the run is left."""
+        """`eorch cancel` during extraction: cancelled, and no process of the run is left.  3000 samples: 400
+        were extracted in 12 s, which a loaded box's watch → show → cancel round trip could outlast (the run
+        then ended `succeeded` before the cancel came, and the test failed)."""
         add_testbox(tmp_path)
         many = tmp_path / "many"
         info = json.loads(subprocess.run(
-            [str(engine_python), str(REPO / "scripts/make-tiny-model.py"), "--out", str(many), "--samples", "400",
+            [str(engine_python), str(REPO / "scripts/make-tiny-model.py"), "--out", str(many), "--samples", "3000",
              "--min-len", "200", "--max-len", "400"], capture_output=True, text=True, timeout=600, check=True,
         ).stdout.strip().splitlines()[-1])
         run = launch_spec(tmp_path, eagle3_spec(engine_python, info, tmp_path / "hs", concurrency=1))

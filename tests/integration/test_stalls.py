@@ -12,7 +12,7 @@ import os
 import time
 from pathlib import Path
 
-from helpers import add_testbox, db_rows, eorch, launch, wait_for
+from helpers import add_testbox, ctrl_c, db_rows, eorch, launch, wait_for
 
 STUCK = ("(Worker_TP0 pid=7) Loading safetensors checkpoint shards:  84% Completed | 54/64 "
          "[12:00<04:19, 13.30s/it]\n")
@@ -104,7 +104,6 @@ class TestStallClock:
 
 def test_watch_says_overdue_and_last_output(eorch_home: Path, tmp_path: Path) -> None:
     """`eorch watch` on the stuck load prints `54/64 · overdue … · last output 25m ago`, not a frozen ETA."""
-    import signal
     import subprocess
     import sys
     import threading
@@ -127,6 +126,5 @@ def test_watch_says_overdue_and_last_output(eorch_home: Path, tmp_path: Path) ->
         assert not any("ETA 4m19s" in line for line in seen)
     finally:
         watchdog.cancel()
-        proc.send_signal(signal.SIGINT)
-        proc.wait(60)
+        ctrl_c(proc)
         eorch("cancel", run["id"], check=False)
