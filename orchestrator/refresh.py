@@ -130,7 +130,7 @@ def _raise_alerts(ctx: Context, notices: list[Notice]) -> None:
     changes = [n for n in notices if isinstance(n, RunStatusChanged | RunProgressed)]
     if not any(isinstance(n, RunStatusChanged) for n in changes):
         return
-    from orchestrator.alerts import monitor_listeners
+    from orchestrator.alerts.engine import monitor_listeners
 
     for listener in monitor_listeners(ctx, bell=False):
         for notice in changes:

@@ -21,7 +21,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
-from orchestrator import alertrules
+from orchestrator.alerts import rules as alertrules
 from orchestrator.clock import utcnow
 from orchestrator.context import Context
 from orchestrator.notices import LogLinesRead, Notice
@@ -251,7 +251,7 @@ class EorchApp(ReportsWorkerErrors, App[None]):
         """Alert rules and delivery (orchestrator.alerts); their alerts come back as toasts.
 
         The bell is rung by the app (a raw BEL from a listener would land in the middle of the screen)."""
-        from orchestrator.alerts import monitor_listeners
+        from orchestrator.alerts.engine import monitor_listeners
 
         self.alerts_from_monitor = True
         return list(monitor_listeners(ctx, bell=False, on_alert=self._relay_alert))

@@ -122,7 +122,7 @@ class AlertRow:
     kind: str
     created_at: datetime
     run_id: str | None = None
-    delivery: str = ""  # recorded alerts: sent / pending / failed / expired / none (orchestrator.alertoutbox)
+    delivery: str = ""  # recorded alerts: sent / pending / failed / expired / none (orchestrator.alerts.outbox)
     delivery_detail: str = ""  # one line per channel
 
 

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from orchestrator import alertoutbox
+from orchestrator.alerts import outbox as alertoutbox
 from orchestrator.cli.common import check_limit, console, context, print_json, text
 from orchestrator.errors import UsageError
 
@@ -73,7 +73,7 @@ def test_channels(
     json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Send a test alert to every configured channel (or one) and report each outcome."""
-    from orchestrator.alerts import send_test
+    from orchestrator.alerts.engine import send_test
 
     deliveries = send_test(context(), only=channel)
     if json_:
@@ -94,7 +94,7 @@ def list_channels(
     json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """The configured alert channels: name (tokens left out), the kinds each takes, and its key."""
-    from orchestrator.alertsettings import channel_infos
+    from orchestrator.alerts.settings import channel_infos
 
     infos = channel_infos(context())
     if json_:

@@ -32,7 +32,7 @@ async def serve(ctx: Context, poll_interval: float | None = None, *, until_idle:
     The stop handlers go in before anything is taken (the lock, a delivery): a TERM that came earlier, while
     the process started (see ``termination``), stops it here, cleanly, before it begins.
     """
-    from orchestrator.alerts import monitor_listeners
+    from orchestrator.alerts.engine import monitor_listeners
 
     early = term_recorder()
     task = asyncio.current_task()

@@ -215,7 +215,7 @@ def watch(
 
 def _extra_listeners(ctx: Context) -> list[Callable[[Notice], None]]:
     """Alert dispatch plugs in here when configured (orchestrator.alerts)."""
-    from orchestrator.alerts import monitor_listeners
+    from orchestrator.alerts.engine import monitor_listeners
 
     return list(monitor_listeners(ctx, bell=True))
 

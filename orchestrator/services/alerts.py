@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from orchestrator import alertoutbox
+from orchestrator.alerts import outbox as alertoutbox
 from orchestrator.context import Context
 from orchestrator.humanize import iso
 from orchestrator.store import outbox as outbox_rows

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.alertrules import RunSnapshot
+from orchestrator.alerts.rules import RunSnapshot
 from orchestrator.canary import effective_root_cause
 from orchestrator.humanize import iso
 from orchestrator.logparse.tail import failure_evidence

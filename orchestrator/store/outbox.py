@@ -1,6 +1,6 @@
 """The alert outbox's rows: a pending delivery per channel, each attempt's outcome, take-over after a restart.
 
-What the outbox promises (at least once until a channel accepts it) is told in `orchestrator.alertoutbox`.
+What the outbox promises (at least once until a channel accepts it) is told in `orchestrator.alerts.outbox`.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from orchestrator.alertoutbox import ERROR_MAX, EXPIRED, FAILED, PENDING, SENT, PendingDelivery, Target
-from orchestrator.alertrules import AlertKind, AlertToRaise
+from orchestrator.alerts.outbox import ERROR_MAX, EXPIRED, FAILED, PENDING, SENT, PendingDelivery, Target
+from orchestrator.alerts.rules import AlertKind, AlertToRaise
 from orchestrator.humanize import iso
 from orchestrator.store.models import Alert, AlertDelivery
 

@@ -11,7 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.orm import Session
 
-from orchestrator.alertrules import AlertToRaise
+from orchestrator.alerts.rules import AlertToRaise
 from orchestrator.clock import utcnow as utcnow  # noqa: PLC0414 (re-exported: the writers stamp rows with it)
 from orchestrator.errors import NotFound, UsageError
 from orchestrator.runstate import ACTIVE_STATUSES, RunStatus, advance

@@ -143,8 +143,9 @@ class TestEngine:
         """An alert recorded with its pending delivery and never sent (what a kill between the two leaves) goes
         out when the next engine starts; the receiver refuses the first attempt, the retry gets through; a
         second start, or a second call while it is in flight, sends nothing more."""
-        from orchestrator.alertrules import HostSnapshot, evaluate_host
-        from orchestrator.alerts import AlertEngine, AlertsConfig, AppriseChannel, ChannelEntry, Dispatcher
+        from orchestrator.alerts.channels import AlertsConfig, AppriseChannel, ChannelEntry, Dispatcher
+        from orchestrator.alerts.engine import AlertEngine
+        from orchestrator.alerts.rules import HostSnapshot, evaluate_host
         from orchestrator.context import Context
         from orchestrator.store.queries import utcnow
 

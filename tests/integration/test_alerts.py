@@ -120,8 +120,9 @@ class TestCrash:
 class TestRestart:
     def test_a_second_engine_does_not_resend(self, eorch_home: Path, tmp_path: Path, receiver: Receiver) -> None:
         """Two engines (a monitor and its restart) evaluating the same failed run deliver one alert."""
-        from orchestrator.alertrules import RunFacts
-        from orchestrator.alerts import AlertEngine, AlertsConfig, AppriseChannel, ChannelEntry, Dispatcher
+        from orchestrator.alerts.channels import AlertsConfig, AppriseChannel, ChannelEntry, Dispatcher
+        from orchestrator.alerts.engine import AlertEngine
+        from orchestrator.alerts.rules import RunFacts
         from orchestrator.context import Context
         from orchestrator.store.models import Run
         from orchestrator.store.queries import utcnow
@@ -171,7 +172,7 @@ class TestChannels:
 
     def test_redaction(self) -> None:
         """Only the scheme and the host's domain (never a subdomain: it can be a token) survive redaction."""
-        from orchestrator.alerts import redact_url
+        from orchestrator.alerts.channels import redact_url
 
         assert redact_url("json://u:p@hooks.example.com:8443/x?token=1") == "json://….example.com"
         assert redact_url("json://S3CR3TT0K3N.host.example/x") == "json://….host.example"

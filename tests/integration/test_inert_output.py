@@ -89,8 +89,8 @@ class TestTerminalNotification:
         or ESC in a run's name cannot close it and start a sequence of its own."""
         import os
 
-        from orchestrator.alertrules import AlertKind, AlertToRaise
-        from orchestrator.alerts import ring_bell
+        from orchestrator.alerts.engine import ring_bell
+        from orchestrator.alerts.rules import AlertKind, AlertToRaise
 
         master, slave = os.openpty()
         try:

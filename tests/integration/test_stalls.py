@@ -34,7 +34,7 @@ def stuck_run(tmp_path: Path) -> dict:
 
 async def _monitor_until(ctx, predicate, timeout: float = 90) -> object:
     """Run a real monitor with the alert engine until ``predicate(engine)`` holds; return the engine."""
-    from orchestrator.alerts import monitor_listeners
+    from orchestrator.alerts.engine import monitor_listeners
     from orchestrator.monitoring.monitor import Monitor
 
     engine = monitor_listeners(ctx)[0]

@@ -1,4 +1,4 @@
-"""The alerts screen shows how each recorded alert was delivered, per channel (orchestrator.alertoutbox)."""
+"""The alerts screen shows how each recorded alert was delivered, per channel (orchestrator.alerts.outbox)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from textual.app import App
 from textual.message import Message
 from textual.widgets import Static
 
-from orchestrator import alertrules
+from orchestrator.alerts import rules as alertrules
 from orchestrator.context import Context
 from orchestrator.store.models import Run
 from tui.data import load_runs

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from orchestrator.alertrules import (
+from orchestrator.alerts.rules import (
     AlertKind,
     HostSnapshot,
     RunFacts,
@@ -166,7 +166,7 @@ class TestMuted:
         from dataclasses import replace
         from datetime import datetime
 
-        from orchestrator.alertrules import RunFacts, RunSnapshot, evaluate
+        from orchestrator.alerts.rules import RunFacts, RunSnapshot, evaluate
 
         now = datetime(2026, 12, 1, 12, 0)
         failed = RunSnapshot(run_id="r1", name="job", host="gpu", status="failed", phase="failed", exit_code=1)

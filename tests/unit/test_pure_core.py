@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-PURE = ["orchestrator.logparse", "orchestrator.runstate", "orchestrator.commands", "orchestrator.alertrules",
+PURE = ["orchestrator.logparse", "orchestrator.runstate", "orchestrator.commands", "orchestrator.alerts.rules",
         "orchestrator.preflight", "orchestrator.freshness", "orchestrator.monitoring.decide",
         "orchestrator.monitoring.liveness", "orchestrator.monitoring.truncation"]
 FORBIDDEN = ["asyncssh", "sqlalchemy", "textual", "alembic"]

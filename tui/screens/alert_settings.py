@@ -14,7 +14,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from orchestrator.alertsettings import ChannelInfo
+from orchestrator.alerts.settings import ChannelInfo
 from orchestrator.context import Context
 from orchestrator.errors import EorchError
 from orchestrator.services.mutes import MutedRun
@@ -81,7 +81,7 @@ class AlertSettingsScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="alert-settings")
     def load(self) -> None:
-        from orchestrator.alertsettings import channel_infos
+        from orchestrator.alerts.settings import channel_infos
         from orchestrator.services.mutes import muted_runs
 
         channels: tuple[ChannelInfo, ...] = ()
@@ -130,7 +130,7 @@ class AlertSettingsScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="alert-test")
     def send_test(self, channel: ChannelInfo) -> None:
-        from orchestrator.alerts import send_test
+        from orchestrator.alerts.engine import send_test
 
         try:
             deliveries = send_test(self.ctx, only=channel.key)

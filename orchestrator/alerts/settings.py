@@ -23,7 +23,7 @@ class ChannelInfo:
 
 def channel_infos(ctx: Context, env: Mapping[str, str] | None = None) -> list[ChannelInfo]:
     """The configured channels (config.toml's ``[alerts]`` and EORCH_ALERT_URLS), in the order alerts go out."""
-    from orchestrator.alertchannels import DesktopChannel, configured_channels
+    from orchestrator.alerts.channels import DesktopChannel, configured_channels
 
     return [ChannelInfo(c.key, c.name, "notify-send" if isinstance(c, DesktopChannel) else "apprise",
                         tuple(c.kinds) if c.kinds is not None else None)

@@ -2,7 +2,7 @@
 
 Each channel gets its own worker thread, so a slow or dead channel (retried with exponential backoff)
 delays no other channel and never blocks the monitor. Each attempt is recorded on the alert's outbox row
-(orchestrator.alertoutbox) for that channel. Channel URLs carry secrets (tokens, passwords): only
+(orchestrator.alerts.outbox) for that channel. Channel URLs carry secrets (tokens, passwords): only
 ``redact_url`` forms are ever printed, logged or recorded, and a hash of the URL (``url_key``) names it.
 """
 
@@ -25,9 +25,9 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from sqlalchemy.orm import Session
 
-from orchestrator import alertrules
-from orchestrator.alertoutbox import PendingDelivery, Target, url_key
-from orchestrator.alertrules import AlertKind, AlertToRaise
+from orchestrator.alerts import rules as alertrules
+from orchestrator.alerts.outbox import PendingDelivery, Target, url_key
+from orchestrator.alerts.rules import AlertKind, AlertToRaise
 from orchestrator.context import Context
 from orchestrator.errors import ConfigError
 from orchestrator.humanize import iso

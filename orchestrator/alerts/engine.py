@@ -4,8 +4,8 @@
 a snapshot of the run, asks ``alertrules`` what to raise, and inserts each alert under its unique
 ``dedup_key``: an insert that conflicts means the alert was already raised (by this or an earlier
 monitor), so rules never raise it twice. In the same transaction each channel that takes the alert gets a
-``pending`` outbox row (orchestrator.alertoutbox). New alerts go to the bell / TUI callback at once, and to
-the channels through the ``Dispatcher`` (orchestrator.alertchannels), which never blocks or raises into the
+``pending`` outbox row (orchestrator.alerts.outbox). New alerts go to the bell / TUI callback at once, and to
+the channels through the ``Dispatcher`` (orchestrator.alerts.channels), which never blocks or raises into the
 monitor and marks each row sent or failed. ``on_monitor_start`` (a monitor calls it once it holds the lock)
 re-sends the deliveries an earlier monitor left pending. ``tick`` (called by the monitor's loop) checks the
 time-based rules: stalls and long host outages.
@@ -21,22 +21,15 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from orchestrator import alertoutbox, alertrules
-from orchestrator.alertchannels import (
-    ENV_URLS,
-    AlertsConfig,
-    AppriseChannel,
-    Channel,
-    ChannelEntry,
-    ChannelFailed,
+from orchestrator.alerts import outbox as alertoutbox
+from orchestrator.alerts import rules as alertrules
+from orchestrator.alerts.channels import (
     Delivery,
-    DesktopChannel,
     Dispatcher,
     configured_channels,
     load_alerts_config,
-    redact_url,
 )
-from orchestrator.alertrules import AlertKind, AlertToRaise, HostSnapshot, RunFacts, RunSnapshot
+from orchestrator.alerts.rules import AlertKind, AlertToRaise, HostSnapshot, RunFacts, RunSnapshot
 from orchestrator.context import Context
 from orchestrator.errors import HistoryReadOnly
 from orchestrator.logparse.inert import inert_line
@@ -45,12 +38,6 @@ from orchestrator.services.runview import RunView, view_of
 from orchestrator.store import outbox as outbox_rows
 from orchestrator.store import queries
 from orchestrator.store.models import Run
-
-__all__ = [
-    "ENV_URLS", "AlertEngine", "AlertsConfig", "AppriseChannel", "Channel", "ChannelEntry", "ChannelFailed",
-    "Delivery", "DesktopChannel", "Dispatcher", "configured_channels", "load_alerts_config", "monitor_listeners",
-    "redact_url", "ring_bell", "send_test",
-]
 
 log = logging.getLogger("eorch.alerts")
 

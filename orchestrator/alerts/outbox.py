@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.alertrules import AlertToRaise
+from orchestrator.alerts.rules import AlertToRaise
 
 PENDING, SENT, FAILED, EXPIRED = "pending", "sent", "failed", "expired"
 STATES = (PENDING, SENT, FAILED, EXPIRED)
