@@ -9,19 +9,24 @@ follower class, reading only (``LogFollower.reading``), so there is one tail imp
 
 from __future__ import annotations
 
+import asyncio
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 
+from textual.message import Message
 from textual.message_pump import MessagePump
 
+from orchestrator.errors import EorchError
 from orchestrator.follower import LogFollower
 from orchestrator.hosts import HostSession
 from orchestrator.notices import LogLinesRead, Notice
-from tui.messages import LogLinesReceived
+from tui.messages import LogFollowFailed, LogLinesReceived
 
 #: Announcements kept for views opened later (one per follower commit, each a few lines to a few thousand).
 RECENT = 2000
 ALL_RUNS = None
+#: Seconds before a failed read is tried again (from the last line read).
+RETRY_S = 2.0
 
 
 class LogFeed:
@@ -56,6 +61,25 @@ class LogFeed:
         session = await self.open_session(host)
         await LogFollower.reading(session, run_id, log_path, offset, notify, until=until,
                                   skip_partial=skip_partial).run()
+
+    async def read_retrying(self, host: str, run_id: str, log_path: str, offset: int,
+                            post: Callable[[Message], object], *, until: int | None = None,
+                            skip_partial: bool = True) -> None:
+        """``read``, each batch of lines posted as ``LogLinesReceived``; a failed read is posted as
+        ``LogFollowFailed`` and tried again from the last line read, until the read ends."""
+        def announced(notice: Notice) -> None:
+            nonlocal offset, skip_partial
+            if isinstance(notice, LogLinesRead):
+                offset, skip_partial = notice.offset, False
+                post(LogLinesReceived(notice.run_id, notice.lines, notice.offset))
+
+        while True:
+            try:
+                await self.read(host, run_id, log_path, offset, announced, until=until, skip_partial=skip_partial)
+                return
+            except (EorchError, OSError) as err:
+                post(LogFollowFailed(run_id, str(err)))
+            await asyncio.sleep(RETRY_S)
 
 
 def received(reads: Iterable[LogLinesRead]) -> list[LogLinesReceived]:

@@ -17,8 +17,6 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Header, RichLog, Static
 
-from orchestrator.errors import EorchError
-from orchestrator.notices import LogLinesRead, Notice
 from orchestrator.services.runview import RunView
 from tui.data import load_detail
 from tui.deps import ScreenDeps
@@ -28,7 +26,6 @@ from tui.widgets.log_pane import styled
 from tui.worker_errors import ReportsWorkerErrors
 
 MAX_LINES = 5000
-RETRY_S = 2.0
 #: Run colours, in the order runs are first seen; distinct on dark and light themes.
 RUN_COLOURS = ("cyan", "magenta", "green", "yellow", "bright_blue", "bright_red", "bright_cyan", "bright_magenta")
 
@@ -102,22 +99,8 @@ class MergedLogScreen(ReportsWorkerErrors, Screen[None]):
                                          self.deps.monitor_running)
         if not detail.log_path:
             return
-        offset, skip_partial = detail.log_offset, detail.log_offset > 0
-
-        def announced(notice: Notice) -> None:
-            nonlocal offset, skip_partial
-            if isinstance(notice, LogLinesRead):
-                offset, skip_partial = notice.offset, False
-                self.post_message(LogLinesReceived(notice.run_id, notice.lines, notice.offset))
-
-        while True:
-            try:
-                await self.deps.log_feed.read(run.host, run.id, detail.log_path, offset, announced,
-                                              skip_partial=skip_partial)
-                return
-            except (EorchError, OSError) as err:
-                self.post_message(LogFollowFailed(run.id, str(err)))
-            await asyncio.sleep(RETRY_S)
+        await self.deps.log_feed.read_retrying(run.host, run.id, detail.log_path, detail.log_offset,
+                                               self.post_message, skip_partial=detail.log_offset > 0)
 
     @on(LogLinesReceived)
     def _lines(self, message: LogLinesReceived) -> None:

@@ -7,7 +7,6 @@ follower. Either way the pane's worker only posts ``LogLinesReceived`` and never
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Sequence
 from typing import ClassVar
@@ -23,9 +22,7 @@ from textual.containers import Vertical
 from textual.strip import Strip
 from textual.widgets import Input, RichLog, Static
 
-from orchestrator.errors import EorchError
 from orchestrator.logparse.prefixes import parse_line
-from orchestrator.notices import LogLinesRead, Notice
 from tui.format import match_spans
 from tui.logfeed import LogFeed, received
 from tui.messages import LogFollowFailed, LogLinesReceived
@@ -35,7 +32,6 @@ MAX_LINES = 5000
 DEFAULT_MIN_WIDTH = 78  # RichLog's
 WRAP_SLACK = 500  # wrapped, old lines are dropped this many at a time (each drop writes the log again)
 TAIL_BYTES = 256 * 1024  # how much of the log before the recorded offset to show on open
-RETRY_S = 2.0
 MATCH_STYLE = "black on yellow"  # every match of the search
 CURRENT_MATCH_STYLE = "bold black on dark_orange"  # the matches on the line n/N went to
 
@@ -136,20 +132,8 @@ class LogPane(ReportsWorkerErrors, Vertical):
                      live_from: int | None) -> None:
         """Read the log from ``offset`` (up to ``live_from`` for a live run, then subscribe to its follower's
         lines); a failed read is said and retried from the last line read."""
-        def announced(notice: Notice) -> None:
-            nonlocal offset, skip_partial
-            if isinstance(notice, LogLinesRead):
-                offset, skip_partial = notice.offset, False
-                self.post_message(LogLinesReceived(notice.run_id, notice.lines, notice.offset))
-
-        while True:
-            try:
-                await self.feed.read(host, run_id, path, offset, announced, until=live_from,
-                                     skip_partial=skip_partial)
-                break
-            except (EorchError, OSError) as err:
-                self.post_message(LogFollowFailed(run_id, str(err)))
-            await asyncio.sleep(RETRY_S)
+        await self.feed.read_retrying(host, run_id, path, offset, self.post_message, until=live_from,
+                                      skip_partial=skip_partial)
         for message in received(self.feed.subscribe(self, run_id)):
             self.post_message(message)
 
