@@ -25,7 +25,7 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
-from helpers import eorch
+from helpers import eorch, kill_leftovers
 from sshd import Sshd, make_sshd
 
 
@@ -36,6 +36,16 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
     server = make_sshd(tmp_path_factory.mktemp("sshd"))
     yield server
     server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _nothing_outlives_its_test(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A failing test must not leave its jobs or its `eorch watch` running for the rest of the suite (they
+    loaded the box for an hour once): whatever carries one of its runs' ids or its $EORCH_HOME is killed."""
+    yield
+    tmp_path = request.node.funcargs.get("tmp_path") if hasattr(request.node, "funcargs") else None
+    if isinstance(tmp_path, Path):
+        kill_leftovers(tmp_path)
 
 
 @pytest.fixture

@@ -88,3 +88,34 @@ def ctrl_c(proc: subprocess.Popen, timeout: float = 60) -> None:
         proc.kill()
         proc.wait(10)
         raise
+
+
+def kill_leftovers(tmp_path: Path) -> list[int]:
+    """SIGKILL what a finished test left running: the jobs of the runs in any history under ``tmp_path``
+    (they carry ``EORCH_RUN_ID``) and the eorch commands (a monitor, `watch`) started with such a history."""
+    homes, run_ids = set(), set()
+    for db in tmp_path.rglob("eorch.db"):
+        homes.add(f"EORCH_HOME={db.parent}".encode())
+        try:
+            with sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True) as conn:
+                run_ids |= {f"EORCH_RUN_ID={r}".encode() for (r,) in conn.execute("SELECT id FROM runs")}
+        except sqlite3.Error:
+            pass
+    if not homes:
+        return []
+    left = []
+    for pid in procs.all_pids():
+        if pid == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = set(f.read().split(b"\0"))
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            eorch_command = any(a == b"orchestrator.cli.main" or a.endswith(b"/eorch") for a in argv)
+        except OSError:
+            continue
+        if env & run_ids or (eorch_command and env & homes):
+            left.append(pid)
+    procs.signal_pids(left, signal.SIGKILL)
+    return left
