@@ -41,7 +41,7 @@ def _parse(args: list[str]) -> _Asked | None:
         elif name in ("--limit", "--status"):
             value = value if eq else next(words, "")
             if name == "--limit":
-                if not value.isdigit() or not 1 <= int(value) <= _MAX_LIMIT:
+                if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= _MAX_LIMIT:
                     return None
                 asked.limit = int(value)
             elif value in _STATUSES:

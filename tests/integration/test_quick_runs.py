@@ -91,7 +91,7 @@ def test_no_history_yet_says_how_to_start(eorch_home: Path) -> None:
     (["-w", "--json"], _Asked(wide=True, json=True)),
     (["--limit", "7", "--status=failed"], _Asked(limit=7, status="failed")),
     (["--limit=1000000", "--refresh"], _Asked(limit=1_000_000)),
-    (["--limit"], None), (["--limit", "-1"], None), (["--limit", "1000001"], None), (["--status"], None),
+    (["--limit"], None), (["--limit", "-1"], None), (["--limit", "²"], None), (["--limit", "1000001"], None), (["--status"], None),
     (["--status", "done"], None), (["--wide=yes"], None), (["--host", "gpu"], None), (["-h"], None),
     (["x"], None),
 ])
