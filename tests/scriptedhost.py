@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator import commands
-from orchestrator.errors import HostUnreachable
+from orchestrator.errors import HostUnreachable, StreamBroken
 from orchestrator.transport import Completed, RemoteProcess
 
 ROOT = "/scripted-root"
@@ -163,6 +163,12 @@ class _Tail:
                 self.position = 0  # replaced, or truncated under us: tail -F starts on the new content
             self.inode = file.inode
             end = len(file.data) if file.readable_to is None else min(len(file.data), file.readable_to)
+            broken_at = self.host.break_tail_at
+            if broken_at is not None and self.position < end:
+                if self.position >= broken_at:  # the SSH channel fails (a reset): the link itself stays up
+                    self.host.break_tail_at = None
+                    raise StreamBroken(self.host.name, "the channel broke while reading: connection reset")
+                end = min(end, broken_at)
             if self.position < end:
                 chunk = bytes(file.data[self.position: min(end, self.position + n)])
                 self.position += len(chunk)
@@ -197,6 +203,7 @@ class ScriptedTransport:
         self.tails: set[_Tail] = set()
         self.tail_starts = 0
         self.fail_next_tail: BaseException | None = None  # the next tail fails to start with this
+        self.break_tail_at: int | None = None  # set: a tail that has read this far breaks (StreamBroken), once
         self.bytes_served = 0
 
     def add_run(self, run_dir: str, log: bytes = b"") -> ScriptedRun:

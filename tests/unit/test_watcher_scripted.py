@@ -222,6 +222,21 @@ class TestFollowerSupervision:
         assert rig.run(run_id).status == "succeeded"
         assert rig.transport.bytes_served == len(log)
 
+    async def test_a_broken_stream_is_read_on_where_it_stopped_and_the_host_stays_reachable(self, rig: Rig) -> None:
+        """The tail's channel fails mid-log (StreamBroken, not its end of file): the follower starts a new tail at
+        the committed offset; no line lost or doubled, and the host is never marked unreachable for it."""
+        first, rest = lines("s", 10), lines("t", 10)
+        run_id, job = rig.add_run(first + rest)
+        rig.transport.break_tail_at = len(first)
+        task = asyncio.create_task(rig.monitor(run_id).run(until_done=True))
+        await until(lambda: rig.run(run_id).log_offset == len(first + rest), "the whole log, through a second tail")
+        assert rig.transport.break_tail_at is None and rig.transport.tail_starts == 2
+        job.exit(0)
+        await asyncio.wait_for(task, 10)
+        assert rig.run(run_id).status == "succeeded"
+        assert rig.transport.bytes_served == len(first + rest)
+        assert [n.reachable for n in rig.notices if isinstance(n, HostReachabilityChanged)] == [True]
+
 
 class TestConnection:
     async def test_an_unreachable_host_is_recorded_and_retried_never_failing_the_run(self, rig: Rig) -> None:
