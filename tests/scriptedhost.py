@@ -110,6 +110,10 @@ class ScriptedRun:
         return out
 
 
+class _OpCrashed(Exception):
+    """The scripted worker fails an operation (``ScriptedTransport.crash_next_ops``)."""
+
+
 class _Agent:
     """``worker.cli agent``: one JSON request a line in, one reply a line out."""
 
@@ -126,6 +130,9 @@ class _Agent:
                 reply = {"id": request["id"], "ok": True, "result": self.host.answer(request["op"], request["args"])}
             except LookupError as err:
                 reply = {"id": request["id"], "ok": False, "error": str(err)}
+            except _OpCrashed as err:  # as worker/cli.py answers an exception in an op
+                reply = {"id": request["id"], "ok": False, "error": str(err), "kind": "crashed",
+                         "where": "ops.py:1 in status_many"}
             self.replies.put_nowait(json.dumps(reply).encode() + b"\n")
 
     async def readline(self) -> bytes:
@@ -204,6 +211,7 @@ class ScriptedTransport:
         self.tail_starts = 0
         self.fail_next_tail: BaseException | None = None  # the next tail fails to start with this
         self.break_tail_at: int | None = None  # set: a tail that has read this far breaks (StreamBroken), once
+        self.crash_next_ops = 0  # this many status_many requests are answered with a worker's crash reply
         self.bytes_served = 0
 
     def add_run(self, run_dir: str, log: bytes = b"") -> ScriptedRun:
@@ -213,6 +221,9 @@ class ScriptedTransport:
     def answer(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
         if op != "status_many":
             raise LookupError(f"the scripted host has no op {op!r}")
+        if self.crash_next_ops > 0:
+            self.crash_next_ops -= 1
+            raise _OpCrashed("eorch's worker failed: OSError: [Errno 5] Input/output error")
         return {"runs": [self.runs[d].report() for d in args["run_dirs"]], "boot_id": "scripted-boot",
                 "now": time.time()}
 

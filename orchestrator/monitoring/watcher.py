@@ -14,7 +14,7 @@ import logging
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.errors import HostError
+from orchestrator.errors import HostError, RemoteOpFailed
 from orchestrator.hosts import HostSession
 from orchestrator.kernelevidence import killed_root_cause
 from orchestrator.logparse.events import RootCause
@@ -68,6 +68,9 @@ class HostWatcher:
                 except HostError as err:
                     self.followers.stop_all()
                     await self.connection.lost(err)
+                    continue
+                except RemoteOpFailed as err:  # the host is fine, its worker failed this round: say so, retry
+                    await self.connection.op_failed(err)
                     continue
                 await self._pause()
         finally:

@@ -274,6 +274,21 @@ class TestConnection:
         assert (run.status, run.log_offset) == ("succeeded", len(first + rest))
         assert [n.reachable for n in rig.notices if isinstance(n, HostReachabilityChanged)] == [True, False, True]
 
+    async def test_a_worker_op_that_fails_is_retried_on_the_same_session(self, rig: Rig) -> None:
+        """status_many answered with the worker's crash reply (RemoteOpFailed): the round is retried, the host
+        stays reachable on the same connection, the run is followed and settled (the watcher died of it before)."""
+        log = lines("o", 3)
+        run_id, job = rig.add_run(log)
+        rig.transport.crash_next_ops = 2
+        task = asyncio.create_task(rig.monitor(run_id).run(until_done=True))
+        await until(lambda: rig.transport.crash_next_ops == 0 and job.reports > 0, "a report after two failed ones")
+        assert not task.done() and rig.run(run_id).status == "running"
+        job.exit(0)
+        await asyncio.wait_for(task, 10)
+        assert (rig.run(run_id).status, rig.run(run_id).log_offset) == ("succeeded", len(log))
+        assert [n.reachable for n in rig.notices if isinstance(n, HostReachabilityChanged)] == [True]
+        assert rig.transport.connects == 1
+
     def test_backoff_doubles_up_to_its_ceiling_and_resets(self) -> None:
         """0.5, 1, 2, … capped at the maximum; a success starts again from the first delay."""
         backoff = Backoff(first_s=0.5, max_s=3.0, delay_s=0.5)
