@@ -21,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from worker import ops
+from worker.protocol import LaunchSpec
 
 JOB = r"""
 import os, subprocess, sys, time, torch
@@ -58,7 +59,7 @@ def main(out_dir: str) -> int:
     result: dict[str, object] = {"baseline_mib": gpu_used_mib()}
 
     run_dir = str(root / "gpu-run")
-    info = ops.launch(run_dir, "gpu-run", [sys.executable, "-c", JOB], {}, None)
+    info = ops.launch(LaunchSpec(run_dir, "gpu-run", [sys.executable, "-c", JOB])).to_json()
     result["launched"] = {k: info[k] for k in ("pid", "pgid", "subreaper")}
     held = wait(lambda: gpu_used_mib() - int(result["baseline_mib"]) > 29_000, 120)  # type: ignore[call-overload]
     result["seconds_to_hold_30gib"] = held
@@ -73,12 +74,12 @@ def main(out_dir: str) -> int:
     result["log_tail"] = Path(run_dir, "log").read_text().splitlines()[-3:]
 
     rc_dir = str(root / "rc7")
-    ops.launch(rc_dir, "rc7", [sys.executable, "-c", "raise SystemExit(7)"], {}, None)
+    ops.launch(LaunchSpec(rc_dir, "rc7", [sys.executable, "-c", "raise SystemExit(7)"])).to_json()
     wait(lambda: ops.status(rc_dir)["rc"] is not None, 30)
     result["exit_7"] = ops.status(rc_dir)
 
     lost_dir = str(root / "lost")
-    lost = ops.launch(lost_dir, "lost", ["sleep", "300"], {}, None)
+    lost = ops.launch(LaunchSpec(lost_dir, "lost", ["sleep", "300"])).to_json()
     os.killpg(lost["pgid"], signal.SIGKILL)
     wait(lambda: not ops.status(lost_dir)["alive"], 10)
     result["sigkilled"] = ops.status(lost_dir)

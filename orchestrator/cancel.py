@@ -13,8 +13,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from orchestrator.context import Context
-from orchestrator.errors import HostError, MonitorBusy
-from orchestrator.hosts import RemoteOpFailed
+from orchestrator.errors import HostError, MonitorBusy, RemoteOpFailed
 from orchestrator.monitoring.followers import MAX_DRAIN_ATTEMPTS
 from orchestrator.monitoring.lock import follow_or_read
 from orchestrator.monitoring.monitor import Monitor

@@ -10,14 +10,24 @@ translated into this tree at the edge that calls the library, never deeper.
     │   └── NotFound                unknown host / run / file
     ├── ConfigError                 config.toml unreadable or invalid
     ├── StoreError                  the SQLite history cannot be opened or migrated
+    │   └── HistoryReadOnly         the history cannot be written
     ├── HostError                   anything about reaching a host
     │   ├── HostUnreachable         connect/auth/network failure (the run is not failed for it)
-    │   └── HostKeyRefused          unknown or changed host key; says how to verify and add it
+    │   ├── HostKeyRefused          unknown or changed host key; says how to verify and add it
+    │   └── StreamBroken            an open channel (a log stream, the agent's) failed: not its end of file
+    ├── RemoteOpFailed              the worker answered an operation with an error; the host is reachable
     ├── RemoteCommandFailed         a remote command exited non-zero (argv, exit_status, stderr)
     │   └── WorkerFailed            eorch's own worker on the host failed (named as such, with its python)
+    ├── ChannelFailed               one delivery attempt of an alert channel failed (retried, then recorded)
     ├── PatchError                  a patch set cannot be checked/applied/reverted; host unchanged
     ├── PreflightRefused            a launch's preflight failed a check; nothing started (carries the report)
     └── MonitorBusy                 another monitor holds the follow lock
+
+Not in the tree, on purpose: ``logparse.signatures.CatalogueError`` (a ``ValueError``). ``orchestrator.logparse``
+imports nothing but the stdlib and itself (tests/unit/logparse/test_purity.py), and the error is not one a user
+can cause: it says the signature catalogue shipped with eorch is malformed, a bug that the catalogue's tests catch
+before release. ``worker.ops.OpError`` is the worker's own (stdlib-only, on the host): the controller receives it
+as an error reply and raises ``RemoteOpFailed``.
 """
 
 from __future__ import annotations
@@ -74,6 +84,26 @@ class HostKeyRefused(HostError):
     """The host key is unknown or changed; nothing was sent to the host."""
 
 
+class StreamBroken(HostError):
+    """A channel that was open failed while being read (reset, the connection dropped): unlike its end of
+    file, nothing says the remote side finished. A follower restarts its stream; the agent's session reopens."""
+
+
+class RemoteOpFailed(EorchError):
+    """The worker answered an operation with an error: ``refused`` (bad path, missing command: the message
+    says why) or ``crashed`` (an unexpected error on the host, ``where`` names the worker's line). The host
+    and its agent are fine; only this operation failed."""
+
+    def __init__(self, host: str, op: str, message: str, *, kind: str = "refused", where: str = "") -> None:
+        super().__init__(f"{host}: {message}" + (f" (in {op!r}, at {where})" if where else ""))
+        self.host, self.op, self.kind, self.where = host, op, kind, where
+        self.reason = message
+
+    @property
+    def crashed(self) -> bool:
+        return self.kind == "crashed"
+
+
 class RemoteCommandFailed(EorchError):
     """A remote command exited non-zero."""
 
@@ -111,6 +141,11 @@ class PreflightRefused(EorchError):
         self.report = report
         self.first_failure = next((f"{c['id']}: {c['evidence']}" for c in report["checks"]
                                    if c["status"] == "fail"), "")
+
+
+class ChannelFailed(EorchError):
+    """One delivery attempt of an alert channel failed; the message is safe to log (no URL, no secret).
+    The alert engine retries it and records the outcome; it never reaches the user as an error."""
 
 
 class MonitorBusy(EorchError):

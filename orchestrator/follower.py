@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from orchestrator import commands
 from orchestrator.context import Context
+from orchestrator.errors import StreamBroken
 from orchestrator.eventbudget import EventBudget
 from orchestrator.hosts import HostSession
 from orchestrator.logparse import LogParser
@@ -26,6 +28,8 @@ from orchestrator.notices import LogLinesRead, Notice, RunProgressed
 from orchestrator.runstate import merge_phase
 from orchestrator.store.models import Run
 from orchestrator.store.queries import add_events
+
+log = logging.getLogger(__name__)
 
 READ_SIZE = 1 << 16
 RESTART_DELAY_S = 0.5
@@ -62,7 +66,12 @@ class _Stream:
                     self._wake.clear()
                     if not read.done():
                         continue
-                    chunk, read = read.result(), None
+                    try:
+                        chunk = read.result()
+                    except StreamBroken as err:  # the stream, not the run, ended: read on from where it stopped
+                        log.warning("%s: %s; restarting the stream at byte %d", self.path, err, position())
+                        chunk = b""
+                    read = None
                     if not chunk:
                         break
                     yield chunk

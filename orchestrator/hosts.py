@@ -17,16 +17,13 @@ from typing import Any
 from orchestrator import commands
 from orchestrator.bundle import worker_bundle
 from orchestrator.config import Settings
-from orchestrator.errors import EorchError, HostUnreachable, UsageError, WorkerFailed
+from orchestrator.errors import HostUnreachable, RemoteOpFailed, StreamBroken, UsageError, WorkerFailed
 from orchestrator.store.models import Host
 from orchestrator.transport import Completed, LocalTransport, RemoteProcess, Transport
+from worker.protocol import ErrorReply, ProtocolError, Reply, Request, StatusManyReport, decode_reply
 
 LOCAL_HOST = "local"
 HOST_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-
-
-class RemoteOpFailed(EorchError):
-    """The worker refused an operation (bad path, missing command, ...); the message says why."""
 
 
 def validate_host_name(name: str) -> str:
@@ -100,23 +97,42 @@ class HostSession:
                             result.stderr.decode(errors="replace"))
 
     async def call(self, op: str, **args: Any) -> dict[str, Any]:
-        """Ask the agent; a dead agent channel means the host is unreachable."""
+        """Ask the agent. An error reply is that operation's ``RemoteOpFailed``; only a channel that broke or
+        closed means the host is unreachable."""
         if self._agent is None:
             raise HostUnreachable(self.name, "not connected")
         async with self._agent_lock:
-            request_id = next(self._ids)
-            line = json.dumps({"id": request_id, "op": op, "args": args}).encode() + b"\n"
+            request = Request(next(self._ids), op, args)
             try:
-                await self._agent.write(line)
-                reply_line = await self._agent.readline()
-            except (OSError, ConnectionError, BrokenPipeError) as err:
-                raise HostUnreachable(self.name, f"agent channel broke: {err}") from err
-            if not reply_line:
+                await self._agent.write(request.to_line())
+                reply = await self._read_reply(op, request.id)
+            except (OSError, ConnectionError, StreamBroken) as err:
+                raise HostUnreachable(self.name, f"the channel to eorch's worker agent broke: {err}") from err
+        return self._result(op, reply)
+
+    async def _read_reply(self, op: str, request_id: int) -> Reply:
+        """The reply to request_id; replies to earlier requests (a call cancelled while it waited) are skipped."""
+        assert self._agent is not None
+        while True:
+            line = await self._agent.readline()
+            if not line:
                 raise HostUnreachable(self.name, "the channel to eorch's worker agent closed")
-        reply = json.loads(reply_line)
-        if not reply.get("ok"):
-            raise RemoteOpFailed(f"{self.name}: {reply.get('error')}")
-        return reply["result"]  # type: ignore[no-any-return]
+            try:
+                reply = decode_reply(line)
+            except ProtocolError as err:
+                raise RemoteOpFailed(self.name, op, f"eorch's worker answered {op!r} with something else than a "
+                                                    f"reply ({err})", kind="crashed") from None
+            if reply.id is None or reply.id >= request_id:
+                return reply
+
+    async def status_many(self, run_dirs: list[str]) -> StatusManyReport:
+        """The host's report on each run directory, in order (one whose files are corrupt has ``error`` set)."""
+        result = await self.call("status_many", run_dirs=run_dirs)
+        try:
+            return StatusManyReport.from_json(result)
+        except ProtocolError as err:
+            raise RemoteOpFailed(self.name, "status_many", f"eorch's worker sent a bad status report: {err}",
+                                 kind="crashed") from None
 
     async def call_once(self, op: str, **args: Any) -> dict[str, Any]:
         """One operation on its own channel (for slow ones like cancel, so the agent stays responsive)."""
@@ -124,12 +140,15 @@ class HostSession:
             self._with_env(commands.worker_call(self.python, self.worker_dir, op, args)), timeout=None
         )
         try:
-            reply = json.loads(result.stdout.decode().strip().splitlines()[-1])
-        except (ValueError, IndexError) as err:
+            reply = decode_reply(result.stdout.decode().strip().splitlines()[-1])
+        except (ProtocolError, IndexError) as err:
             raise self._failed(f"in {op!r}", result) from err
-        if not reply.get("ok"):
-            raise RemoteOpFailed(f"{self.name}: {reply.get('error')}")
-        return reply["result"]  # type: ignore[no-any-return]
+        return self._result(op, reply)
+
+    def _result(self, op: str, reply: Reply) -> dict[str, Any]:
+        if isinstance(reply, ErrorReply):
+            raise RemoteOpFailed(self.name, op, reply.error, kind=reply.kind, where=reply.where)
+        return reply.result
 
     def _with_env(self, argv: list[str]) -> list[str]:
         """argv run under the host's environment (``env K=V ... argv``; still one argv, quoted by shlex)."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from typing import Any
 
 from orchestrator.errors import EorchError
 from orchestrator.hosts import HostSession
@@ -22,6 +21,7 @@ from orchestrator.logparse.exits import exit_signal
 from orchestrator.logparse.kernel import killed_cause
 from orchestrator.monitoring.liveness import cancel_reached_host
 from orchestrator.store.models import Run
+from worker.protocol import RunStatusReport
 
 log = logging.getLogger("eorch.kernelevidence")
 
@@ -29,12 +29,12 @@ log = logging.getLogger("eorch.kernelevidence")
 CALL_TIMEOUT_S = 45.0
 
 
-async def killed_root_cause(session: HostSession, run: Run, live: dict[str, Any]) -> RootCause | None:
-    """The root cause the exit status ``live['rc']`` names (None for a plain exit), with the kernel log's
+async def killed_root_cause(session: HostSession, run: Run, live: RunStatusReport) -> RootCause | None:
+    """The root cause the exit status ``live.rc`` names (None for a plain exit), with the kernel log's
     evidence when it is SIGKILL."""
-    cause = exit_root_cause(live.get("rc"))
-    if (cause is None or exit_signal(live.get("rc")) != signal.SIGKILL or run.root_cause is not None
-            or cancel_reached_host(live) or live.get("scheduler")):
+    cause = exit_root_cause(live.rc)
+    if (cause is None or exit_signal(live.rc) != signal.SIGKILL or run.root_cause is not None
+            or cancel_reached_host(live) or live.scheduler):
         return cause
     try:
         report = await asyncio.wait_for(session.call_once("kernlog", run_dir=session.run_dir(run.id)),

@@ -17,8 +17,7 @@ from sqlalchemy import delete
 from sqlalchemy.exc import SQLAlchemyError
 
 from orchestrator.context import Context
-from orchestrator.errors import HistoryReadOnly, HostError, StoreError, UsageError
-from orchestrator.hosts import RemoteOpFailed
+from orchestrator.errors import HistoryReadOnly, HostError, RemoteOpFailed, StoreError, UsageError
 from orchestrator.logparse.inert import inert_line
 from orchestrator.patches import prepare_launch, run_pythons
 from orchestrator.runstate import RunStatus

@@ -19,8 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy.orm import Session
 
 from orchestrator.context import Context
-from orchestrator.errors import NotFound, PatchError
-from orchestrator.hosts import RemoteOpFailed
+from orchestrator.errors import NotFound, PatchError, RemoteOpFailed
 from orchestrator.humanize import iso
 from orchestrator.store.models import PatchAction
 from orchestrator.store.queries import add_event, runs_with_patch_set, utcnow

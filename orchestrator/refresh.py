@@ -109,8 +109,8 @@ async def _catch_up(session: HostSession, watcher: HostWatcher, within_s: float 
     runs = [r for r in watcher.active_runs() if r.id in watcher.followers]
     if not runs:
         return
-    report = await session.call("status_many", run_dirs=[r.remote_dir for r in runs])
-    sizes = {r.id: live.get("log_size") or 0 for r, live in zip(runs, report["runs"])}
+    report = await session.status_many([r.remote_dir for r in runs if r.remote_dir])
+    sizes = {r.id: live.log_size or 0 for r, live in zip(runs, report.runs)}
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within_s
     followed = watcher.followers.followed

@@ -1,6 +1,7 @@
 """The SSH transport: one persistent asyncssh connection per host, host key always verified.
 
-asyncssh and OS errors are translated into ``HostUnreachable`` / ``HostKeyRefused`` here and nowhere else.
+asyncssh and OS errors are translated into ``HostUnreachable`` / ``HostKeyRefused`` / ``StreamBroken`` here and
+nowhere else.
 Imported only when a non-local host is used (asyncssh is slow to import).
 """
 
@@ -16,7 +17,7 @@ import asyncssh
 
 from orchestrator import commands
 from orchestrator.destination import parse_destination
-from orchestrator.errors import HostKeyRefused, HostUnreachable
+from orchestrator.errors import HostKeyRefused, HostUnreachable, StreamBroken
 from orchestrator.transport import Completed, RemoteProcess
 
 
@@ -88,7 +89,11 @@ STREAM_WINDOW = 2 * 1024 * 1024  # asyncssh's default channel window
 
 
 class _SshProcess:
-    def __init__(self, proc: asyncssh.SSHClientProcess[bytes]) -> None:
+    """A remote process's stdout as a stream: b"" is its end of file only; a channel that fails (reset, the
+    connection lost) raises StreamBroken, so a reader never takes a broken link for a finished stream."""
+
+    def __init__(self, host: str, proc: asyncssh.SSHClientProcess[bytes]) -> None:
+        self._host = host
         self._proc = proc
         self._buf = b""  # what the last window-sized read brought and the caller has not taken yet
         self._pos = 0
@@ -97,8 +102,8 @@ class _SshProcess:
         if self._pos >= len(self._buf):
             try:
                 self._buf, self._pos = await self._proc.stdout.read(STREAM_WINDOW), 0
-            except (asyncssh.Error, OSError, asyncssh.misc.ChannelOpenError):
-                return b""
+            except (asyncssh.Error, OSError) as err:
+                raise StreamBroken(self._host, f"the channel broke while reading: {_describe(err)}") from err
         chunk = self._buf[self._pos : self._pos + n]
         self._pos += len(chunk)
         if self._pos >= len(self._buf):
@@ -115,8 +120,8 @@ class _SshProcess:
             head, self._buf, self._pos = self._buf[self._pos :], b"", 0
         try:
             return head + await self._proc.stdout.readline()
-        except (asyncssh.Error, OSError):
-            return head
+        except (asyncssh.Error, OSError) as err:
+            raise StreamBroken(self._host, f"the channel broke while reading: {_describe(err)}") from err
 
     async def write(self, data: bytes) -> None:
         self._proc.stdin.write(data)
@@ -143,9 +148,6 @@ class SshTransport:
 
     def is_connected(self) -> bool:
         return self._conn is not None and not self._lost.is_set()
-
-    async def wait_lost(self) -> None:
-        await self._lost.wait()
 
     async def connect(self) -> None:
         async with self._lock:
@@ -233,7 +235,7 @@ class SshTransport:
                                              window=STREAM_WINDOW)
         except (asyncssh.Error, OSError) as err:
             raise HostUnreachable(self.name, _describe(err)) from err
-        return _SshProcess(proc)
+        return _SshProcess(self.name, proc)
 
     async def close(self) -> None:
         if self._conn is not None:

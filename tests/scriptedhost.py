@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator import commands
-from orchestrator.errors import HostUnreachable
+from orchestrator.errors import HostUnreachable, StreamBroken
 from orchestrator.transport import Completed, RemoteProcess
 
 ROOT = "/scripted-root"
@@ -110,6 +110,10 @@ class ScriptedRun:
         return out
 
 
+class _OpCrashed(Exception):
+    """The scripted worker fails an operation (``ScriptedTransport.crash_next_ops``)."""
+
+
 class _Agent:
     """``worker.cli agent``: one JSON request a line in, one reply a line out."""
 
@@ -126,6 +130,9 @@ class _Agent:
                 reply = {"id": request["id"], "ok": True, "result": self.host.answer(request["op"], request["args"])}
             except LookupError as err:
                 reply = {"id": request["id"], "ok": False, "error": str(err)}
+            except _OpCrashed as err:  # as worker/cli.py answers an exception in an op
+                reply = {"id": request["id"], "ok": False, "error": str(err), "kind": "crashed",
+                         "where": "ops.py:1 in status_many"}
             self.replies.put_nowait(json.dumps(reply).encode() + b"\n")
 
     async def readline(self) -> bytes:
@@ -163,6 +170,12 @@ class _Tail:
                 self.position = 0  # replaced, or truncated under us: tail -F starts on the new content
             self.inode = file.inode
             end = len(file.data) if file.readable_to is None else min(len(file.data), file.readable_to)
+            broken_at = self.host.break_tail_at
+            if broken_at is not None and self.position < end:
+                if self.position >= broken_at:  # the SSH channel fails (a reset): the link itself stays up
+                    self.host.break_tail_at = None
+                    raise StreamBroken(self.host.name, "the channel broke while reading: connection reset")
+                end = min(end, broken_at)
             if self.position < end:
                 chunk = bytes(file.data[self.position: min(end, self.position + n)])
                 self.position += len(chunk)
@@ -197,6 +210,8 @@ class ScriptedTransport:
         self.tails: set[_Tail] = set()
         self.tail_starts = 0
         self.fail_next_tail: BaseException | None = None  # the next tail fails to start with this
+        self.break_tail_at: int | None = None  # set: a tail that has read this far breaks (StreamBroken), once
+        self.crash_next_ops = 0  # this many status_many requests are answered with a worker's crash reply
         self.bytes_served = 0
 
     def add_run(self, run_dir: str, log: bytes = b"") -> ScriptedRun:
@@ -206,6 +221,9 @@ class ScriptedTransport:
     def answer(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
         if op != "status_many":
             raise LookupError(f"the scripted host has no op {op!r}")
+        if self.crash_next_ops > 0:
+            self.crash_next_ops -= 1
+            raise _OpCrashed("eorch's worker failed: OSError: [Errno 5] Input/output error")
         return {"runs": [self.runs[d].report() for d in args["run_dirs"]], "boot_id": "scripted-boot",
                 "now": time.time()}
 

@@ -14,9 +14,11 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from worker import boot, fingerprint, gpulock, kernlog, patching, preflight, procs
+from worker.protocol import LaunchReply, LaunchSpec, RunStatusReport, StatusManyReport
 
 NVIDIA_QUERY = [
     "nvidia-smi",
@@ -33,11 +35,47 @@ class OpError(Exception):
 
 
 def _read_json(path: str) -> dict[str, Any] | None:
+    """The JSON object in path; None when it is missing, unreadable or not an object."""
     try:
         with open(path) as f:
-            return json.load(f)  # type: ignore[no-any-return]
+            value = json.load(f)
     except (OSError, ValueError):
         return None
+    return value if isinstance(value, dict) else None
+
+
+class CorruptRunFile(Exception):
+    """A file of a run directory that eorch wrote but cannot read back: only that run's facts are unknown."""
+
+
+def wrapper_info(run_dir: str) -> dict[str, Any] | None:
+    """The wrapper's ``wrapper.json`` (pid, pgid, start_time, boot_id); None before the wrapper wrote it.
+
+    The wrapper writes it atomically, so one that is there but does not read back is corrupt, never half
+    written: CorruptRunFile says what is wrong with it.
+    """
+    path = os.path.join(run_dir, "wrapper.json")
+    try:
+        with open(path) as f:
+            text = f.read()
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        raise CorruptRunFile(f"wrapper.json unreadable: {err.strerror}") from None
+    try:
+        info = json.loads(text)
+    except ValueError:
+        raise CorruptRunFile(f"wrapper.json is not JSON ({len(text)} bytes)") from None
+    if not isinstance(info, dict):
+        raise CorruptRunFile(f"wrapper.json holds a {type(info).__name__}, not the wrapper's identity")
+    for key in ("pid", "pgid"):
+        value = info.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise CorruptRunFile(f"wrapper.json has no valid {key} ({value!r})")
+    start = info.get("start_time")
+    if start is not None and (isinstance(start, bool) or not isinstance(start, int)):
+        raise CorruptRunFile(f"wrapper.json has a bad start_time ({start!r})")
+    return info
 
 
 def _read_rc(run_dir: str) -> int | None:
@@ -48,12 +86,7 @@ def _read_rc(run_dir: str) -> int | None:
         return None
 
 
-def launch(
-    run_dir: str, run_id: str, argv: list[str], env: dict[str, str], cwd: str | None,
-    files: dict[str, str] | None = None, scheduler: str = "direct", sbatch_args: list[str] | None = None,
-    secret_env: dict[str, str] | None = None,
-    gpu_locks: list[int] | None = None, force_locks: bool = False,
-) -> dict[str, Any]:
+def launch(spec: LaunchSpec) -> LaunchReply:
     """Start ``worker.wrap`` detached for a new run and return its identity once it is recorded.
 
     With ``scheduler="slurm"`` the wrapper is submitted with sbatch instead (worker.slurm) and the job id
@@ -64,6 +97,8 @@ def launch(
     ``secret_env`` is not written to ``meta.json``: it goes to ``secret_env.json``, which the wrapper reads
     and deletes before it starts the job.
     """
+    run_dir, run_id, argv, env, scheduler = spec.run_dir, spec.run_id, spec.argv, spec.env, spec.scheduler
+    cwd: str | None = spec.cwd
     if not argv:
         raise OpError("no command given")
     if cwd and not os.path.isdir(os.path.expanduser(cwd)):
@@ -82,10 +117,10 @@ def launch(
     os.makedirs(run_dir, mode=0o700)
     os.chmod(run_dir, 0o700)  # whatever the umask
     locks: dict[str, Any] = {}
-    if gpu_locks and scheduler != "slurm":
+    if spec.gpu_locks and scheduler != "slurm":
         root = os.path.dirname(os.path.dirname(os.path.abspath(run_dir)))
         try:
-            locks = gpulock.acquire(root, run_id, run_dir, gpu_locks, force_locks)
+            locks = gpulock.acquire(root, run_id, run_dir, spec.gpu_locks, spec.force_locks)
         except gpulock.GpuBusy as err:
             shutil.rmtree(run_dir, ignore_errors=True)
             raise OpError(str(err)) from None
@@ -93,15 +128,15 @@ def launch(
         "run_id": run_id,
         "argv": argv,
         "env": env,
-        "secret_keys": sorted(secret_env or {}),
+        "secret_keys": sorted(spec.secret_env),
         "cwd": cwd,
         "launched_at": time.time(),
     }
-    if secret_env:
-        _write_private(os.path.join(run_dir, SECRET_ENV_FILE), json.dumps(secret_env))
+    if spec.secret_env:
+        _write_private(os.path.join(run_dir, SECRET_ENV_FILE), json.dumps(spec.secret_env))
     _write_private(os.path.join(run_dir, "meta.json"), json.dumps(meta))
     _write_private(os.path.join(run_dir, "log"), "")
-    for name, content in (files or {}).items():
+    for name, content in spec.files.items():
         if os.sep in name or name.startswith("."):
             gpulock.release(run_dir)
             raise OpError(f"bad run file name {name!r}")
@@ -109,16 +144,16 @@ def launch(
     if scheduler == "slurm":
         from worker import slurm
 
-        return slurm.submit(run_dir, run_id, list(sbatch_args or []))
+        return LaunchReply.from_json(slurm.submit(run_dir, run_id, list(spec.sbatch_args)))
     worker_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     err_fd = os.open(os.path.join(run_dir, "wrapper.err"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    with os.fdopen(err_fd, "ab") as err:  # the wrapper keeps its own copy
+    with os.fdopen(err_fd, "ab") as err_file:  # the wrapper keeps its own copy
         subprocess.Popen(
             boot.argv(sys.executable, worker_root, "worker.wrap", run_dir),
             start_new_session=True,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=err,
+            stderr=err_file,
             cwd=run_dir,
             close_fds=True,
         )
@@ -126,8 +161,9 @@ def launch(
     while time.monotonic() < deadline:
         info = _read_json(os.path.join(run_dir, "wrapper.json"))
         if info:
-            return {"run_dir": run_dir, **info, "log_path": os.path.join(run_dir, "log"),
-                    **({"gpu_locks": locks} if locks else {})}
+            return LaunchReply(run_dir, os.path.join(run_dir, "log"), pid=info.get("pid"), pgid=info.get("pgid"),
+                               start_time=info.get("start_time"), boot_id=info.get("boot_id"),
+                               subreaper=info.get("subreaper"), gpu_locks=locks or None)
         time.sleep(0.01)
     gpulock.release(run_dir)
     raise OpError("the wrapper did not start within 15 s (see wrapper.err in the run directory)")
@@ -167,11 +203,16 @@ def output_facts(run_dir: str) -> dict[str, Any]:
 
 def status(run_dir: str) -> dict[str, Any]:
     """Liveness of one run: exit code if written, whether its wrapper is alive, and log facts."""
+    return run_status(run_dir).to_json()
+
+
+def run_status(run_dir: str) -> RunStatusReport:
+    """The status op's report (CorruptRunFile when the run's own files say nonsense)."""
     from worker import slurm
 
     if slurm.job_id_of(run_dir):
-        return slurm.status_many([run_dir])[run_dir]
-    info = _read_json(os.path.join(run_dir, "wrapper.json")) or {}
+        return RunStatusReport.from_json(slurm.status_many([run_dir])[run_dir])
+    info = wrapper_info(run_dir)
     rc = _read_rc(run_dir)
     alive = False
     boot_changed = False
@@ -184,28 +225,42 @@ def status(run_dir: str) -> dict[str, Any]:
     log_size, log_inode = _file_facts(os.path.join(run_dir, "log"))
     events_size, _ = _file_facts(os.path.join(run_dir, "events.jsonl"))
     exists = os.path.isdir(run_dir)
-    return {
-        "run_dir": run_dir,
-        "exists": exists,
+    facts = output_facts(run_dir)
+    return RunStatusReport(
+        run_dir=run_dir,
+        exists=exists,
         # A directory removed under a live job: what still carries the run's marker (cancel can end it).
-        "marked_pids": [] if exists else procs.pids_with_marker("EORCH_RUN_ID", os.path.basename(run_dir)),
-        "cancel_requested": os.path.exists(os.path.join(run_dir, CANCEL_MARKER)),
-        "started": bool(info),
-        "rc": rc,
-        "alive": alive,
-        "boot_changed": boot_changed,
-        "log_size": log_size,
-        "log_inode": log_inode,
-        "events_size": events_size,
-        **output_facts(run_dir),
-    }
+        marked_pids=[] if exists else procs.pids_with_marker("EORCH_RUN_ID", os.path.basename(run_dir)),
+        cancel_requested=os.path.exists(os.path.join(run_dir, CANCEL_MARKER)),
+        started=bool(info),
+        rc=rc,
+        alive=alive,
+        boot_changed=boot_changed,
+        log_size=log_size,
+        log_inode=log_inode,
+        events_size=events_size,
+        log_mtime=facts["log_mtime"],
+        events_mtime=facts["events_mtime"],
+        rc_mtime=facts["rc_mtime"],
+    )
+
+
+def _status_or_error(run_dir: str) -> RunStatusReport:
+    """One run's report for status_many: a run whose facts cannot be read is reported as such, alone."""
+    try:
+        return run_status(run_dir)
+    except CorruptRunFile as err:
+        return RunStatusReport.unreadable(run_dir, str(err))
+    except Exception as err:  # noqa: BLE001 - one run's bad file must not hide every other run's status
+        return RunStatusReport.unreadable(run_dir, f"eorch's worker failed reading it: {type(err).__name__}: {err}")
 
 
 def status_many(run_dirs: list[str]) -> dict[str, Any]:
     from worker import slurm
 
     scheduled = slurm.status_many(run_dirs)  # Slurm runs: one squeue call for all of them
-    return {"runs": [scheduled.get(d) or status(d) for d in run_dirs], "boot_id": procs.boot_id(), "now": time.time()}
+    runs = [RunStatusReport.from_json(scheduled[d]) if d in scheduled else _status_or_error(d) for d in run_dirs]
+    return StatusManyReport(runs, procs.boot_id(), time.time()).to_json()
 
 
 def cancel(run_dir: str, run_id: str, grace_s: float = 10.0) -> dict[str, Any]:
@@ -218,11 +273,14 @@ def cancel(run_dir: str, run_id: str, grace_s: float = 10.0) -> dict[str, Any]:
     if exists:  # the request is kept on the host: whoever records the end knows it was a cancel
         with open(os.path.join(run_dir, CANCEL_MARKER), "w") as f:
             f.write(f"{time.time()}\n")
-    info = _read_json(os.path.join(run_dir, "wrapper.json")) or {}
-    wrapper_pid = int(info["pid"]) if info else None
+    try:
+        info = wrapper_info(run_dir) or {}
+    except CorruptRunFile:
+        info = {}  # no wrapper to signal: its job still carries the run's marker, which is what is ended
+    wrapper_pid = int(info["pid"]) if info else 0
     wrapper_alive = bool(wrapper_pid) and procs.is_same_process(wrapper_pid, info.get("start_time"))
     if wrapper_alive:
-        procs.signal_pids([wrapper_pid], signal.SIGTERM)  # type: ignore[list-item]
+        procs.signal_pids([wrapper_pid], signal.SIGTERM)
         procs.signal_group(int(info["pgid"]), signal.SIGTERM)
     procs.signal_pids(procs.pids_with_marker("EORCH_RUN_ID", run_id), signal.SIGTERM)
     deadline = time.monotonic() + grace_s
@@ -290,8 +348,13 @@ def resolve_root(root: str) -> dict[str, Any]:
     return {"root": path, "boot_id": procs.boot_id()}
 
 
-OPERATIONS = {
-    "launch": launch,
+def launch_op(**args: Any) -> dict[str, Any]:
+    return launch(LaunchSpec.from_json(args)).to_json()
+
+
+# One entry per operation the controller may ask for: name -> function of the request's args, returning a dict.
+OPERATIONS: dict[str, Callable[..., dict[str, Any]]] = {
+    "launch": launch_op,
     "status": status,
     "status_many": status_many,
     "cancel": cancel,

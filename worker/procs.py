@@ -36,7 +36,7 @@ def start_time(pid: int) -> int | None:
 
 def is_zombie(pid: int) -> bool:
     fields = stat_fields(pid)
-    return bool(fields) and fields[0] in ("Z", "X")
+    return fields is not None and bool(fields) and fields[0] in ("Z", "X")
 
 
 def is_same_process(pid: int, recorded_start: int | None) -> bool:

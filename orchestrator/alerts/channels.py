@@ -29,7 +29,7 @@ from orchestrator.alerts import rules as alertrules
 from orchestrator.alerts.outbox import PendingDelivery, Target, url_key
 from orchestrator.alerts.rules import AlertKind, AlertToRaise
 from orchestrator.context import Context
-from orchestrator.errors import ConfigError
+from orchestrator.errors import ChannelFailed, ConfigError
 from orchestrator.humanize import iso
 from orchestrator.store import outbox as outbox_rows
 from orchestrator.store import queries
@@ -112,10 +112,6 @@ def _public_part_of_host(host: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- channels
-
-
-class ChannelFailed(Exception):
-    """One delivery attempt failed; the message is safe to log (no URL, no secret)."""
 
 
 class Channel(Protocol):

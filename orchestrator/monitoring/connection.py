@@ -1,20 +1,25 @@
 """One host's connection as the watcher sees it: the open session, reachability, and backoff when it drops.
 
 A dropped link marks the host unreachable (recorded once per change, and told to the listeners), never a
-run failed; the next attempt waits twice as long as the last, up to ``BACKOFF_MAX_S``.
+run failed; the next attempt waits twice as long as the last, up to ``BACKOFF_MAX_S``. A worker operation that
+failed (``RemoteOpFailed``: the agent answered with an error) leaves the host reachable and its session open:
+the round is retried after the same backoff.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from orchestrator.context import Context
-from orchestrator.errors import HostError
+from orchestrator.errors import HostError, RemoteOpFailed
 from orchestrator.hosts import HostSession
 from orchestrator.notices import HostReachabilityChanged, Notice
 from orchestrator.store import queries
+
+log = logging.getLogger("eorch.monitor")
 
 BACKOFF_FIRST_S = 0.5
 BACKOFF_MAX_S = 30.0
@@ -57,6 +62,11 @@ class HostConnection:
         """The link dropped: close the session, record the host unreachable, wait before the next attempt."""
         await self.ctx.drop_session(self.host)
         self.set_reachable(False, str(error))
+        await asyncio.sleep(self.backoff.next())
+
+    async def op_failed(self, error: RemoteOpFailed) -> None:
+        """The host answered but its worker failed this round's operation: say so, wait, keep the session."""
+        log.error("host %s: %s", self.host, error)
         await asyncio.sleep(self.backoff.next())
 
     def set_reachable(self, reachable: bool, error: str | None = None) -> None:

@@ -21,6 +21,7 @@ from orchestrator.logparse import exit_root_cause
 from orchestrator.logparse.events import RootCause
 from orchestrator.monitoring.liveness import cancel_reached_host, liveness_from, lost_reason, lost_root_cause
 from orchestrator.runstate import Liveness, RunStatus, ended, status_from_liveness
+from worker.protocol import RunStatusReport
 
 
 @dataclass(frozen=True)
@@ -61,10 +62,10 @@ class Ending:
     facts: dict[str, Any] = field(default_factory=dict)  # recorded with the status change (scheduler, reason)
 
 
-def assess(report: Mapping[str, Any], stored: StoredRun, *, pending_for_s: float | None = None) -> Assessment:
+def assess(report: RunStatusReport, stored: StoredRun, *, pending_for_s: float | None = None) -> Assessment:
     """``pending_for_s``: how long ago the run was recorded; only looked at while it is ``pending``."""
     waited = pending_for_s if stored.status is RunStatus.PENDING else None
-    live = liveness_from(dict(report), pending_for_s=waited)
+    live = liveness_from(report, pending_for_s=waited)
     return Assessment(
         liveness=live,
         ended=ended(live),
@@ -73,13 +74,13 @@ def assess(report: Mapping[str, Any], stored: StoredRun, *, pending_for_s: float
     )
 
 
-def settle(report: Mapping[str, Any], live: Liveness, stored: StoredRun, *, log_failed: bool,
+def settle(report: RunStatusReport, live: Liveness, stored: StoredRun, *, log_failed: bool,
            killed: RootCause | None = None) -> Ending:
     """How an ended run ended. ``log_failed``: the log parser's verdict on the whole (drained) log;
     ``killed``: what the edge learnt about a SIGKILL (the host's kernel log), else the exit status says it."""
-    cancel_requested = stored.cancel_requested or cancel_reached_host(dict(report))
+    cancel_requested = stored.cancel_requested or cancel_reached_host(report)
     status = status_from_liveness(live, cancel_requested=cancel_requested, log_failed=log_failed)
-    rc = report["rc"]
+    rc = report.rc
     found: RootCauseFound | None = None
     if status is RunStatus.FAILED and stored.root_cause is None:
         killed = killed or exit_root_cause(rc)  # a log that just stops: the exit status may say why
@@ -90,9 +91,9 @@ def settle(report: Mapping[str, Any], live: Liveness, stored: StoredRun, *, log_
         phase = "failed"
     elif status is RunStatus.SUCCEEDED and phase != "failed":
         phase = "stopped"
-    facts: dict[str, Any] = {"scheduler": report["scheduler"]} if report.get("scheduler") else {}
-    if (reason := lost_reason(live, dict(report))) is not None:
+    facts: dict[str, Any] = {"scheduler": report.scheduler} if report.scheduler else {}
+    if (reason := lost_reason(live, report)) is not None:
         facts["reason"] = reason
         if status is RunStatus.LOST and not (stored.root_cause or {}).get("traceback"):  # show and watch print it
             found = RootCauseFound(lost_root_cause(reason), None, sets_signature=False)
-    return Ending(status, rc, cancel_requested, phase, found, bool(report["boot_changed"]), facts)
+    return Ending(status, rc, cancel_requested, phase, found, report.boot_changed, facts)

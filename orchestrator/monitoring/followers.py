@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from orchestrator.context import Context
 from orchestrator.errors import HostError
@@ -23,6 +22,7 @@ from orchestrator.hosts import HostSession
 from orchestrator.notices import Notice
 from orchestrator.store import queries
 from orchestrator.store.models import Run
+from worker.protocol import RunStatusReport
 
 log = logging.getLogger("eorch.monitor")
 
@@ -110,11 +110,11 @@ class Followers:
         self.followed.clear()
         return tasks
 
-    async def drained(self, run: Run, followed: Followed, live: Mapping[str, Any]) -> bool:
+    async def drained(self, run: Run, followed: Followed, live: RunStatusReport) -> bool:
         """Read the log (and step events) up to the size they had when the process ended."""
-        followed.log.stream.drain_to(live["log_size"] or 0)
+        followed.log.stream.drain_to(live.log_size or 0)
         if followed.steps is not None:
-            followed.steps.stream.drain_to(live["events_size"] or 0)
+            followed.steps.stream.drain_to(live.events_size or 0)
         read_before = followed.log.fed
         timeout = DRAIN_TIMEOUT_S if self.drain_timeout_s is None else self.drain_timeout_s
         _, pending = await asyncio.wait(followed.tasks, timeout=timeout)
@@ -131,5 +131,5 @@ class Followers:
             return False
         with self.ctx.db() as s:
             queries.add_event(s, run.id, "log_not_drained",
-                              {"log_size": live["log_size"], "error": repr(error) if error else "timed out"})
+                              {"log_size": live.log_size, "error": repr(error) if error else "timed out"})
         return True

@@ -7,25 +7,24 @@ survives monitor restarts and is not reset by reading a backlog.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
 
 from orchestrator.context import Context
 from orchestrator.freshness import output_time
 from orchestrator.store.models import Run
 from orchestrator.store.queries import utcnow
+from worker.protocol import RunStatusReport
 
 # A run's check time is rewritten at most this often while nothing else changes (one write, not one per poll).
 CHECKED_EVERY_S = 5.0
 
 
-def record_observation(ctx: Context, run_id: str, live: Mapping[str, Any],
+def record_observation(ctx: Context, run_id: str, live: RunStatusReport,
                        host_now: float | None) -> datetime | None:
     """Record the check and the last output; return when the process ended (its rc file's time), if it did."""
     now = utcnow()
-    wrote = output_time(live, host_now, now)
-    ended = output_time({"log_mtime": live.get("rc_mtime")}, host_now, now)
+    wrote = output_time({"log_mtime": live.log_mtime, "events_mtime": live.events_mtime}, host_now, now)
+    ended = output_time({"log_mtime": live.rc_mtime}, host_now, now)
     with ctx.db() as s:
         run = s.get(Run, run_id)
         if run is None:

@@ -14,6 +14,7 @@ from orchestrator.notices import Notice, RunStatusChanged
 from orchestrator.runstate import RunStatus
 from orchestrator.store import queries
 from orchestrator.store.models import Run
+from worker.protocol import RunStatusReport
 
 
 def scheduler_seen(scheduler: Mapping[str, Any]) -> dict[str, Any]:
@@ -21,9 +22,9 @@ def scheduler_seen(scheduler: Mapping[str, Any]) -> dict[str, Any]:
     return {k: scheduler.get(k) for k in ("state", "reason", "node")}
 
 
-def record_scheduler(ctx: Context, run_id: str, live: Mapping[str, Any], notify: Callable[[Notice], None]) -> None:
+def record_scheduler(ctx: Context, run_id: str, live: RunStatusReport, notify: Callable[[Notice], None]) -> None:
     """Slurm runs: keep the job's state and pending reason on the run; launching → running once it started."""
-    scheduler = live.get("scheduler")
+    scheduler = live.scheduler
     if not scheduler:
         return
     seen = scheduler_seen(scheduler)
@@ -36,7 +37,7 @@ def record_scheduler(ctx: Context, run_id: str, live: Mapping[str, Any], notify:
             row.scheduler_state = seen
             queries.add_event(s, run_id, "scheduler_state", {"job_id": scheduler.get("job_id"), **seen})
         old = row.status
-        if live["started"] and old == RunStatus.LAUNCHING.value:
+        if live.started and old == RunStatus.LAUNCHING.value:
             changed = queries.propose_status(s, row, RunStatus.RUNNING, slurm_job_id=scheduler.get("job_id"),
                                              node=scheduler.get("node"))
     if changed:

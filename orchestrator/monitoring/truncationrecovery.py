@@ -8,8 +8,7 @@ new file from its start. The first inode the host reports is remembered on the r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 from orchestrator.context import Context
 from orchestrator.hosts import HostSession
@@ -18,12 +17,13 @@ from orchestrator.monitoring.truncation import truncation
 from orchestrator.notices import LogTruncated, Notice
 from orchestrator.store import queries
 from orchestrator.store.models import Run
+from worker.protocol import RunStatusReport
 
 
-def restart_if_truncated(ctx: Context, session: HostSession, run: Run, live: Mapping[str, Any],
+def restart_if_truncated(ctx: Context, session: HostSession, run: Run, live: RunStatusReport,
                          followers: Followers, read_before: int, notify: Callable[[Notice], None]) -> bool:
     """Whether the log was truncated or replaced (then it is followed again from its start)."""
-    size, inode = live.get("log_size"), live.get("log_inode")
+    size, inode = live.log_size, live.log_inode
     if size is None:
         return False
     found = truncation(size=size, inode=inode, known_inode=run.log_inode, read_before=read_before)

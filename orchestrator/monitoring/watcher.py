@@ -10,10 +10,11 @@ the process ended.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+import logging
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.errors import HostError
+from orchestrator.errors import HostError, RemoteOpFailed
 from orchestrator.hosts import HostSession
 from orchestrator.kernelevidence import killed_root_cause
 from orchestrator.logparse.events import RootCause
@@ -28,9 +29,12 @@ from orchestrator.runstate import Liveness, RunStatus
 from orchestrator.store import queries
 from orchestrator.store.models import Run
 from orchestrator.store.queries import utcnow
+from worker.protocol import RunStatusReport
 
 if TYPE_CHECKING:
     from orchestrator.monitoring.monitor import Monitor
+
+log = logging.getLogger("eorch.monitor")
 
 FAST_POLL_S = 0.05
 
@@ -64,6 +68,9 @@ class HostWatcher:
                 except HostError as err:
                     self.followers.stop_all()
                     await self.connection.lost(err)
+                    continue
+                except RemoteOpFailed as err:  # the host is fine, its worker failed this round: say so, retry
+                    await self.connection.op_failed(err)
                     continue
                 await self._pause()
         finally:
@@ -108,13 +115,26 @@ class HostWatcher:
         self.followers.follow_all(session, runs)
         # What each follower had read before the host looked: the only size a truncation is judged against.
         read_before = self.followers.read_so_far(r.id for r in runs)
-        report = await session.call("status_many", run_dirs=[r.remote_dir for r in runs])
-        for run, live in zip(runs, report["runs"]):
-            live = {**live, "ended_at": record_observation(self.ctx, run.id, live, report.get("now"))}
-            await self.judge(session, run, live, read_before[run.id])
+        report = await session.status_many([r.remote_dir for r in runs if r.remote_dir])
+        for run, live in zip(runs, report.runs):
+            if live.error is not None:
+                self._unreadable(run, live.error)
+                continue
+            ended_at = record_observation(self.ctx, run.id, live, report.now)
+            await self.judge(session, run, live, read_before[run.id], ended_at)
         return True
 
-    async def judge(self, session: HostSession, run: Run, live: Mapping[str, Any], read_before: int) -> None:
+    def _unreadable(self, run: Run, error: str) -> None:
+        """The host could not read this run's facts (a corrupt file in its run directory): its status stays as
+        it was, unconfirmed; the error is recorded once (until it changes) and logged each round."""
+        log.warning("run %s: its status cannot be read on %s: %s", run.id, self.host, error)
+        with self.ctx.db() as s:
+            seen = queries.events_of(s, run.id, kinds=("status_unreadable",))
+            if not seen or (seen[-1].data or {}).get("error") != error:
+                queries.add_event(s, run.id, "status_unreadable", {"error": error})
+
+    async def judge(self, session: HostSession, run: Run, live: RunStatusReport, read_before: int,
+                    ended_at: datetime | None = None) -> None:
         followed = self.followers.get(run.id)
         if followed is None:  # restarted by a truncation found earlier this round
             return
@@ -130,11 +150,11 @@ class HostWatcher:
         if seen.drain_first and not await self.followers.drained(run, followed, live):
             return  # not read to the end yet: the next round follows again from the committed offset
         self.followers.drop(run.id)
-        killed = await killed_root_cause(session, run, dict(live))  # a log that just stops: the kernel log
-        self._record_end(run.id, live, seen.liveness, log_failed=followed.log.log_failed, killed=killed)
+        killed = await killed_root_cause(session, run, live)  # a log that just stops: the kernel log
+        self._record_end(run.id, live, seen.liveness, ended_at, log_failed=followed.log.log_failed, killed=killed)
 
-    def _record_end(self, run_id: str, live: Mapping[str, Any], liveness: Liveness, *, log_failed: bool,
-                    killed: RootCause | None = None) -> None:
+    def _record_end(self, run_id: str, live: RunStatusReport, liveness: Liveness, ended_at: datetime | None, *,
+                    log_failed: bool, killed: RootCause | None = None) -> None:
         with self.ctx.db() as s:
             row = s.get(Run, run_id)
             if row is None:
@@ -144,7 +164,7 @@ class HostWatcher:
             _apply(row, ending)
             changed = queries.propose_status(
                 s, row, ending.status, exit_code=ending.exit_code, boot_changed=ending.boot_changed,
-                ended_at=live.get("ended_at"), **ending.facts
+                ended_at=ended_at, **ending.facts
             )
         if changed:
             self.monitor.notify(RunStatusChanged(run_id, old, ending.status.value))

@@ -23,6 +23,7 @@ from helpers import db_rows, eorch, wait_for
 
 from tests.engine.conftest import engine_python, tiny  # noqa: F401 - fixtures
 from worker import gpulock, ops
+from worker.protocol import LaunchSpec
 
 REPO = Path(__file__).resolve().parents[2]
 SMI = REPO / "tests" / "data" / "nvidia-smi"
@@ -246,8 +247,8 @@ class TestGpuLock:
         spec = demo_spec(tmp_path, engine_python, tiny)
         (root / "runs").mkdir(parents=True, exist_ok=True)
         run_dir = str(root / "runs" / "holder1")
-        info = ops.launch(run_dir, "holder1", [sys.executable, "-c", "import time; time.sleep(600)"], {}, None,
-                          gpu_locks=[0])
+        info = ops.launch(LaunchSpec(run_dir, "holder1", [sys.executable, "-c", "import time; time.sleep(600)"],
+                                     gpu_locks=[0])).to_json()
         try:
             assert info["gpu_locks"]["taken"] == [0]
             proc = eorch("launch", "--host", "gpu", "--spec", str(spec), check=False)
@@ -266,8 +267,8 @@ class TestGpuLock:
         root = tmp_path / "root"
         (root / "runs").mkdir(parents=True)
         run_dir = str(root / "runs" / "dead1")
-        info = ops.launch(run_dir, "dead1", [sys.executable, "-c", "import time; time.sleep(600)"], {}, None,
-                          gpu_locks=[0, 1])
+        info = ops.launch(LaunchSpec(run_dir, "dead1", [sys.executable, "-c", "import time; time.sleep(600)"],
+                                     gpu_locks=[0, 1])).to_json()
         os.kill(info["pid"], 9)
         ops.cancel(run_dir, "dead1", grace_s=2)  # the job itself (its own process group)
         wait_for(lambda: gpulock.holders(str(root))[0]["state"] == "gone", timeout=20, what="holder gone")
@@ -281,7 +282,7 @@ class TestGpuLock:
         root = tmp_path / "root"
         (root / "runs").mkdir(parents=True)
         with pytest.raises(ops.OpError, match="bad run file name"):
-            ops.launch(str(root / "runs" / "bad1"), "bad1", ["true"], {}, None, files={".x": ""}, gpu_locks=[0])
+            ops.launch(LaunchSpec(str(root / "runs" / "bad1"), "bad1", ["true"], files={".x": ""}, gpu_locks=[0]))
         assert gpulock.holders(str(root)) == []
 
     def test_unknown_holder_keeps_its_lock(self, tmp_path: Path) -> None:

@@ -6,15 +6,16 @@ from typing import Any
 
 from orchestrator.monitoring.liveness import PENDING_GRACE_S, cancel_reached_host, liveness_from, lost_reason
 from orchestrator.runstate import RunStatus, ended, status_from_liveness
+from worker.protocol import RunStatusReport
 
 
-def report(**over: Any) -> dict[str, Any]:
+def report(**over: Any) -> RunStatusReport:
     base = {"run_dir": "/r/runs/ab", "exists": True, "started": True, "alive": True, "rc": None,
             "boot_changed": False, "marked_pids": [], "cancel_requested": False}
-    return {**base, **over}
+    return RunStatusReport.from_json({**base, **over})
 
 
-def verdict(rep: dict[str, Any], pending_for_s: float | None = None) -> RunStatus | None:
+def verdict(rep: RunStatusReport, pending_for_s: float | None = None) -> RunStatus | None:
     live = liveness_from(rep, pending_for_s=pending_for_s)
     return status_from_liveness(live, cancel_requested=False, log_failed=False) if ended(live) else None
 

@@ -9,15 +9,16 @@ import pytest
 from orchestrator.monitoring.decide import StoredRun, assess, settle
 from orchestrator.monitoring.liveness import PENDING_GRACE_S
 from orchestrator.runstate import RunStatus
+from worker.protocol import RunStatusReport
 
 TRACEBACK_CAUSE = {"exception": "RuntimeError", "message": "boom", "process": "main", "traceback": "Traceback…",
                    "signature": "runtime_error"}
 
 
-def report(**over: Any) -> dict[str, Any]:
+def report(**over: Any) -> RunStatusReport:
     base = {"run_dir": "/r/runs/ab", "exists": True, "started": True, "alive": True, "rc": None,
             "boot_changed": False, "marked_pids": [], "cancel_requested": False, "log_size": 10}
-    return {**base, **over}
+    return RunStatusReport.from_json({**base, **over})
 
 
 RUNNING = StoredRun(RunStatus.RUNNING, phase="serving")
@@ -45,7 +46,7 @@ class TestAssess:
     )
 
     @pytest.mark.parametrize(("rep", "stored", "pending_for", "is_ended", "drain_first", "cut_off"), TABLE)
-    def test_table(self, rep: dict[str, Any], stored: StoredRun, pending_for: float, is_ended: bool,
+    def test_table(self, rep: RunStatusReport, stored: StoredRun, pending_for: float, is_ended: bool,
                    drain_first: bool, cut_off: bool) -> None:
         """Each report/stored-run pair says whether the run ended, is drained first, or was cut off."""
         seen = assess(rep, stored, pending_for_s=pending_for)
@@ -71,7 +72,7 @@ class TestSettle:
     )
 
     @pytest.mark.parametrize(("rep", "stored", "log_failed", "status", "phase", "exit_code"), TABLE)
-    def test_table(self, rep: dict[str, Any], stored: StoredRun, log_failed: bool, status: RunStatus, phase: str,
+    def test_table(self, rep: RunStatusReport, stored: StoredRun, log_failed: bool, status: RunStatus, phase: str,
                    exit_code: int | None) -> None:
         """How an ended run ended: status, phase and exit code."""
         ending = settle(rep, assess(rep, stored).liveness, stored, log_failed=log_failed)

@@ -222,6 +222,21 @@ class TestFollowerSupervision:
         assert rig.run(run_id).status == "succeeded"
         assert rig.transport.bytes_served == len(log)
 
+    async def test_a_broken_stream_is_read_on_where_it_stopped_and_the_host_stays_reachable(self, rig: Rig) -> None:
+        """The tail's channel fails mid-log (StreamBroken, not its end of file): the follower starts a new tail at
+        the committed offset; no line lost or doubled, and the host is never marked unreachable for it."""
+        first, rest = lines("s", 10), lines("t", 10)
+        run_id, job = rig.add_run(first + rest)
+        rig.transport.break_tail_at = len(first)
+        task = asyncio.create_task(rig.monitor(run_id).run(until_done=True))
+        await until(lambda: rig.run(run_id).log_offset == len(first + rest), "the whole log, through a second tail")
+        assert rig.transport.break_tail_at is None and rig.transport.tail_starts == 2
+        job.exit(0)
+        await asyncio.wait_for(task, 10)
+        assert rig.run(run_id).status == "succeeded"
+        assert rig.transport.bytes_served == len(first + rest)
+        assert [n.reachable for n in rig.notices if isinstance(n, HostReachabilityChanged)] == [True]
+
 
 class TestConnection:
     async def test_an_unreachable_host_is_recorded_and_retried_never_failing_the_run(self, rig: Rig) -> None:
@@ -258,6 +273,21 @@ class TestConnection:
         run = rig.run(run_id)
         assert (run.status, run.log_offset) == ("succeeded", len(first + rest))
         assert [n.reachable for n in rig.notices if isinstance(n, HostReachabilityChanged)] == [True, False, True]
+
+    async def test_a_worker_op_that_fails_is_retried_on_the_same_session(self, rig: Rig) -> None:
+        """status_many answered with the worker's crash reply (RemoteOpFailed): the round is retried, the host
+        stays reachable on the same connection, the run is followed and settled (the watcher died of it before)."""
+        log = lines("o", 3)
+        run_id, job = rig.add_run(log)
+        rig.transport.crash_next_ops = 2
+        task = asyncio.create_task(rig.monitor(run_id).run(until_done=True))
+        await until(lambda: rig.transport.crash_next_ops == 0 and job.reports > 0, "a report after two failed ones")
+        assert not task.done() and rig.run(run_id).status == "running"
+        job.exit(0)
+        await asyncio.wait_for(task, 10)
+        assert (rig.run(run_id).status, rig.run(run_id).log_offset) == ("succeeded", len(log))
+        assert [n.reachable for n in rig.notices if isinstance(n, HostReachabilityChanged)] == [True]
+        assert rig.transport.connects == 1
 
     def test_backoff_doubles_up_to_its_ceiling_and_resets(self) -> None:
         """0.5, 1, 2, … capped at the maximum; a success starts again from the first delay."""
