@@ -129,10 +129,14 @@ class HostSession:
         """The host's report on each run directory, in order (one whose files are corrupt has ``error`` set)."""
         result = await self.call("status_many", run_dirs=run_dirs)
         try:
-            return StatusManyReport.from_json(result)
+            report = StatusManyReport.from_json(result)
         except ProtocolError as err:
             raise RemoteOpFailed(self.name, "status_many", f"eorch's worker sent a bad status report: {err}",
                                  kind="crashed") from None
+        if len(report.runs) != len(run_dirs):  # the callers pair the reports with their runs, in order
+            raise RemoteOpFailed(self.name, "status_many", f"eorch's worker reported on {len(report.runs)} run "
+                                 f"directories, asked about {len(run_dirs)}", kind="crashed")
+        return report
 
     async def call_once(self, op: str, **args: Any) -> dict[str, Any]:
         """One operation on its own channel (for slow ones like cancel, so the agent stays responsive)."""

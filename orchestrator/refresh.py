@@ -106,11 +106,11 @@ async def _one_round(ctx: Context, host: str, run_ids: list[str], notices: list[
 async def _catch_up(session: HostSession, watcher: HostWatcher, within_s: float = CATCH_UP_S) -> None:
     """Let the live runs' followers read what their logs hold now (shards, phase, last lines), for a moment:
     stopped at once, a refresh of a run nobody followed showed it without its log."""
-    runs = [r for r in watcher.active_runs() if r.id in watcher.followers]
-    if not runs:
+    dirs = {r.id: r.remote_dir for r in watcher.active_runs() if r.id in watcher.followers and r.remote_dir}
+    if not dirs:
         return
-    report = await session.status_many([r.remote_dir for r in runs if r.remote_dir])
-    sizes = {r.id: live.log_size or 0 for r, live in zip(runs, report.runs)}
+    report = await session.status_many(list(dirs.values()))
+    sizes = {run_id: live.log_size or 0 for run_id, live in zip(dirs, report.runs, strict=True)}
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within_s
     followed = watcher.followers.followed

@@ -115,8 +115,8 @@ class HostWatcher:
         self.followers.follow_all(session, runs)
         # What each follower had read before the host looked: the only size a truncation is judged against.
         read_before = self.followers.read_so_far(r.id for r in runs)
-        report = await session.status_many([r.remote_dir for r in runs if r.remote_dir])
-        for run, live in zip(runs, report.runs):
+        report = await session.status_many([r.remote_dir or "" for r in runs])  # active_runs: all have one
+        for run, live in zip(runs, report.runs, strict=True):
             if live.error is not None:
                 self._unreadable(run, live.error)
                 continue
