@@ -90,11 +90,13 @@ def setup(base: Path):
 
 async def latency(ctx, base: Path, lines: int) -> list[float]:
     from orchestrator.launcher import launch
+    from orchestrator.launchrequest import LaunchRequest
     from orchestrator.monitoring.monitor import Monitor
     from orchestrator.notices import RunProgressed
 
     stamps_file = base / "stamps.json"
-    run = await launch(ctx, "gpu", [sys.executable, "-c", JOB, str(lines), str(stamps_file)], name="latency")
+    run = await launch(ctx, "gpu", LaunchRequest.command([sys.executable, "-c", JOB, str(lines), str(stamps_file)],
+                                                         name="latency"))
     committed: dict[int, float] = {}
 
     def listener(notice) -> None:
@@ -111,9 +113,10 @@ async def latency(ctx, base: Path, lines: int) -> list[float]:
 
 async def idle_cost(ctx, sshd, seconds: float) -> dict[str, float]:
     from orchestrator.launcher import launch
+    from orchestrator.launchrequest import LaunchRequest
     from orchestrator.monitoring.monitor import Monitor
 
-    run = await launch(ctx, "gpu", ["sleep", str(seconds + 30)], name="idle")
+    run = await launch(ctx, "gpu", LaunchRequest.command(["sleep", str(seconds + 30)], name="idle"))
     await ctx.close()
     log_before = (sshd.dir / "sshd.log").read_text().count("Accepted publickey")
     monitor = Monitor(ctx, run_refs=[run.id], poll_interval=1.0)

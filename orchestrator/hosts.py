@@ -20,7 +20,16 @@ from orchestrator.config import Settings
 from orchestrator.errors import HostUnreachable, RemoteOpFailed, StreamBroken, UsageError, WorkerFailed
 from orchestrator.store.models import Host
 from orchestrator.transport import Completed, LocalTransport, RemoteProcess, Transport
-from worker.protocol import ErrorReply, ProtocolError, Reply, Request, StatusManyReport, decode_reply
+from worker.protocol import (
+    ErrorReply,
+    LaunchReply,
+    LaunchSpec,
+    ProtocolError,
+    Reply,
+    Request,
+    StatusManyReport,
+    decode_reply,
+)
 
 LOCAL_HOST = "local"
 HOST_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -124,6 +133,15 @@ class HostSession:
                                                     f"reply ({err})", kind="crashed") from None
             if reply.id is None or reply.id >= request_id:
                 return reply
+
+    async def launch(self, spec: LaunchSpec) -> LaunchReply:
+        """Start a run on the host (worker.ops.launch): its wrapper's identity, or its Slurm job id."""
+        result = await self.call("launch", **spec.to_json())
+        try:
+            return LaunchReply.from_json(result)
+        except ProtocolError as err:
+            raise RemoteOpFailed(self.name, "launch", f"eorch's worker sent a bad launch reply: {err}",
+                                 kind="crashed") from None
 
     async def status_many(self, run_dirs: list[str]) -> StatusManyReport:
         """The host's report on each run directory, in order (one whose files are corrupt has ``error`` set)."""

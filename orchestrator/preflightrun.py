@@ -6,12 +6,14 @@ Used by ``eorch preflight`` and by ``eorch launch --spec`` (before anything star
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from orchestrator.context import Context
 from orchestrator.errors import ConfigError, PreflightRefused
 from orchestrator.launcher import launch
+from orchestrator.launchrequest import LaunchRequest
 from orchestrator.patches import load_patch_set, run_pythons
 from orchestrator.preflight import KnownBad, Report, judge, parse_table
 from orchestrator.store.models import Run
@@ -46,14 +48,26 @@ async def preflight(ctx: Context, host: str, spec: dict[str, Any], *, patch: str
                         extra={"host": host, "host_seconds": facts.get("seconds")})
 
 
-async def launch_checked(ctx: Context, host: str, kwargs: dict[str, Any], *, force: bool = False) -> tuple[Run, Report]:
-    """Preflight, then ``launcher.launch(**kwargs)`` in the same host session, the report stored on the run and
+async def launch_checked(ctx: Context, host: str, request: LaunchRequest, *,
+                         force: bool = False) -> tuple[Run, Report]:
+    """Preflight, then ``launcher.launch(request)`` in the same host session, the report stored on the run and
     its GPUs locked; a failed check raises PreflightRefused (nothing started) unless ``force``."""
+    report = await checked_report(ctx, host, request, force=force)
+    run = await launch(ctx, host, with_report(request, report, force=force))
+    return run, report
+
+
+async def checked_report(ctx: Context, host: str, request: LaunchRequest, *, force: bool = False) -> Report:
+    """The preflight of a spec launch; PreflightRefused (nothing started) for a failed check unless ``force``."""
     # --apply-patches: the launch applies the set itself (orchestrator.patches), so it is not a failed check
-    patch = None if kwargs.get("apply_patches") else kwargs.get("patch")
-    report = await preflight(ctx, host, kwargs["spec"], patch=patch, python=kwargs.get("python"))
+    patch = None if request.apply_patches else request.patch
+    report = await preflight(ctx, host, request.spec or {}, patch=patch, python=request.python)
     report = report.with_(forced=bool(report.failed and force))
     if report.failed and not force:
         raise PreflightRefused(host, report.to_dict())
-    run = await launch(ctx, host, **kwargs, preflight=report.to_dict(), gpu_locks=report.gpus, force_locks=force)
-    return run, report
+    return report
+
+
+def with_report(request: LaunchRequest, report: Report, *, force: bool) -> LaunchRequest:
+    """The request with its preflight report stored and the GPUs it found locked."""
+    return replace(request, preflight=report.to_dict(), gpu_locks=tuple(report.gpus), force_locks=force)

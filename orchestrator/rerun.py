@@ -8,7 +8,7 @@ the recorded spec is what ran. Its preflight runs again first, as for `eorch lau
 Secret variables were never recorded (orchestrator.secretenv): they must be given again, or the rerun is refused
 before anything starts. The new run records ``rerun_of``.
 
-``plan_rerun`` is pure (a run row and host defaults in, launch arguments out); ``load_plan`` reads the history;
+``plan_rerun`` is pure (a run row and host defaults in, a ``LaunchRequest`` out); ``load_plan`` reads the history;
 ``rerun`` launches.
 """
 
@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from orchestrator.context import Context
 from orchestrator.errors import NotFound, SpecError, UsageError
+from orchestrator.launchrequest import LaunchRequest
 from orchestrator.patches import run_pythons
 from orchestrator.secretenv import REDACTED
 from orchestrator.store.models import Host
@@ -63,37 +64,36 @@ class RerunPlan:
     original: str
     original_name: str
     host: str
-    kwargs: dict[str, Any]  # for launcher.launch(ctx, host, **kwargs)
+    request: LaunchRequest  # for launcher.launch(ctx, host, request)
 
     @property
     def kind(self) -> str:
-        return str(self.kwargs.get("kind", "command"))
+        return self.request.kind
 
     def describe(self) -> str:
         """What will run, in a few lines (no secret: their values are never in a plan's description)."""
-        k = self.kwargs
-        what = (f"{self.kind} spec" + (f" (model {k['model']})" if k.get("model") else "")
-                if self.kind != "command" else shlex.join(k["argv"]))
+        r = self.request
+        what = (f"{self.kind} spec" + (f" (model {r.model})" if r.model else "")
+                if self.kind != "command" else shlex.join(r.shown_argv()))
         lines = [f"rerun of {self.original} ({self.original_name}) on {self.host}: {what}"]
-        if k.get("name"):
-            lines.append(f"name {k['name']}")
-        if k.get("cwd"):
-            lines.append(f"cwd {k['cwd']}")
-        shown_env = {key: v for key, v in (k.get("env") or {}).items() if key != "PYTHONPATH" or self.kind == "command"}
-        if shown_env:
-            lines.append("env " + " ".join(f"{key}={shlex.quote(v)}" for key, v in shown_env.items()))
-        if k.get("secret_env"):
-            lines.append("secret env " + " ".join(sorted(k["secret_env"])))
-        if k.get("patch"):
-            lines.append(f"patch set {k['patch']}" + (" (applied if needed)" if k.get("apply_patches") else ""))
-        if k.get("sbatch_args"):
-            lines.append("sbatch " + shlex.join(k["sbatch_args"]))
+        if r.name:
+            lines.append(f"name {r.name}")
+        if r.cwd:
+            lines.append(f"cwd {r.cwd}")
+        if r.env:  # a recipe's PYTHONPATH is not in it: the launch puts eorch's worker there (WorkerModule)
+            lines.append("env " + " ".join(f"{key}={shlex.quote(v)}" for key, v in r.env.items()))
+        if r.secret_env:
+            lines.append("secret env " + " ".join(sorted(r.secret_env)))
+        if r.patch:
+            lines.append(f"patch set {r.patch}" + (" (applied if needed)" if r.apply_patches else ""))
+        if r.sbatch_args:
+            lines.append("sbatch " + shlex.join(r.sbatch_args))
         return "\n".join(lines)
 
 
 def plan_rerun(run: Run, options: RerunOptions, *, target: HostDefaults, original: HostDefaults | None = None,
                sbatch_recorded: Sequence[str] = ()) -> RerunPlan:
-    """The launch arguments that repeat ``run``; UsageError (nothing started) when it cannot be repeated as is.
+    """The launch request that repeats ``run``; UsageError (nothing started) when it cannot be repeated as is.
 
     ``target``/``original``: the defaults of the host the rerun goes to and of the one the run ran on;
     ``sbatch_recorded``: the sbatch options the run was submitted with (the host's, then its own)."""
@@ -108,30 +108,31 @@ def plan_rerun(run: Run, options: RerunOptions, *, target: HostDefaults, origina
     env = {k: v for k, v in recorded_env.items() if v != REDACTED and k not in options.secret_env}
     name = options.name or run.name
     if run.kind == "eagle3-extract":
-        kwargs = _recipe_kwargs(run, env, name, options.canary)
+        request = _recipe_request(run, env, name, options.canary)
     else:
         if options.canary is not None:
             raise UsageError("--canary/--no-canary apply to an eagle3-extract run; this one ran a command")
-        kwargs = {"argv": list(run.command), "env": env, "cwd": run.cwd, "name": name, "kind": "command",
-                  "spec": run.spec}
+        request = LaunchRequest.command(list(run.command), env=env, cwd=run.cwd, name=name, spec=run.spec)
     host = options.host or run.host
     requested = (run.patch_set or {}).get("python") or (run.env_fingerprint or {}).get("python_requested")
-    default = run_pythons(kwargs["argv"] if run.kind == "command" else [], kwargs.get("spec"), None,
+    default = run_pythons(list(run.command) if run.kind == "command" else [], request.spec, None,
                           (original or target).python)[0]
     patch = options.patch or (run.patch_set or {}).get("name")
-    kwargs.update(
+    request = replace(
+        request,
         python=None if requested in (None, default) else requested,
         patch=patch,
         apply_patches=options.apply_patches,
         secret_env=dict(options.secret_env),
-        sbatch_args=_own_sbatch_args(sbatch_recorded, original) if target.scheduler == "slurm" else [],
+        sbatch_args=_own_sbatch_args(sbatch_recorded, original) if target.scheduler == "slurm" else (),
+        rerun_of=run.id,
     )
-    return RerunPlan(run.id, run.name, host, kwargs)
+    return RerunPlan(run.id, run.name, host, request)
 
 
-def _recipe_kwargs(run: Run, env: dict[str, str], name: str, canary: bool | None) -> dict[str, Any]:
+def _recipe_request(run: Run, env: dict[str, str], name: str, canary: bool | None) -> LaunchRequest:
     from orchestrator.spec import parse_spec
-    from orchestrator.speclaunch import job_launch_args
+    from orchestrator.speclaunch import job_launch_request
 
     if not run.spec:
         raise UsageError(f"run {run.id} recorded no spec to run again; launch its spec file with eorch launch --spec")
@@ -140,17 +141,17 @@ def _recipe_kwargs(run: Run, env: dict[str, str], name: str, canary: bool | None
     except SpecError as err:
         raise SpecError(f"{err} (eorch no longer takes it as it was; launch a spec file with eorch launch --spec)") \
             from None
-    # PYTHONPATH was eorch's own worker directory, filled in at launch: the launcher fills it in again.
+    # PYTHONPATH was eorch's own worker directory, given at launch: the recipe's WorkerModule gives it again.
     extra = {k: v for k, v in env.items() if k != "PYTHONPATH"}
-    return job_launch_args(spec, extra_env=extra, name=name, cwd=run.cwd, canary=canary)
+    return job_launch_request(spec, extra_env=extra, name=name, cwd=run.cwd, canary=canary)
 
 
-def _own_sbatch_args(recorded: Sequence[str], original: HostDefaults | None) -> list[str]:
+def _own_sbatch_args(recorded: Sequence[str], original: HostDefaults | None) -> tuple[str, ...]:
     """The run's own sbatch options: what it was submitted with, less its host's (which the launch adds)."""
-    host_args = list(original.sbatch_args) if original else []
-    if host_args and list(recorded[:len(host_args)]) == host_args:
-        return list(recorded[len(host_args):])
-    return list(recorded)
+    host_args = tuple(original.sbatch_args) if original else ()
+    if host_args and tuple(recorded[:len(host_args)]) == host_args:
+        return tuple(recorded[len(host_args):])
+    return tuple(recorded)
 
 
 def load_plan(ctx: Context, ref: str, options: RerunOptions | None = None) -> RerunPlan:
@@ -176,9 +177,8 @@ async def rerun(ctx: Context, plan: RerunPlan, *, checks: bool = True, force: bo
     off; ``force`` launches despite a failed check), a command at once. Returns the new run and the report."""
     from orchestrator.launcher import launch
 
-    kwargs = {**plan.kwargs, "rerun_of": plan.original}
     if plan.kind == "eagle3-extract" and checks:
         from orchestrator.preflightrun import launch_checked
 
-        return await launch_checked(ctx, plan.host, kwargs, force=force)
-    return await launch(ctx, plan.host, **kwargs), None
+        return await launch_checked(ctx, plan.host, plan.request, force=force)
+    return await launch(ctx, plan.host, plan.request), None

@@ -1,31 +1,31 @@
-"""A job spec turned into launch arguments: a command as is, a recipe as eorch's own worker module."""
+"""A job spec turned into a launch request: a command as is, a recipe as eorch's own worker module."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from orchestrator.errors import UsageError
+from orchestrator.launchrequest import LaunchRequest, RunDirPath, WorkerModule
 from orchestrator.secretenv import redacted_env, split_env
 from orchestrator.spec import CommandJob, Eagle3Job, load_spec, worker_payload
 
 
-def spec_launch_args(
+def spec_launch_request(
     path: Path, *, extra_env: Mapping[str, str], name: str | None, cwd: str | None, overrides: Sequence[str] = (),
     canary: bool | None = None,
-) -> dict[str, Any]:
-    """Keyword arguments for ``launcher.launch`` from a validated spec file (SpecError if invalid).
+) -> LaunchRequest:
+    """The ``launcher.launch`` request for a validated spec file (SpecError if invalid).
     ``canary``: ``--canary``/``--no-canary`` (None: the spec's ``eagle3.canary``, on by default)."""
-    return job_launch_args(load_spec(path, overrides), extra_env=extra_env, name=name, cwd=cwd, canary=canary)
+    return job_launch_request(load_spec(path, overrides), extra_env=extra_env, name=name, cwd=cwd, canary=canary)
 
 
-def job_launch_args(
+def job_launch_request(
     spec: CommandJob | Eagle3Job, *, extra_env: Mapping[str, str], name: str | None, cwd: str | None,
     canary: bool | None = None,
-) -> dict[str, Any]:
-    """``spec_launch_args`` of a spec already validated (a file's, or the one a run recorded: `eorch rerun`)."""
+) -> LaunchRequest:
+    """``spec_launch_request`` of a spec already validated (a file's, or the one a run recorded: `eorch rerun`)."""
     if canary is not None:
         if not isinstance(spec, Eagle3Job):
             raise UsageError("--canary/--no-canary apply to an eagle3-extract spec; this spec runs a command")
@@ -33,38 +33,31 @@ def job_launch_args(
     if isinstance(spec, CommandJob):
         payload = worker_payload(spec)
         payload["command"]["env"] = redacted_env(payload["command"]["env"])
-        return {
-            "argv": list(spec.command.argv),
-            "env": {**spec.command.env, **extra_env},
-            "cwd": cwd or spec.command.cwd,
-            "name": name or spec.name,
-            "kind": "command",
-            "spec": payload,
-        }
+        return LaunchRequest.command(spec.command.argv, env={**spec.command.env, **extra_env},
+                                     cwd=cwd or spec.command.cwd, name=name or spec.name, spec=payload)
     assert isinstance(spec, Eagle3Job)
     payload = worker_payload(spec)
     # Secrets of the recipe's env leave spec.json: they reach the recipe (and the server and client it
     # starts, which inherit its environment) as the run's secret variables instead.
     public, secrets = split_env(payload["eagle3"]["env"])
     payload["eagle3"]["env"] = public
-    return {
-        # {python}, {worker} and {run_dir} are filled in by the launcher once the host session is open.
-        "argv": ["{python}", "-m", "worker.recipes.eagle3", "{run_dir}/spec.json"],
-        "env": {"PYTHONPATH": "{worker}", **secrets, **extra_env},
-        "cwd": cwd,
-        "name": name or spec.name or "eagle3-extract",
-        "kind": "eagle3-extract",
-        "spec": payload,
-        "files": {"spec.json": json.dumps(payload, indent=2)},
-        "model": spec.eagle3.model,
-    }
+    return LaunchRequest(
+        WorkerModule("worker.recipes.eagle3", (RunDirPath("spec.json"),)),
+        env={**secrets, **extra_env},
+        cwd=cwd,
+        name=name or spec.name or "eagle3-extract",
+        kind="eagle3-extract",
+        spec=payload,
+        files={"spec.json": json.dumps(payload, indent=2)},
+        model=spec.eagle3.model,
+    )
 
 
-def split_launch_args(
+def split_launch_requests(
     path: Path, hosts: Sequence[str], *, extra_env: Mapping[str, str], name: str | None, cwd: str | None,
     overrides: Sequence[str] = (), canary: bool | None = None,
-) -> list[tuple[str, dict[str, Any]]]:
-    """One (host, launch kwargs) per host for an eagle3-extract spec split across them: host i extracts rank i
+) -> list[tuple[str, LaunchRequest]]:
+    """One (host, launch request) per host for an eagle3-extract spec split across them: host i extracts rank i
     of ``len(hosts)`` (contiguous shares of the dataset).  Every spec is validated before anything starts."""
     if len(set(hosts)) != len(hosts):
         raise UsageError("a host is named twice: each --host runs one rank of the split")
@@ -73,7 +66,7 @@ def split_launch_args(
         raise UsageError("several --host split an eagle3-extract spec's dataset; a command runs on one host")
     n = len(hosts)
     stem = name or base.name or "eagle3-extract"
-    return [(host, spec_launch_args(path, extra_env=extra_env, name=f"{stem}-rank{i}-of-{n}", cwd=cwd,
+    return [(host, spec_launch_request(path, extra_env=extra_env, name=f"{stem}-rank{i}-of-{n}", cwd=cwd,
                                     overrides=[*overrides, f"eagle3.world_size={n}", f"eagle3.rank={i}"],
                                     canary=canary))
             for i, host in enumerate(hosts)]

@@ -16,6 +16,7 @@ from orchestrator import commands
 from orchestrator.context import Context
 from orchestrator.errors import MonitorBusy, RemoteCommandFailed, UsageError
 from orchestrator.launcher import launch
+from orchestrator.launchrequest import LaunchRequest, RunDirPath, WorkerModule
 from orchestrator.monitoring.lock import follow_or_read
 from orchestrator.monitoring.monitor import Monitor
 from orchestrator.runstate import RunStatus
@@ -63,14 +64,15 @@ async def run_tool(
     ctx: Context,
     host: str,
     module: str,
-    args: Sequence[str],
+    args: Sequence[str | RunDirPath],
     *,
     name: str,
-    python: str = "{python}",
+    python: str | None = None,
     files: Mapping[str, str] | None = None,
 ) -> tuple[Run, dict[str, Any] | None]:
-    argv = [python, "-m", module, *args]
-    run = await launch(ctx, host, argv, name=name, env={"PYTHONPATH": "{worker}"}, kind="tool", files=files)
+    """Run worker module ``module`` (``python``: the host's by default) as a tracked run, to its end."""
+    program = WorkerModule(module, tuple(args), python=python)
+    run = await launch(ctx, host, LaunchRequest(program, name=name, kind="tool", files=dict(files or {})))
     run = await follow_until_done(ctx, run.id)
     return run, await last_json_line(ctx, run)
 
@@ -89,7 +91,7 @@ async def setup_engines(
             pinned = ", ".join(sorted(files))
             raise UsageError(f"no pinned requirements {name} in deploy/engine/ (pinned: {pinned})")
     session = await ctx.session(host)
-    args = ["--root", f"{session.root}/engines", "--requirements-dir", "{run_dir}",
+    args: list[str | RunDirPath] = ["--root", f"{session.root}/engines", "--requirements-dir", RunDirPath(),
             "--vllm", vllm, "--speculators", speculators]
     if cpu:
         args.append("--cpu")

@@ -1,14 +1,14 @@
-"""The launch form as ``launcher.launch`` arguments, validated (pure but for reading a spec file)."""
+"""The launch form as a host and a ``LaunchRequest``, validated (pure but for reading a spec file)."""
 
 from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from orchestrator.errors import UsageError
 from orchestrator.launcher import parse_env
+from orchestrator.launchrequest import LaunchRequest
 
 
 @dataclass(frozen=True)
@@ -21,8 +21,16 @@ class LaunchForm:
     cwd: str = ""
 
 
-def plan(form: LaunchForm) -> dict[str, Any]:
-    """Keyword arguments for ``launch(ctx, host, **kwargs)`` plus ``host``; UsageError says what is wrong."""
+@dataclass(frozen=True)
+class LaunchPlan:
+    """What the form would launch: ``launcher.launch(ctx, host, request)``."""
+
+    host: str
+    request: LaunchRequest
+
+
+def plan(form: LaunchForm) -> LaunchPlan:
+    """The form's launch; UsageError says what is wrong."""
     if not form.host:
         raise UsageError("host: pick a host")
     try:
@@ -33,28 +41,29 @@ def plan(form: LaunchForm) -> dict[str, Any]:
     if form.spec_path.strip() and form.command.strip():
         raise UsageError("give either a command or a job spec file, not both")
     if form.spec_path.strip():
-        from orchestrator.speclaunch import spec_launch_args
+        from orchestrator.speclaunch import spec_launch_request
 
-        kwargs = spec_launch_args(Path(form.spec_path.strip()).expanduser(), extra_env=env, name=name, cwd=cwd)
-        return {"host": form.host, **kwargs}
+        request = spec_launch_request(Path(form.spec_path.strip()).expanduser(), extra_env=env, name=name, cwd=cwd)
+        return LaunchPlan(form.host, request)
     try:
         argv = shlex.split(form.command)
     except ValueError as err:
         raise UsageError(f"command: {err}") from None
     if not argv:
         raise UsageError("command: type the command to run, or give a job spec file")
-    return {"host": form.host, "argv": argv, "name": name, "env": env, "cwd": cwd}
+    return LaunchPlan(form.host, LaunchRequest.command(argv, name=name, env=env, cwd=cwd))
 
 
-def describe(kwargs: dict[str, Any]) -> str:
+def describe(planned: LaunchPlan) -> str:
     """What will run, in the words of `eorch launch`."""
-    lines = [f"on {kwargs['host']}: {shlex.join(kwargs['argv'])}"]
-    if kwargs.get("name"):
-        lines.append(f"name {kwargs['name']}")
-    if kwargs.get("kind", "command") != "command":
-        lines.append(f"recipe {kwargs['kind']}" + (f" · model {kwargs['model']}" if kwargs.get("model") else ""))
-    if kwargs.get("env"):
-        lines.append("env " + " ".join(f"{k}={shlex.quote(v)}" for k, v in kwargs["env"].items()))
-    if kwargs.get("cwd"):
-        lines.append(f"cwd {kwargs['cwd']}")
+    request = planned.request
+    lines = [f"on {planned.host}: {shlex.join(request.shown_argv())}"]
+    if request.name:
+        lines.append(f"name {request.name}")
+    if request.kind != "command":
+        lines.append(f"recipe {request.kind}" + (f" · model {request.model}" if request.model else ""))
+    if request.env:
+        lines.append("env " + " ".join(f"{k}={shlex.quote(v)}" for k, v in request.env.items()))
+    if request.cwd:
+        lines.append(f"cwd {request.cwd}")
     return "\n".join(lines)

@@ -16,6 +16,7 @@ from orchestrator.notices import Notice
 from orchestrator.services.hosts import HostView
 from orchestrator.services.runview import RunView
 from tui.data import AlertRow, RunDetail
+from tui.launch_plan import LaunchPlan
 
 
 @dataclass
@@ -169,9 +170,9 @@ class HistoryLoaded(Message):
 
 @dataclass
 class LaunchPlanned(Message):
-    """The launch form checked: what would run (``kwargs`` for ``launcher.launch``) or why it cannot."""
+    """The launch form checked: what would run (``launcher.launch``'s host and request) or why it cannot."""
 
-    kwargs: dict[str, Any] | None
+    planned: LaunchPlan | None
     error: str | None
 
     def can_replace(self, message: Message) -> bool:

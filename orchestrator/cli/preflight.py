@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from orchestrator.cli.common import console, err_console, print_json, run_async
 from orchestrator.errors import PreflightRefused, UsageError
+
+if TYPE_CHECKING:
+    from orchestrator.launchrequest import LaunchRequest
 
 
 def preflight(
@@ -26,12 +29,12 @@ def preflight(
     The checks: model config, layer ids, lengths, TP, prefix caching, load timeouts, interpreters, known-bad
     versions, patch set, GPUs (memory, processes, locks), disk."""
     from orchestrator.preflightrun import preflight as run_preflight
-    from orchestrator.speclaunch import spec_launch_args
+    from orchestrator.speclaunch import spec_launch_request
 
-    kwargs = spec_launch_args(spec, extra_env={}, name=None, cwd=None, overrides=set_)
-    if kwargs["kind"] != "eagle3-extract":
+    request = spec_launch_request(spec, extra_env={}, name=None, cwd=None, overrides=set_)
+    if request.kind != "eagle3-extract":
         raise UsageError(f"spec {spec.name}: preflight checks eagle3-extract specs; this one is a command")
-    report = run_async(lambda ctx: run_preflight(ctx, host, kwargs["spec"], patch=patch, python=python)).to_dict()
+    report = run_async(lambda ctx: run_preflight(ctx, host, request.spec or {}, patch=patch, python=python)).to_dict()
     if json_:
         print_json(report)
     else:
@@ -56,13 +59,13 @@ def print_refusal(err: PreflightRefused, *, json_: bool) -> None:
         print_report(err.report, to_stderr=True)
 
 
-def launch_checked(host: str, kwargs: dict[str, Any], *, force: bool, json_: bool) -> str:
+def launch_checked(host: str, request: LaunchRequest, *, force: bool, json_: bool) -> str:
     """Preflight, then launch (orchestrator.preflightrun); warnings and a refusal's report are printed. The id
     of the run launched."""
     from orchestrator.preflightrun import launch_checked as checked
 
     try:
-        run, report = run_async(lambda ctx: checked(ctx, host, kwargs, force=force))
+        run, report = run_async(lambda ctx: checked(ctx, host, request, force=force))
     except PreflightRefused as err:
         print_refusal(err, json_=json_)
         raise

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -66,6 +67,7 @@ def launch(
     `[monitor] auto_start = false` in config.toml, opts out)."""
     from orchestrator.launcher import launch as launch_run  # imported here: `eorch runs` starts faster
     from orchestrator.launcher import parse_env
+    from orchestrator.launchrequest import LaunchRequest
 
     argv = list(ctx_.args)
     if argv and argv[0].startswith("-"):  # a mistyped option of ours must not become the remote command
@@ -82,32 +84,32 @@ def launch(
         if spec is None or argv:
             raise UsageError("several --host split an eagle3-extract --spec across hosts; a command runs on one")
         _launch_split(spec, hosts, set_, name=name, env=env, cwd=cwd, python=python, patch=patch,
-                      apply_patches=apply_patches, sbatch_args=sbatch_arg, json_=json_,
+                      apply_patches=apply_patches, sbatch_args=tuple(sbatch_arg), json_=json_,
                       secret_env=parse_env(secret_env, option="--secret-env"), checks=not no_preflight,
                       force=force, canary=canary, no_monitor=no_monitor)
         return
     if spec is not None:
         if argv:
             raise UsageError("give either --spec or a command after `--`, not both")
-        from orchestrator.speclaunch import spec_launch_args
+        from orchestrator.speclaunch import spec_launch_request
 
-        kwargs = spec_launch_args(spec, extra_env=parse_env(env), name=name, cwd=cwd, overrides=set_, canary=canary)
-        kwargs.update(python=python, patch=patch, apply_patches=apply_patches, sbatch_args=sbatch_arg,
-                      secret_env=parse_env(secret_env, option="--secret-env"))
-        if kwargs["kind"] == "eagle3-extract" and not no_preflight:
+        request = replace(spec_launch_request(spec, extra_env=parse_env(env), name=name, cwd=cwd, overrides=set_,
+                                              canary=canary),
+                          python=python, patch=patch, apply_patches=apply_patches, sbatch_args=tuple(sbatch_arg),
+                          secret_env=parse_env(secret_env, option="--secret-env"))
+        if request.kind == "eagle3-extract" and not no_preflight:
             from orchestrator.cli.preflight import launch_checked
 
-            run_id = launch_checked(hosts[0], kwargs, force=force, json_=json_)
+            run_id = launch_checked(hosts[0], request, force=force, json_=json_)
         else:
-            run_id = run_async(lambda ctx: launch_run(ctx, hosts[0], **kwargs)).id
+            run_id = run_async(lambda ctx: launch_run(ctx, hosts[0], request)).id
     else:
         if canary is not None:
             raise UsageError("--canary/--no-canary apply to an eagle3-extract --spec, not to a command")
-        parsed_env = parse_env(env)
-        run_id = run_async(lambda ctx: launch_run(ctx, hosts[0], argv, name=name, env=parsed_env, cwd=cwd,
-                                                  python=python, patch=patch, apply_patches=apply_patches,
-                                                  sbatch_args=sbatch_arg,
-                                                  secret_env=parse_env(secret_env, option="--secret-env"))).id
+        command = LaunchRequest.command(argv, name=name, env=parse_env(env), cwd=cwd, python=python, patch=patch,
+                                        apply_patches=apply_patches, sbatch_args=tuple(sbatch_arg),
+                                        secret_env=parse_env(secret_env, option="--secret-env"))
+        run_id = run_async(lambda ctx: launch_run(ctx, hosts[0], command)).id
     ctx = context()
     run = run_service.get(ctx, run_id)
     following = ensure_followed(ctx.settings, opt_out=no_monitor)
@@ -137,28 +139,24 @@ def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: s
     first starts."""
     from orchestrator.launcher import launch as launch_run  # imported here: `eorch runs` starts faster
     from orchestrator.launcher import parse_env
-    from orchestrator.speclaunch import split_launch_args
+    from orchestrator.speclaunch import split_launch_requests
 
-    plans = split_launch_args(spec, hosts, extra_env=parse_env(env), name=name, cwd=cwd, overrides=overrides,
+    plans = split_launch_requests(spec, hosts, extra_env=parse_env(env), name=name, cwd=cwd, overrides=overrides,
                               canary=canary)
     ctx = context()
     host_service.require(ctx, hosts)  # NotFound, before anything starts
     started: list[str] = []
 
     async def go(c: Context) -> list[str]:
-        from orchestrator.preflightrun import preflight
+        from orchestrator.preflightrun import checked_report, with_report
 
-        extra: dict[str, dict[str, Any]] = {}
-        for h, kwargs in plans if checks else ():
-            patch = None if common.get("apply_patches") else common.get("patch")
-            report = await preflight(c, h, kwargs["spec"], patch=patch, python=common.get("python"))  # type: ignore[arg-type]
-            report = report.with_(forced=bool(report.failed and force))
-            if report.failed and not force:
-                raise PreflightRefused(h, report.to_dict())
-            extra[h] = {"preflight": report.to_dict(), "gpu_locks": report.gpus, "force_locks": force}
-        for h, kwargs in plans:
+        requests = {h: replace(request, **common) for h, request in plans}  # type: ignore[arg-type]
+        if checks:  # every host checked before the first starts
+            for h, request in list(requests.items()):
+                requests[h] = with_report(request, await checked_report(c, h, request, force=force), force=force)
+        for h, request in requests.items():
             try:
-                started.append((await launch_run(c, h, **kwargs, **common, **extra.get(h, {}))).id)  # type: ignore[arg-type]
+                started.append((await launch_run(c, h, request)).id)
             except Exception:
                 if started:
                     console.print(f"[yellow]launched before the failure: {' '.join(started)} "

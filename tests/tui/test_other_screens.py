@@ -140,12 +140,12 @@ class TestLaunchScreen:
         """cwd is optional (blank: none), trimmed, and overrides a command spec's own cwd."""
         from tui.launch_plan import LaunchForm, plan
 
-        assert plan(LaunchForm("local", command="true"))["cwd"] is None
-        assert plan(LaunchForm("local", command="true", cwd=" ~/work "))["cwd"] == "~/work"
+        assert plan(LaunchForm("local", command="true")).request.cwd is None
+        assert plan(LaunchForm("local", command="true", cwd=" ~/work ")).request.cwd == "~/work"
         spec = tmp_path / "job.toml"
         spec.write_text('kind = "command"\nname = "j"\n[command]\nargv = ["true"]\ncwd = "/srv/a"\n')
-        assert plan(LaunchForm("local", spec_path=str(spec)))["cwd"] == "/srv/a"
-        assert plan(LaunchForm("local", spec_path=str(spec), cwd="/srv/b"))["cwd"] == "/srv/b"
+        assert plan(LaunchForm("local", spec_path=str(spec))).request.cwd == "/srv/a"
+        assert plan(LaunchForm("local", spec_path=str(spec), cwd="/srv/b")).request.cwd == "/srv/b"
 
 
 class TestHostsScreen:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.errors import UsageError
-from orchestrator.speclaunch import spec_launch_args, split_launch_args
+from orchestrator.speclaunch import spec_launch_request, split_launch_requests
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "deploy" / "examples" / "demo-tiny-llama.toml"
@@ -18,8 +18,9 @@ COMMAND = REPO / "deploy" / "examples" / "command.toml"
 
 
 def payload(**kw: object) -> dict[str, object]:
-    args = spec_launch_args(DEMO, extra_env={}, name=None, cwd=None, **kw)  # type: ignore[arg-type]
-    return dict(args["spec"]["eagle3"])
+    request = spec_launch_request(DEMO, extra_env={}, name=None, cwd=None, **kw)  # type: ignore[arg-type]
+    assert request.spec is not None
+    return dict(request.spec["eagle3"])
 
 
 class TestSpecFlags:
@@ -33,12 +34,12 @@ class TestSpecFlags:
         assert payload(overrides=["eagle3.canary=false"], canary=True)["canary"] is True
 
     def test_split_runs_carry_the_flag(self) -> None:
-        plans = split_launch_args(DEMO, ["a", "b"], extra_env={}, name=None, cwd=None, canary=False)
-        assert [p["spec"]["eagle3"]["canary"] for _, p in plans] == [False, False]
+        plans = split_launch_requests(DEMO, ["a", "b"], extra_env={}, name=None, cwd=None, canary=False)
+        assert [(p.spec or {})["eagle3"]["canary"] for _, p in plans] == [False, False]
 
     def test_canary_flag_on_a_command_spec_is_refused(self) -> None:
         with pytest.raises(UsageError, match="eagle3-extract"):
-            spec_launch_args(COMMAND, extra_env={}, name=None, cwd=None, canary=True)
+            spec_launch_request(COMMAND, extra_env={}, name=None, cwd=None, canary=True)
 
 
 @pytest.mark.parametrize("flag", ["--no-canary", "--canary", "--keep-server"])

@@ -20,20 +20,20 @@ class TestPlanRerun:
         """The patch set is required again for the interpreter it was verified on (named only when not the default)."""
         run = command_run(patch_set={"name": "vllm-fix", "python": "/opt/vllm/bin/python"})
         plan = plan_rerun(run, RerunOptions(), target=HostDefaults())
-        assert plan.kwargs["patch"] == "vllm-fix" and plan.kwargs["python"] == "/opt/vllm/bin/python"
+        assert plan.request.patch == "vllm-fix" and plan.request.python == "/opt/vllm/bin/python"
         default = plan_rerun(command_run(env_fingerprint={"python_requested": "python3"}), RerunOptions(),
                              target=HostDefaults())
-        assert default.kwargs["python"] is None and default.kwargs["patch"] is None
+        assert default.request.python is None and default.request.patch is None
 
     def test_slurm_run_keeps_its_own_sbatch_options_only(self) -> None:
         """The host's sbatch options are added by the launch: the rerun carries the run's own ones only."""
         slurm = HostDefaults(scheduler="slurm", sbatch_args=("--partition=gpu",))
         plan = plan_rerun(command_run(), RerunOptions(), target=slurm, original=slurm,
                           sbatch_recorded=["--partition=gpu", "--gres=gpu:8"])
-        assert plan.kwargs["sbatch_args"] == ["--gres=gpu:8"]
+        assert list(plan.request.sbatch_args) == ["--gres=gpu:8"]
         direct = plan_rerun(command_run(), RerunOptions(host="box"), target=HostDefaults(), original=slurm,
                             sbatch_recorded=["--partition=gpu", "--gres=gpu:8"])
-        assert direct.kwargs["sbatch_args"] == [] and direct.host == "box"
+        assert list(direct.request.sbatch_args) == [] and direct.host == "box"
 
     def test_refuses_eorchs_own_jobs(self) -> None:
         with pytest.raises(UsageError, match="eorch started for itself"):

@@ -17,7 +17,7 @@ from textual.widgets import Button, Footer, Header, Input, Label, Select, Static
 from orchestrator.errors import EorchError, PreflightRefused
 from tui.data import check_host, load_hosts, save_host_check
 from tui.deps import ScreenDeps
-from tui.launch_plan import LaunchForm, describe, plan
+from tui.launch_plan import LaunchForm, LaunchPlan, describe, plan
 from tui.messages import (
     HostChecked,
     HostsLoaded,
@@ -149,7 +149,7 @@ class LaunchScreen(ReportsWorkerErrors, Screen[None]):
     @on(LaunchPlanned)
     def _planned(self, message: LaunchPlanned) -> None:
         self.planned = message
-        preview = describe(message.kwargs) if message.kwargs else ""
+        preview = describe(message.planned) if message.planned else ""
         self.query_one("#launch-preview", Static).update(Text(f"will run {preview}" if preview else ""))
         self.query_one("#launch-error", Static).update(Text(message.error or ""))
 
@@ -159,31 +159,29 @@ class LaunchScreen(ReportsWorkerErrors, Screen[None]):
         if self.launching:
             return
         try:
-            kwargs = plan(self.form())
+            planned = plan(self.form())
         except EorchError as err:
             self.query_one("#launch-error", Static).update(Text(str(err)))
             return
         self.launching = True
         self.query_one("#launch-error", Static).update("launching…")
-        self.launch(kwargs)
+        self.launch(planned)
 
     @on(Button.Pressed, "#launch-button")
     def _launch_pressed(self) -> None:
         self.action_launch()
 
     @work(exclusive=True, group="launch", exit_on_error=False)
-    async def launch(self, kwargs: dict[str, object]) -> None:
+    async def launch(self, planned: LaunchPlan) -> None:
         from orchestrator.launcher import launch
 
-        args = dict(kwargs)
-        host = str(args.pop("host"))
         try:
-            if args.get("kind") == "eagle3-extract":  # the same preflight as `eorch launch --spec`
+            if planned.request.kind == "eagle3-extract":  # the same preflight as `eorch launch --spec`
                 from orchestrator.preflightrun import launch_checked
 
-                run, _ = await launch_checked(self.deps.ctx, host, args)
+                run, _ = await launch_checked(self.deps.ctx, planned.host, planned.request)
             else:
-                run = await launch(self.deps.ctx, host, **args)  # type: ignore[arg-type]
+                run = await launch(self.deps.ctx, planned.host, planned.request)
         except PreflightRefused as err:
             self.post_message(LaunchFailed(f"{err}\n{err.first_failure}"))
             return
