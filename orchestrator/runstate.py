@@ -37,6 +37,8 @@ _RANK = {
     RunStatus.LOST: 3,
 }
 
+#: Every status's word, in order (what `--status` accepts).
+STATUSES = tuple(s.value for s in RunStatus)
 ACTIVE_STATUSES = (RunStatus.PENDING, RunStatus.LAUNCHING, RunStatus.RUNNING)
 
 

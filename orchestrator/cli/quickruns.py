@@ -11,11 +11,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from orchestrator.runstate import RunStatus
-
-#: The most rows the full command accepts (cli/common.MAX_LIMIT); larger asks go there for its message.
-_MAX_LIMIT = 1_000_000
-_STATUSES = frozenset(s.value for s in RunStatus)
+from orchestrator.cli.common import MAX_LIMIT
+from orchestrator.runstate import STATUSES
 
 
 @dataclass
@@ -41,10 +38,10 @@ def _parse(args: list[str]) -> _Asked | None:
         elif name in ("--limit", "--status"):
             value = value if eq else next(words, "")
             if name == "--limit":
-                if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= _MAX_LIMIT:
+                if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= MAX_LIMIT:
                     return None
                 asked.limit = int(value)
-            elif value in _STATUSES:
+            elif value in STATUSES:
                 asked.status = value
             else:
                 return None

@@ -16,12 +16,10 @@ from orchestrator.cli.common import check_limit, console, context, err_console, 
 from orchestrator.cli.current import refreshed
 from orchestrator.context import Context
 from orchestrator.errors import NotFound, PreflightRefused, UsageError
-from orchestrator.runstate import RunStatus
+from orchestrator.runstate import STATUSES
 from orchestrator.services import hosts as host_service
 from orchestrator.services import runs as run_service
 from orchestrator.services.runview import RunView
-
-STATUSES = tuple(s.value for s in RunStatus)
 
 
 def launch(

@@ -28,3 +28,12 @@ def test_only_stdlib_imports() -> None:
 
 def test_catalogue_ships_with_the_package() -> None:
     assert (PKG_DIR / "signatures.toml").is_file()
+
+
+def test_every_exported_name_resolves_on_first_use() -> None:
+    """The package imports its parts lazily (PEP 562): `__all__` and the name → module table must agree."""
+    import orchestrator.logparse as package
+
+    assert set(package.__all__) == set(package._WHERE)
+    for name in package.__all__:
+        assert getattr(package, name) is not None
