@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 from orchestrator.context import Context
 from orchestrator.errors import HostError, MonitorBusy, RemoteOpFailed
 from orchestrator.monitoring.followers import MAX_DRAIN_ATTEMPTS
@@ -20,7 +18,6 @@ from orchestrator.monitoring.monitor import Monitor
 from orchestrator.monitoring.watcher import HostWatcher
 from orchestrator.runstate import RunStatus
 from orchestrator.store import queries
-from orchestrator.store.models import Run
 
 
 async def cancel_run(ctx: Context, ref: str, grace_s: float | None = None) -> dict[str, Any]:
@@ -37,7 +34,7 @@ async def cancel_run(ctx: Context, ref: str, grace_s: float | None = None) -> di
         raise HostError(run.host, str(err)) from err
     dir_gone = result.get("exists") is False
     with ctx.db() as s:
-        row = s.get(Run, run.id)
+        row = queries.run_row(s, run.id)
         if row is not None:
             row.cancel_requested = True
             queries.add_event(s, run.id, "cancel_requested", {"reached_host": True, "run_dir_gone": dir_gone})
@@ -61,13 +58,8 @@ async def cancel_run(ctx: Context, ref: str, grace_s: float | None = None) -> di
     if not await follow_or_read(ctx.settings.monitor_lock, record_end, leave_to_monitor):
         return {**outcome, "status": "cancelled", "recorded_by": "monitor"}
     with ctx.db() as s:
-        final = s.get(Run, run.id)
+        final = queries.run_row(s, run.id)
         status = final.status if final else "cancelled"
-        reason = _status_reason(s, run.id) if status == RunStatus.LOST.value else None
+        reason = queries.status_reason(s, run.id) if status == RunStatus.LOST.value else None
     return {**outcome, "status": status, "reason": reason}
 
-
-def _status_reason(session: Session, run_id: str) -> str | None:
-    events = queries.events_of(session, run_id, kinds=("status",))
-    reasons = [str(e.data["reason"]) for e in events if e.data.get("reason")]
-    return reasons[-1] if reasons else None

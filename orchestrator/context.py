@@ -7,15 +7,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from sqlalchemy.exc import IntegrityError, OperationalError
-from sqlalchemy.orm import Session, sessionmaker
-
 from orchestrator.config import Settings, load_settings
-from orchestrator.errors import HistoryReadOnly
 from orchestrator.hosts import LOCAL_HOST, HostSession, make_transport
-from orchestrator.store.db import open_store
+from orchestrator.store.db import Session, open_store, sessionmaker, transaction
 from orchestrator.store.models import Host
-from orchestrator.store.queries import get_host, utcnow
+from orchestrator.store.queries import add_host_if_missing, get_host, utcnow
 from orchestrator.transport import Transport
 
 
@@ -37,26 +33,14 @@ class Context:
 
     @contextmanager
     def db(self) -> Iterator[Session]:
-        """A session whose changes commit together on success and roll back on any error.
-
-        A history that cannot be written (file or directory read-only) is a ``HistoryReadOnly`` naming it."""
-        try:
-            with self.sessionmaker.begin() as session:
-                yield session
-        except OperationalError as err:
-            if "readonly" not in str(err.orig).replace("-", "").replace(" ", ""):
-                raise
-            raise HistoryReadOnly(f"the history {self.settings.db_path} is read-only ({err.orig}): make it and its "
-                                  "directory writable, or point EORCH_HOME elsewhere") from None
+        """A session whose changes commit together on success and roll back on any error (store.db)."""
+        with transaction(self.sessionmaker, self.settings.db_path) as session:
+            yield session
 
     def ensure_local_host(self) -> None:
-        try:
-            with self.db() as s:
-                if s.get(Host, LOCAL_HOST) is None:
-                    s.add(Host(name=LOCAL_HOST, destination="localhost", port=None, root=self.settings.local_root,
-                               python="python3", created_at=utcnow()))
-        except IntegrityError:  # a command started beside this one added it first
-            pass
+        with self.db() as s:
+            add_host_if_missing(s, name=LOCAL_HOST, destination="localhost", port=None,
+                                root=self.settings.local_root, python="python3", created_at=utcnow())
 
     def host_row(self, name: str) -> Host:
         with self.db() as s:

@@ -26,6 +26,7 @@ from orchestrator.logparse import LogParser
 from orchestrator.logparse.shown import ShownLines
 from orchestrator.notices import LogLinesRead, Notice, RunProgressed
 from orchestrator.runstate import merge_phase
+from orchestrator.store import queries
 from orchestrator.store.models import Run
 from orchestrator.store.queries import add_events
 
@@ -187,7 +188,7 @@ class LogFollower:
         if self.ctx is None:  # a reading follower records nothing
             return
         with self.ctx.db() as s:
-            run = s.get(Run, self.run_id)
+            run = queries.run_row(s, self.run_id)
             if run is None:
                 return
             if not events and offset == run.log_offset:
@@ -238,7 +239,7 @@ class StepEventFollower:
             if isinstance(record, dict):
                 records.append(record)
         with self.ctx.db() as s:
-            run = s.get(Run, self.run_id)
+            run = queries.run_row(s, self.run_id)
             if run is None:
                 return
             add_events(s, self.run_id, ((f"step_{r.get('kind', 'unknown')}", None, r) for r in records))

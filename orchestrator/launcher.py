@@ -9,11 +9,7 @@ settles it from the host's facts (worker started → running; nothing there → 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-
-from sqlalchemy import delete
-from sqlalchemy.exc import SQLAlchemyError
 
 from orchestrator.context import Context
 from orchestrator.errors import HistoryReadOnly, HostError, RemoteOpFailed, StoreError, UsageError
@@ -22,22 +18,11 @@ from orchestrator.logparse.inert import inert_line
 from orchestrator.patches import prepare_launch, run_pythons
 from orchestrator.runstate import RunStatus
 from orchestrator.secretenv import redacted_env, split_env
-from orchestrator.store.db import describe_write_failure
-from orchestrator.store.models import Event, Run
+from orchestrator.store import queries
+from orchestrator.store.db import WriteFailed, describe_write_failure
+from orchestrator.store.models import Run
 from orchestrator.store.queries import get_host, new_run_id, propose_status, utcnow
 from worker.protocol import LaunchReply, LaunchSpec
-
-ENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def parse_env(pairs: Sequence[str], option: str = "--env") -> dict[str, str]:
-    env: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not ENV_KEY_RE.match(key):
-            raise UsageError(f"bad {option} {key!r}: expected KEY=VALUE with KEY like MY_VAR")  # no value: a secret
-        env[key] = value
-    return env
 
 
 async def launch(ctx: Context, host: str, request: LaunchRequest) -> Run:
@@ -105,8 +90,8 @@ async def launch(ctx: Context, host: str, request: LaunchRequest) -> Run:
     # Recorded before anything starts: a history that cannot be written stops the launch here.
     try:
         with ctx.db() as s:
-            s.add(run)
-    except (SQLAlchemyError, HistoryReadOnly) as err:
+            queries.add_run(s, run)
+    except (WriteFailed, HistoryReadOnly) as err:
         raise StoreError(f"cannot record the run: {describe_write_failure(err)}; nothing was started on {host}") \
             from err
     try:
@@ -119,7 +104,7 @@ async def launch(ctx: Context, host: str, request: LaunchRequest) -> Run:
                               f"`eorch watch {run_id}` finds out, `eorch cancel {run_id}` stops it") from err
     try:
         return _record_started(ctx, run_id, info, slurm, all_sbatch_args)
-    except (SQLAlchemyError, HistoryReadOnly) as err:
+    except (WriteFailed, HistoryReadOnly) as err:
         raise StoreError(f"run {run_id} started on {host} but {describe_write_failure(err)}: it stays pending "
                          f"in the history; `eorch watch {run_id}` records it from the host") from err
 
@@ -127,7 +112,7 @@ async def launch(ctx: Context, host: str, request: LaunchRequest) -> Run:
 def _record_started(ctx: Context, run_id: str, info: LaunchReply, slurm: bool, sbatch_args: list[str]) -> Run:
     """pending → launching (Slurm: submitted) or running (the wrapper is up), with the process identity."""
     with ctx.db() as s:
-        run = s.get(Run, run_id)
+        run = queries.run_row(s, run_id)
         if run is None:
             raise StoreError(f"run {run_id} vanished from the history during its launch")
         run.pgid, run.proc_start_time = info.pgid, info.start_time
@@ -146,9 +131,8 @@ def _forget(ctx: Context, run_id: str) -> None:
     the monitor then records it as lost, the launch never having reached the host)."""
     try:
         with ctx.db() as s:
-            s.execute(delete(Event).where(Event.run_id == run_id))
-            s.execute(delete(Run).where(Run.id == run_id))
-    except SQLAlchemyError:
+            queries.remove_run(s, run_id)
+    except WriteFailed:
         pass
 
 

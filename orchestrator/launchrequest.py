@@ -8,9 +8,12 @@ known once the host session is open: ``resolve`` turns it into argv and env then
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from orchestrator.errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -84,3 +87,17 @@ def resolve(program: Program, *, host_python: str, worker_dir: str, run_dir: str
         return list(program), {}
     args = [a.under(run_dir) if isinstance(a, RunDirPath) else a for a in program.args]
     return [program.python or host_python, "-m", program.module, *args], {"PYTHONPATH": worker_dir}
+
+
+ENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def parse_env(pairs: Sequence[str], option: str = "--env") -> dict[str, str]:
+    """``KEY=VALUE`` words (``--env``, ``--secret-env``) as a mapping; a UsageError names a bad one (not its value)."""
+    env: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not ENV_KEY_RE.match(key):
+            raise UsageError(f"bad {option} {key!r}: expected KEY=VALUE with KEY like MY_VAR")  # no value: a secret
+        env[key] = value
+    return env

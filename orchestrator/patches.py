@@ -16,13 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from sqlalchemy.orm import Session
 
 from orchestrator.context import Context
 from orchestrator.errors import NotFound, PatchError, RemoteOpFailed
 from orchestrator.humanize import iso
-from orchestrator.store.models import PatchAction
-from orchestrator.store.queries import add_event, runs_with_patch_set, utcnow
+from orchestrator.store.db import Session
+from orchestrator.store.queries import add_event, add_patch_action, runs_with_patch_set, utcnow
 from worker.patching import PatchFailed, parse_diff
 
 BUILTIN_DIR = Path(__file__).resolve().parent.parent / "deploy" / "patches"
@@ -127,8 +126,8 @@ def load_patch_set(ref: str) -> PatchSet:
 
 def record_action(s: Session, host: str, python: str, patch_set: PatchSet, action: str, ok: bool,
                   details: dict[str, Any]) -> None:
-    s.add(PatchAction(created_at=utcnow(), host=host, python=python, patch_set=patch_set.name, action=action,
-                      ok=ok, details={**details, "manifest_files": patch_set.files}))
+    add_patch_action(s, host=host, python=python, patch_set=patch_set.name, action=action, ok=ok,
+                     details={**details, "manifest_files": patch_set.files})
 
 
 async def patch_action(ctx: Context, host: str, python: str, patch_set: PatchSet, action: str,

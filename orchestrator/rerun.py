@@ -161,9 +161,9 @@ def load_plan(ctx: Context, ref: str, options: RerunOptions | None = None) -> Re
     options = options or RerunOptions()
     with ctx.db() as s:
         run = queries.get_run(s, ref)
-        original_row = s.get(Host, run.host)
+        original_row = queries.host_row(s, run.host)
         target_name = options.host or run.host
-        target_row = original_row if target_name == run.host else s.get(Host, target_name)
+        target_row = original_row if target_name == run.host else queries.host_row(s, target_name)
         if target_row is None:
             raise NotFound(f"unknown host {target_name!r} (see `eorch host list`); give another with --host")
         sbatch = next((e.data["sbatch_args"] for e in queries.events_of(s, run.id, kinds=("status",))

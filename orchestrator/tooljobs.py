@@ -20,6 +20,7 @@ from orchestrator.launchrequest import LaunchRequest, RunDirPath, WorkerModule
 from orchestrator.monitoring.lock import follow_or_read
 from orchestrator.monitoring.monitor import Monitor
 from orchestrator.runstate import RunStatus
+from orchestrator.store import queries
 from orchestrator.store.models import Run
 
 ENGINE_REQUIREMENTS = Path(__file__).resolve().parent.parent / "deploy" / "engine"
@@ -32,14 +33,14 @@ async def follow_until_done(ctx: Context, run_id: str) -> Run:
     async def read(busy: MonitorBusy) -> None:
         while True:  # the daemon records it; we wait on the history
             with ctx.db() as s:
-                run = s.get(Run, run_id)
+                run = queries.run_row(s, run_id)
             if run is None or RunStatus(run.status).is_terminal():
                 break
             await asyncio.sleep(0.5)
 
     await follow_or_read(ctx.settings.monitor_lock, follow, read)
     with ctx.db() as s:
-        run = s.get(Run, run_id)
+        run = queries.run_row(s, run_id)
     assert run is not None
     return run
 

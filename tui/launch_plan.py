@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.errors import UsageError
-from orchestrator.launcher import parse_env
-from orchestrator.launchrequest import LaunchRequest
+from orchestrator.launchrequest import LaunchRequest, parse_env
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,6 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from sqlalchemy.orm import Session
 
 from orchestrator.alerts import rules as alertrules
 from orchestrator.alerts.outbox import PendingDelivery, Target, url_key
@@ -33,6 +32,7 @@ from orchestrator.errors import ChannelFailed, ConfigError
 from orchestrator.humanize import iso
 from orchestrator.store import outbox as outbox_rows
 from orchestrator.store import queries
+from orchestrator.store.db import Session
 
 log = logging.getLogger("eorch.alerts")
 

@@ -37,7 +37,6 @@ from orchestrator.notices import HostReachabilityChanged, Notice, RunProgressed,
 from orchestrator.services.runview import RunView, view_of
 from orchestrator.store import outbox as outbox_rows
 from orchestrator.store import queries
-from orchestrator.store.models import Run
 
 log = logging.getLogger("eorch.alerts")
 
@@ -116,7 +115,7 @@ class AlertEngine:
 
     def evaluate_run(self, run_id: str, facts: RunFacts) -> list[AlertToRaise]:
         with self.ctx.db() as s:
-            run = s.get(Run, run_id)
+            run = queries.run_row(s, run_id)
             if run is None:
                 return []
             if run.status == "failed" and run.fingerprint is None:

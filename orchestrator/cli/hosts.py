@@ -13,7 +13,7 @@ from orchestrator.context import Context
 from orchestrator.destination import parse_destination
 from orchestrator.errors import UsageError
 from orchestrator.hosts import LOCAL_HOST, validate_host_name
-from orchestrator.launcher import parse_env
+from orchestrator.launchrequest import parse_env
 from orchestrator.services import hosts
 
 SCHEDULERS = ("direct", "slurm")

@@ -60,9 +60,9 @@ def print_refusal(err: PreflightRefused, *, json_: bool) -> None:
 
 
 def launch_checked(host: str, request: LaunchRequest, *, force: bool, json_: bool) -> str:
-    """Preflight, then launch (orchestrator.preflightrun); warnings and a refusal's report are printed. The id
-    of the run launched."""
-    from orchestrator.preflightrun import launch_checked as checked
+    """Preflight, then launch (services.launches); warnings and a refusal's report are printed. The id of the
+    run launched."""
+    from orchestrator.services.launches import launch_checked as checked
 
     try:
         run, report = run_async(lambda ctx: checked(ctx, host, request, force=force))
@@ -71,7 +71,7 @@ def launch_checked(host: str, request: LaunchRequest, *, force: bool, json_: boo
         raise
     if not json_ and report.verdict.value != "ok":
         print_report(report.to_dict(), all_checks=False)
-    return str(run.id)
+    return run.id
 
 
 def register(app: typer.Typer) -> None:

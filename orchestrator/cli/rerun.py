@@ -37,10 +37,10 @@ def rerun(
     """
     from orchestrator.autostart import ensure_followed
     from orchestrator.errors import PreflightRefused
-    from orchestrator.launcher import parse_env
-    from orchestrator.rerun import RerunOptions, load_plan
-    from orchestrator.rerun import rerun as rerun_run
+    from orchestrator.launchrequest import parse_env
     from orchestrator.services import runs as run_service
+    from orchestrator.services.launches import RerunOptions, load_plan
+    from orchestrator.services.launches import rerun as rerun_run
 
     options = RerunOptions(host=host, name=name, secret_env=parse_env(secret_env, option="--secret-env"),
                            patch=patch, apply_patches=apply_patches, canary=canary)

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from orchestrator.cli.common import console, context, run_async
-from orchestrator.warmserver import request_retry
+from orchestrator.services.launches import request_retry
 
 
 def retry(run: Annotated[str, typer.Argument(help="run id, id prefix or name")]) -> None:

@@ -63,9 +63,10 @@ def launch(
 
     The run is followed: by the running monitor, or by a background one started now (`--no-monitor`, or
     `[monitor] auto_start = false` in config.toml, opts out)."""
-    from orchestrator.launcher import launch as launch_run  # imported here: `eorch runs` starts faster
-    from orchestrator.launcher import parse_env
-    from orchestrator.launchrequest import LaunchRequest
+    from orchestrator.launchrequest import LaunchRequest, parse_env
+    from orchestrator.services.launches import (
+        launch as launch_run,  # imported here: `eorch runs` starts faster
+    )
 
     argv = list(ctx_.args)
     if argv and argv[0].startswith("-"):  # a mistyped option of ours must not become the remote command
@@ -135,8 +136,11 @@ def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: s
                   **common: object) -> None:
     """One run per host, rank i of len(hosts); all specs and hosts (and their preflights) are checked before the
     first starts."""
-    from orchestrator.launcher import launch as launch_run  # imported here: `eorch runs` starts faster
-    from orchestrator.launcher import parse_env
+    from orchestrator.launchrequest import parse_env
+    from orchestrator.services.launches import checked_request
+    from orchestrator.services.launches import (
+        launch as launch_run,  # imported here: `eorch runs` starts faster
+    )
     from orchestrator.speclaunch import split_launch_requests
 
     plans = split_launch_requests(spec, hosts, extra_env=parse_env(env), name=name, cwd=cwd, overrides=overrides,
@@ -146,12 +150,10 @@ def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: s
     started: list[str] = []
 
     async def go(c: Context) -> list[str]:
-        from orchestrator.preflightrun import checked_report, with_report
-
         requests = {h: replace(request, **common) for h, request in plans}  # type: ignore[arg-type]
         if checks:  # every host checked before the first starts
             for h, request in list(requests.items()):
-                requests[h] = with_report(request, await checked_report(c, h, request, force=force), force=force)
+                requests[h] = await checked_request(c, h, request, force=force)
         for h, request in requests.items():
             try:
                 started.append((await launch_run(c, h, request)).id)

@@ -8,8 +8,7 @@ import typer
 
 from orchestrator.cli.common import console, context, print_json, run_async
 from orchestrator.cli.watch import _describe_end
-from orchestrator.services import runs
-from orchestrator.tooljobs import run_tool, setup_engines
+from orchestrator.services import launches, runs
 
 
 def setup(
@@ -22,7 +21,7 @@ def setup(
     json_: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
 ) -> None:
     """Create the engine venvs (vLLM, speculators) on a host from pinned requirements, and verify them."""
-    row, summary = run_async(lambda ctx: setup_engines(ctx, host, vllm=vllm, speculators=speculators, cpu=cpu,
+    row, summary = run_async(lambda ctx: launches.setup_engines(ctx, host, vllm=vllm, speculators=speculators, cpu=cpu,
                                                         python=python, force=force))
     run = runs.get(context(), row.id)
     if summary and summary.get("ok"):
@@ -70,8 +69,8 @@ def convert_legacy(
         args += ["--legacy-layer-ids", legacy_layer_ids]
     if force:
         args.append("--force")
-    row, summary = run_async(lambda ctx: run_tool(ctx, host, "worker.convert_legacy", args, python=python,
-                                                  name=f"convert-legacy {directory}"))
+    row, summary = run_async(lambda ctx: launches.convert_legacy(ctx, host, args, python=python,
+                                                        name=f"convert-legacy {directory}"))
     run = runs.get(context(), row.id)
     if json_:
         print_json({"run": run.id, "status": run.status, "summary": summary})

@@ -11,7 +11,7 @@ from datetime import datetime
 
 from orchestrator.context import Context
 from orchestrator.freshness import output_time
-from orchestrator.store.models import Run
+from orchestrator.store import queries
 from orchestrator.store.queries import utcnow
 from worker.protocol import RunStatusReport
 
@@ -26,7 +26,7 @@ def record_observation(ctx: Context, run_id: str, live: RunStatusReport,
     wrote = output_time({"log_mtime": live.log_mtime, "events_mtime": live.events_mtime}, host_now, now)
     ended = output_time({"log_mtime": live.rc_mtime}, host_now, now)
     with ctx.db() as s:
-        run = s.get(Run, run_id)
+        run = queries.run_row(s, run_id)
         if run is None:
             return ended
         moved = wrote is not None and (run.last_output_at is None

@@ -13,7 +13,6 @@ from orchestrator.context import Context
 from orchestrator.notices import Notice, RunStatusChanged
 from orchestrator.runstate import RunStatus
 from orchestrator.store import queries
-from orchestrator.store.models import Run
 from worker.protocol import RunStatusReport
 
 
@@ -30,7 +29,7 @@ def record_scheduler(ctx: Context, run_id: str, live: RunStatusReport, notify: C
     seen = scheduler_seen(scheduler)
     changed = False
     with ctx.db() as s:
-        row = s.get(Run, run_id)
+        row = queries.run_row(s, run_id)
         if row is None:
             return
         if row.scheduler_state != seen:

@@ -29,7 +29,7 @@ def restart_if_truncated(ctx: Context, session: HostSession, run: Run, live: Run
     found = truncation(size=size, inode=inode, known_inode=run.log_inode, read_before=read_before)
     if run.log_inode is None and inode is not None:
         with ctx.db() as s:
-            row = s.get(Run, run.id)
+            row = queries.run_row(s, run.id)
             if row is not None:
                 row.log_inode = inode
     if found is None:
@@ -37,7 +37,7 @@ def restart_if_truncated(ctx: Context, session: HostSession, run: Run, live: Run
     followed = followers.drop(run.id)
     old_offset = followed.log.fed if followed is not None else 0
     with ctx.db() as s:
-        row = s.get(Run, run.id)
+        row = queries.run_row(s, run.id)
         if row is None:
             return True
         queries.add_event(s, run.id, "log_truncated",
@@ -45,7 +45,7 @@ def restart_if_truncated(ctx: Context, session: HostSession, run: Run, live: Run
         row.log_offset, row.parser_state, row.log_inode = 0, None, inode
     notify(LogTruncated(run.id, old_offset, size))
     with ctx.db() as s:
-        fresh = s.get(Run, run.id)
+        fresh = queries.run_row(s, run.id)
     if fresh is not None:
         followers.follow(session, fresh)
     return True

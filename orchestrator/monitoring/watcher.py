@@ -156,7 +156,7 @@ class HostWatcher:
     def _record_end(self, run_id: str, live: RunStatusReport, liveness: Liveness, ended_at: datetime | None, *,
                     log_failed: bool, killed: RootCause | None = None) -> None:
         with self.ctx.db() as s:
-            row = s.get(Run, run_id)
+            row = queries.run_row(s, run_id)
             if row is None:
                 return
             ending = settle(live, liveness, stored_run(row), log_failed=log_failed, killed=killed)
@@ -171,7 +171,7 @@ class HostWatcher:
 
     def _propose(self, run_id: str, status: RunStatus, **data: Any) -> None:
         with self.ctx.db() as s:
-            row = s.get(Run, run_id)
+            row = queries.run_row(s, run_id)
             old, changed = (row.status, queries.propose_status(s, row, status, **data)) if row else (None, False)
         if changed and old is not None:
             self.monitor.notify(RunStatusChanged(run_id, old, status.value))

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session as Session  # noqa: PLC0414 (the type the store's functions take)
+from sqlalchemy.orm import sessionmaker as sessionmaker  # noqa: PLC0414 (the history's session factory)
 
-from orchestrator.errors import StoreError
+from orchestrator.errors import HistoryReadOnly, StoreError
 from orchestrator.store.revision import MIGRATIONS_DIR, head_revision
 
 if TYPE_CHECKING:
@@ -86,6 +87,25 @@ def migrate(engine: Engine) -> None:
                 command.upgrade(cfg, "head")
     except SQLAlchemyError as err:
         raise StoreError(f"cannot open or migrate the history database: {err.__class__.__name__}: {err}") from err
+
+
+#: What a write to the history that failed raises, besides ``HistoryReadOnly`` (callers outside the store catch it).
+WriteFailed = SQLAlchemyError
+
+
+@contextmanager
+def transaction(make_session: sessionmaker[Session], db_path: Path) -> Iterator[Session]:
+    """A session whose changes commit together on success and roll back on any error.
+
+    A history that cannot be written (file or directory read-only) is a ``HistoryReadOnly`` naming it."""
+    try:
+        with make_session.begin() as session:
+            yield session
+    except OperationalError as err:
+        if "readonly" not in str(err.orig).replace("-", "").replace(" ", ""):
+            raise
+        raise HistoryReadOnly(f"the history {db_path} is read-only ({err.orig}): make it and its "
+                              "directory writable, or point EORCH_HOME elsewhere") from None
 
 
 def describe_write_failure(err: BaseException) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.orm import Session
 
@@ -15,7 +15,7 @@ from orchestrator.alerts.rules import AlertToRaise
 from orchestrator.clock import utcnow as utcnow  # noqa: PLC0414 (re-exported: the writers stamp rows with it)
 from orchestrator.errors import NotFound, UsageError
 from orchestrator.runstate import ACTIVE_STATUSES, RunStatus, advance
-from orchestrator.store.models import Alert, Event, Host, Run
+from orchestrator.store.models import Alert, Event, Host, PatchAction, Run
 
 
 def new_run_id() -> str:
@@ -40,6 +40,16 @@ def hosts_named(session: Session, names: Iterable[str]) -> list[Host]:
     return list(session.scalars(select(Host).where(Host.name.in_(set(names)))))
 
 
+def host_row(session: Session, name: str) -> Host | None:
+    """The host's row, or None when there is no host of that name."""
+    return session.get(Host, name)
+
+
+def add_host_if_missing(session: Session, **columns: Any) -> None:
+    """Add the host unless one of its name exists (a command started beside this one may add it first)."""
+    session.execute(insert(Host).values(**columns).on_conflict_do_nothing(index_elements=["name"]))
+
+
 def set_reachability(session: Session, name: str, reachable: bool, error: str | None = None) -> None:
     host = session.get(Host, name)
     if host is None:
@@ -57,6 +67,27 @@ def set_reachability(session: Session, name: str, reachable: bool, error: str | 
 
 #: Candidates an ambiguous run reference lists.
 AMBIGUOUS_SHOWN = 5
+
+
+def run_row(session: Session, run_id: str) -> Run | None:
+    """The run's row by its exact id, to read or change in this transaction; None when it is gone."""
+    return session.get(Run, run_id)
+
+
+def add_run(session: Session, run: Run) -> None:
+    session.add(run)
+
+
+def remove_run(session: Session, run_id: str) -> None:
+    """Forget a run and its events (a launch the host refused before starting anything)."""
+    session.execute(delete(Event).where(Event.run_id == run_id))
+    session.execute(delete(Run).where(Run.id == run_id))
+
+
+def status_reason(session: Session, run_id: str) -> str | None:
+    """The reason its last status change gave, if any (a lost run's)."""
+    reasons = [str(e.data["reason"]) for e in events_of(session, run_id, kinds=("status",)) if e.data.get("reason")]
+    return reasons[-1] if reasons else None
 
 
 def get_run(session: Session, ref: str) -> Run:
@@ -103,6 +134,10 @@ def list_runs(session: Session, *, status: str | None = None, host: str | None =
 def runs_with_patch_set(session: Session, host: str) -> list[Run]:
     """The runs on ``host`` launched with a patch set."""
     return list(session.scalars(select(Run).where(Run.host == host, Run.patch_set.is_not(None))))
+
+
+def add_patch_action(session: Session, **columns: Any) -> None:
+    session.add(PatchAction(created_at=utcnow(), **columns))
 
 
 def insert_alert(session: Session, alert: AlertToRaise, now: datetime) -> int | None:

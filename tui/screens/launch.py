@@ -173,12 +173,10 @@ class LaunchScreen(ReportsWorkerErrors, Screen[None]):
 
     @work(exclusive=True, group="launch", exit_on_error=False)
     async def launch(self, planned: LaunchPlan) -> None:
-        from orchestrator.launcher import launch
+        from orchestrator.services.launches import launch, launch_checked
 
         try:
             if planned.request.kind == "eagle3-extract":  # the same preflight as `eorch launch --spec`
-                from orchestrator.preflightrun import launch_checked
-
                 run, _ = await launch_checked(self.deps.ctx, planned.host, planned.request)
             else:
                 run = await launch(self.deps.ctx, planned.host, planned.request)

@@ -17,7 +17,7 @@ from textual.widgets import Button, Static
 
 from orchestrator.context import Context
 from orchestrator.errors import EorchError, PreflightRefused
-from orchestrator.rerun import RerunPlan
+from orchestrator.services.launches import RerunPlan
 from tui.messages import RunOpenRequested, RunsRefreshRequested
 
 
@@ -75,7 +75,7 @@ class RerunScreen(ModalScreen[str | None]):
 
     @work(thread=True, exclusive=True, group="rerun-plan")
     def load_plan(self) -> None:
-        from orchestrator.rerun import load_plan
+        from orchestrator.services.launches import load_plan
 
         try:
             self.post_message(RerunPlanned(load_plan(self.ctx, self.run_id)))
@@ -110,7 +110,7 @@ class RerunScreen(ModalScreen[str | None]):
 
     @work(exclusive=True, group="rerun-launch")
     async def launch(self, plan: RerunPlan) -> None:
-        from orchestrator.rerun import rerun
+        from orchestrator.services.launches import rerun
 
         try:
             run, _report = await rerun(self.ctx, plan)
