@@ -90,9 +90,9 @@ def setup(base: Path):
 
 async def latency(ctx, base: Path, lines: int) -> list[float]:
     from orchestrator.launcher import launch
-    from orchestrator.launchrequest import LaunchRequest
+    from orchestrator.core.launchrequest import LaunchRequest
     from orchestrator.monitoring.monitor import Monitor
-    from orchestrator.notices import RunProgressed
+    from orchestrator.core.notices import RunProgressed
 
     stamps_file = base / "stamps.json"
     run = await launch(ctx, "gpu", LaunchRequest.command([sys.executable, "-c", JOB, str(lines), str(stamps_file)],
@@ -113,7 +113,7 @@ async def latency(ctx, base: Path, lines: int) -> list[float]:
 
 async def idle_cost(ctx, sshd, seconds: float) -> dict[str, float]:
     from orchestrator.launcher import launch
-    from orchestrator.launchrequest import LaunchRequest
+    from orchestrator.core.launchrequest import LaunchRequest
     from orchestrator.monitoring.monitor import Monitor
 
     run = await launch(ctx, "gpu", LaunchRequest.command(["sleep", str(seconds + 30)], name="idle"))

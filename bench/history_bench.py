@@ -2,7 +2,7 @@
 
 Generates a history migrated to head with N runs and M events (default 100k / 10M) in a temp dir (or
 --db PATH, reused when it already exists), then times each query the CLI makes through the same
-functions (orchestrator.history), reporting the median of --repeat runs.
+functions (orchestrator.core.history), reporting the median of --repeat runs.
 
     .venv/bin/python bench/history_bench.py                      # 100k runs, 10M events
     .venv/bin/python bench/history_bench.py --runs 10000 --events 1000000 --repeat 20
@@ -22,8 +22,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from orchestrator import history
-from orchestrator.history import RunFilter
+from orchestrator.core import history
+from orchestrator.core.history import RunFilter
 from orchestrator.store import history as store_history
 from orchestrator.store.db import open_store
 

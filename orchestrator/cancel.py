@@ -11,12 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from orchestrator.context import Context
+from orchestrator.core.runstate import RunStatus
 from orchestrator.errors import HostError, MonitorBusy, RemoteOpFailed
 from orchestrator.monitoring.followers import MAX_DRAIN_ATTEMPTS
 from orchestrator.monitoring.lock import follow_or_read
 from orchestrator.monitoring.monitor import Monitor
 from orchestrator.monitoring.watcher import HostWatcher
-from orchestrator.runstate import RunStatus
 from orchestrator.store import queries
 
 
@@ -40,7 +40,7 @@ async def cancel_run(ctx: Context, ref: str, grace_s: float | None = None) -> di
             queries.add_event(s, run.id, "cancel_requested", {"reached_host": True, "run_dir_gone": dir_gone})
     if result["remaining"]:
         raise HostError(run.host, f"processes of run {run.id} survived SIGKILL: {result['remaining']}")
-    outcome = {"run_id": run.id, "remaining": [], "rc": result.get("rc"), "run_dir_gone": dir_gone}
+    outcome: dict[str, Any] = {"run_id": run.id, "remaining": [], "rc": result.get("rc"), "run_dir_gone": dir_gone}
     # Record the end ourselves unless a monitor elsewhere is following (it will, from the same facts).
     async def record_end() -> bool:
         watcher = HostWatcher(Monitor(ctx, run_refs=[run.id], poll_interval=0.2), run.host)

@@ -17,15 +17,15 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from orchestrator import commands
 from orchestrator.context import Context
+from orchestrator.core import commands
+from orchestrator.core.eventbudget import EventBudget
+from orchestrator.core.notices import LogLinesRead, Notice, RunProgressed
+from orchestrator.core.runstate import merge_phase
 from orchestrator.errors import StreamBroken
-from orchestrator.eventbudget import EventBudget
 from orchestrator.hosts import HostSession
 from orchestrator.logparse import LogParser
 from orchestrator.logparse.shown import ShownLines
-from orchestrator.notices import LogLinesRead, Notice, RunProgressed
-from orchestrator.runstate import merge_phase
 from orchestrator.store import queries
 from orchestrator.store.models import Run
 from orchestrator.store.queries import add_events
@@ -269,7 +269,7 @@ def apply_step_event(run: Run, record: dict[str, Any]) -> None:
         detail = record.get("detail") or {}
         run.outputs = {**(run.outputs or {}), "first_sample": {"verified": record["state"] == "done", **detail}}
     elif kind == "canary":
-        from orchestrator.canary import canary_record
+        from orchestrator.core.canary import canary_record
 
         run.canary = canary_record(record)
     elif kind == "step" and record.get("step") == "extract" and record.get("state") == "started":

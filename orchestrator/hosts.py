@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator import commands
 from orchestrator.bundle import worker_bundle
 from orchestrator.config import Settings
+from orchestrator.core import commands
 from orchestrator.errors import HostUnreachable, RemoteOpFailed, StreamBroken, UsageError, WorkerFailed
 from orchestrator.store.models import Host
 from orchestrator.transport import Completed, LocalTransport, RemoteProcess, Transport

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from orchestrator.context import Context
+from orchestrator.core.launchrequest import LaunchRequest, resolve
+from orchestrator.core.runstate import RunStatus
+from orchestrator.core.secretenv import redacted_env, split_env
 from orchestrator.errors import HistoryReadOnly, HostError, RemoteOpFailed, StoreError, UsageError
-from orchestrator.launchrequest import LaunchRequest, resolve
 from orchestrator.logparse.inert import inert_line
 from orchestrator.patches import prepare_launch, run_pythons
-from orchestrator.runstate import RunStatus
-from orchestrator.secretenv import redacted_env, split_env
 from orchestrator.store import queries
 from orchestrator.store.db import WriteFailed, describe_write_failure
 from orchestrator.store.models import Run
@@ -33,7 +33,7 @@ async def launch(ctx: Context, host: str, request: LaunchRequest) -> Run:
     On a Slurm host the wrapper is submitted with sbatch (the host's sbatch args, then the request's) and
     the run is recorded as ``launching``: the monitor moves it to ``running`` when Slurm starts the job.
 
-    Secrets (``secret_env``, and the variables of ``env`` whose key looks like one: orchestrator.secretenv)
+    Secrets (``secret_env``, and the variables of ``env`` whose key looks like one: orchestrator.core.secretenv)
     reach the job but are recorded, here and on the host, only as ``<redacted>``.
     ``rerun_of``: the run this one repeats (orchestrator.rerun).
     """

@@ -18,8 +18,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from orchestrator.context import Context
+from orchestrator.core.humanize import iso
 from orchestrator.errors import NotFound, PatchError, RemoteOpFailed
-from orchestrator.humanize import iso
 from orchestrator.store.db import Session
 from orchestrator.store.queries import add_event, add_patch_action, runs_with_patch_set, utcnow
 from worker.patching import PatchFailed, parse_diff

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.context import Context
+from orchestrator.core.launchrequest import LaunchRequest
 from orchestrator.errors import ConfigError, PreflightRefused
 from orchestrator.launcher import launch
-from orchestrator.launchrequest import LaunchRequest
 from orchestrator.patches import load_patch_set, run_pythons
 from orchestrator.preflight import KnownBad, Report, judge, parse_table
 from orchestrator.store.models import Run

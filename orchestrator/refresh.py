@@ -5,7 +5,7 @@ no monitor holds the lock, it takes it for a moment and runs one round of the mo
 (``HostWatcher.poll``) per host, bounded by a short timeout, so a run that ended is drained and judged by the
 same code as under a monitor (terminal only after its log is read to the end). A host that cannot be reached
 in time keeps its runs as they were and is marked unreachable, so they are labelled "as of HH:MM"
-(orchestrator.freshness.status_note).
+(orchestrator.core.freshness.status_note).
 Status changes found here go through the alert rules as a monitor's would, so the ``failed`` alert is not lost.
 """
 
@@ -16,13 +16,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from orchestrator.context import Context
+from orchestrator.core.notices import Notice, RunProgressed, RunStatusChanged
 from orchestrator.errors import EorchError, MonitorBusy
 from orchestrator.hosts import HostSession
 from orchestrator.monitoring.followers import MAX_DRAIN_ATTEMPTS
 from orchestrator.monitoring.monitor import Monitor
 from orchestrator.monitoring.watcher import HostWatcher
 from orchestrator.monitorlock import REFRESH_ROLE, REFRESH_WAIT_S, MonitorLock, monitor_holds
-from orchestrator.notices import Notice, RunProgressed, RunStatusChanged
 from orchestrator.store import queries
 
 

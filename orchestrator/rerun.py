@@ -5,7 +5,7 @@ run's own sbatch options. An eagle3-extract run starts again from the spec it re
 ran, split ranks and ``--set`` overrides included): the TOML file it came from may have changed or gone since,
 the recorded spec is what ran. Its preflight runs again first, as for `eorch launch --spec`.
 
-Secret variables were never recorded (orchestrator.secretenv): they must be given again, or the rerun is refused
+Secret variables were never recorded (orchestrator.core.secretenv): they must be given again, or the rerun is refused
 before anything starts. The new run records ``rerun_of``.
 
 ``plan_rerun`` is pure (a run row and host defaults in, a ``LaunchRequest`` out); ``load_plan`` reads the history;
@@ -20,10 +20,10 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from orchestrator.context import Context
+from orchestrator.core.launchrequest import LaunchRequest
+from orchestrator.core.secretenv import REDACTED
 from orchestrator.errors import NotFound, SpecError, UsageError
-from orchestrator.launchrequest import LaunchRequest
 from orchestrator.patches import run_pythons
-from orchestrator.secretenv import REDACTED
 from orchestrator.store.models import Host
 
 if TYPE_CHECKING:
@@ -131,7 +131,7 @@ def plan_rerun(run: Run, options: RerunOptions, *, target: HostDefaults, origina
 
 
 def _recipe_request(run: Run, env: dict[str, str], name: str, canary: bool | None) -> LaunchRequest:
-    from orchestrator.spec import parse_spec
+    from orchestrator.core.spec import parse_spec
     from orchestrator.speclaunch import job_launch_request
 
     if not run.spec:
@@ -166,8 +166,8 @@ def load_plan(ctx: Context, ref: str, options: RerunOptions | None = None) -> Re
         target_row = original_row if target_name == run.host else queries.host_row(s, target_name)
         if target_row is None:
             raise NotFound(f"unknown host {target_name!r} (see `eorch host list`); give another with --host")
-        sbatch = next((e.data["sbatch_args"] for e in queries.events_of(s, run.id, kinds=("status",))
-                       if isinstance(e.data, dict) and e.data.get("sbatch_args")), [])
+        sbatch: list[str] = next((e.data["sbatch_args"] for e in queries.events_of(s, run.id, kinds=("status",))
+                                  if isinstance(e.data, dict) and e.data.get("sbatch_args")), [])
         return plan_rerun(run, options, target=HostDefaults.of(target_row),
                           original=HostDefaults.of(original_row) if original_row else None, sbatch_recorded=sbatch)
 

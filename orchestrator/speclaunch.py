@@ -6,10 +6,10 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from orchestrator.core.launchrequest import LaunchRequest, RunDirPath, WorkerModule
+from orchestrator.core.secretenv import redacted_env, split_env
+from orchestrator.core.spec import CommandJob, Eagle3Job, load_spec, worker_payload
 from orchestrator.errors import UsageError
-from orchestrator.launchrequest import LaunchRequest, RunDirPath, WorkerModule
-from orchestrator.secretenv import redacted_env, split_env
-from orchestrator.spec import CommandJob, Eagle3Job, load_spec, worker_payload
 
 
 def spec_launch_request(

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import asyncssh
 
-from orchestrator import commands
-from orchestrator.destination import parse_destination
+from orchestrator.core import commands
+from orchestrator.core.destination import parse_destination
 from orchestrator.errors import HostKeyRefused, HostUnreachable, StreamBroken
 from orchestrator.transport import Completed, RemoteProcess
 
@@ -50,7 +50,7 @@ def resolve_options(target: SshTarget) -> asyncssh.SSHClientConnectionOptions:
         kwargs["username"] = dest.user
     if dest.port:
         kwargs["port"] = dest.port
-    return asyncssh.SSHClientConnectionOptions(host=dest.host, **kwargs)  # type: ignore[arg-type]
+    return asyncssh.SSHClientConnectionOptions(host=dest.host, **kwargs)
 
 
 def known_hosts_files(options: asyncssh.SSHClientConnectionOptions, target: SshTarget) -> list[str]:

@@ -12,14 +12,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from orchestrator import commands
 from orchestrator.context import Context
+from orchestrator.core import commands
+from orchestrator.core.launchrequest import LaunchRequest, RunDirPath, WorkerModule
+from orchestrator.core.runstate import RunStatus
 from orchestrator.errors import MonitorBusy, RemoteCommandFailed, UsageError
 from orchestrator.launcher import launch
-from orchestrator.launchrequest import LaunchRequest, RunDirPath, WorkerModule
 from orchestrator.monitoring.lock import follow_or_read
 from orchestrator.monitoring.monitor import Monitor
-from orchestrator.runstate import RunStatus
 from orchestrator.store import queries
 from orchestrator.store.models import Run
 

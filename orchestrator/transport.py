@@ -102,7 +102,7 @@ class LocalTransport:
         except OSError as err:
             return Completed(tuple(argv), 127, b"", f"{argv[0]}: {err.strerror}".encode())
         try:
-            out, err = await asyncio.wait_for(proc.communicate(input), timeout)
+            out, errout = await asyncio.wait_for(proc.communicate(input), timeout)
         except BaseException:  # timed out or cancelled (Ctrl-C): reap it now, not after the loop closed
             if proc.returncode is None:
                 try:
@@ -111,7 +111,7 @@ class LocalTransport:
                     pass
                 await proc.wait()
             raise
-        return Completed(tuple(argv), proc.returncode, out, err)
+        return Completed(tuple(argv), proc.returncode, out, errout)
 
     async def start(self, argv: Sequence[str]) -> RemoteProcess:
         proc = await asyncio.create_subprocess_exec(

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator import commands
 from orchestrator.context import Context
+from orchestrator.core import commands
 from orchestrator.errors import UsageError
 from orchestrator.store.models import Run
 from orchestrator.store.queries import get_run

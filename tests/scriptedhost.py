@@ -7,7 +7,7 @@ but only as far as the test lets it (``ScriptedFile.hold_at``): so a test decide
 when the host reports an ``rc``. A truncated file is read again from its start and a replaced one from the
 new file's start, as GNU ``tail -F`` does.
 
-The argv it understands are exactly those ``orchestrator.commands`` builds; anything else fails loudly.
+The argv it understands are exactly those ``orchestrator.core.commands`` builds; anything else fails loudly.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator import commands
+from orchestrator.core import commands
 from orchestrator.errors import HostUnreachable, StreamBroken
 from orchestrator.transport import Completed, RemoteProcess
 

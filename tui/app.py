@@ -22,9 +22,9 @@ from textual.screen import Screen
 from textual.worker import get_current_worker
 
 from orchestrator.alerts import rules as alertrules
-from orchestrator.clock import utcnow
 from orchestrator.context import Context
-from orchestrator.notices import LogLinesRead, Notice
+from orchestrator.core.clock import utcnow
+from orchestrator.core.notices import LogLinesRead, Notice
 from orchestrator.services.runview import RunView
 from tui import data
 from tui.data import AlertRow

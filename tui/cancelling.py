@@ -6,6 +6,8 @@ The runs list and the run detail share this flow; the answer arrives at the scre
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.screen import Screen
 
 from orchestrator.context import Context
@@ -15,7 +17,7 @@ from tui.messages import CancelFailed, RunCancelled, RunsRefreshRequested
 from tui.screens.confirm import ConfirmScreen
 
 
-def ask_to_cancel(screen: Screen[object], ctx: Context, row: RunView) -> None:
+def ask_to_cancel(screen: Screen[Any], ctx: Context, row: RunView) -> None:
     """Confirm, then cancel ``row``'s run; a run that already ended is only told about."""
     if row.terminal:
         screen.notify(f"run {row.id} already ended ({row.status})", severity="warning")
@@ -30,7 +32,7 @@ def ask_to_cancel(screen: Screen[object], ctx: Context, row: RunView) -> None:
                                          yes="Cancel run"), answered)
 
 
-async def _cancel(screen: Screen[object], ctx: Context, run_id: str) -> None:
+async def _cancel(screen: Screen[Any], ctx: Context, run_id: str) -> None:
     from orchestrator.cancel import cancel_run
 
     try:
@@ -41,13 +43,13 @@ async def _cancel(screen: Screen[object], ctx: Context, run_id: str) -> None:
     screen.post_message(RunCancelled(run_id, str(result.get("status"))))
 
 
-def told_cancelled(screen: Screen[object], message: RunCancelled) -> None:
+def told_cancelled(screen: Screen[Any], message: RunCancelled) -> None:
     """What a screen does when its cancel came back: say so, refresh the runs."""
     screen.notify(f"run {message.run_id}: {message.status}, no process left")
     screen.post_message(RunsRefreshRequested())
 
 
-def told_cancel_failed(screen: Screen[object], message: CancelFailed) -> None:
+def told_cancel_failed(screen: Screen[Any], message: CancelFailed) -> None:
     from tui.screens.confirm import MessageScreen
 
     screen.app.push_screen(MessageScreen(f"Could not cancel run {message.run_id}", message.error))

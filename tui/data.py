@@ -12,11 +12,11 @@ from datetime import datetime
 from typing import Any
 
 from orchestrator.context import Context
+from orchestrator.core.recipesteps import StepLine
+from orchestrator.core.runstate import RunStatus
 from orchestrator.errors import EorchError
 from orchestrator.logparse import signature_hint
 from orchestrator.logparse.inert import inert, inert_line
-from orchestrator.recipesteps import StepLine
-from orchestrator.runstate import RunStatus
 from orchestrator.services import alerts, hosts, runs
 from orchestrator.services import history as history_service
 from orchestrator.services.hosts import HostView
@@ -252,7 +252,7 @@ class HistoryResult:
 def search_history(ctx: Context, text: str, now: datetime, limit: int = 200) -> HistoryResult:
     """Filters over the history (`eorch runs`' filters), and full-text search over root causes for the free
     words (`eorch search`)."""
-    from orchestrator.history import RunFilter, parse_since
+    from orchestrator.core.history import RunFilter, parse_since
 
     filters, words = parse_history_query(text)
     since = parse_since(filters["since"], now) if filters.get("since") else None

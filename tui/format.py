@@ -7,8 +7,8 @@ from datetime import datetime
 
 from rich.text import Text
 
-from orchestrator.freshness import eta_left
-from orchestrator.humanize import STATUS_STYLE, coarse, short_span, span
+from orchestrator.core.freshness import eta_left
+from orchestrator.core.humanize import STATUS_STYLE, coarse, short_span, span
 from orchestrator.services.runview import RunView
 
 BAR_FULL, BAR_EMPTY = "█", "░"

@@ -6,8 +6,8 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.core.launchrequest import LaunchRequest, parse_env
 from orchestrator.errors import UsageError
-from orchestrator.launchrequest import LaunchRequest, parse_env
 
 
 @dataclass(frozen=True)

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import Any
 
-from orchestrator.runstate import RunStatus
+from orchestrator.core.runstate import RunStatus
 from orchestrator.services.runview import RunView
 
 #: The status filters `f` cycles through: all, the active ones, then each end state.
 STATUS_FILTERS: tuple[str, ...] = ("all", "active", "failed", "lost", "cancelled", "succeeded")
 _EPOCH = datetime(1970, 1, 1)
 #: The orders `o` cycles through, each a key over a run (newest first is the history's own order).
-SORTS: dict[str, Callable[[RunView], object]] = {
+SORTS: dict[str, Callable[[RunView], Any]] = {
     "newest": lambda r: (-(r.created_at - _EPOCH).total_seconds(), r.id),
     "status": lambda r: (RunStatus(r.status).is_terminal(), r.status, -(r.created_at - _EPOCH).total_seconds()),
     "name": lambda r: (r.name.lower(), -(r.created_at - _EPOCH).total_seconds()),

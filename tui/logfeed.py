@@ -16,10 +16,10 @@ from collections.abc import Awaitable, Callable, Iterable
 from textual.message import Message
 from textual.message_pump import MessagePump
 
+from orchestrator.core.notices import LogLinesRead, Notice
 from orchestrator.errors import EorchError
 from orchestrator.follower import LogFollower
 from orchestrator.hosts import HostSession
-from orchestrator.notices import LogLinesRead, Notice
 from tui.messages import LogFollowFailed, LogLinesReceived
 
 #: Announcements kept for views opened later (one per follower commit, each a few lines to a few thousand).

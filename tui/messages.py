@@ -12,7 +12,7 @@ from typing import Any
 
 from textual.message import Message
 
-from orchestrator.notices import Notice
+from orchestrator.core.notices import Notice
 from orchestrator.services.hosts import HostView
 from orchestrator.services.runview import RunView
 from tui.data import AlertRow, RunDetail
@@ -117,7 +117,7 @@ class MonitorNoticed(Message):
 
     def can_replace(self, message: Message) -> bool:
         # Progress of one run coalesces; status and reachability changes are never dropped.
-        from orchestrator.notices import RunProgressed
+        from orchestrator.core.notices import RunProgressed
 
         return (
             isinstance(message, MonitorNoticed)

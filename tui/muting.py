@@ -4,6 +4,7 @@ loop; the answer is a toast."""
 from __future__ import annotations
 
 from functools import partial
+from typing import Any
 
 from textual.app import App
 from textual.screen import Screen
@@ -12,7 +13,7 @@ from orchestrator.context import Context
 from orchestrator.errors import EorchError
 
 
-def toggle_mute(screen: Screen[object], ctx: Context, run_id: str) -> None:
+def toggle_mute(screen: Screen[Any], ctx: Context, run_id: str) -> None:
     screen.run_worker(partial(_toggle, screen.app, ctx, run_id), thread=True, group="mute")
 
 

@@ -28,8 +28,8 @@ from orchestrator.alerts import rules as alertrules
 from orchestrator.alerts.outbox import PendingDelivery, Target, url_key
 from orchestrator.alerts.rules import AlertKind, AlertToRaise
 from orchestrator.context import Context
+from orchestrator.core.humanize import iso
 from orchestrator.errors import ChannelFailed, ConfigError
-from orchestrator.humanize import iso
 from orchestrator.store import outbox as outbox_rows
 from orchestrator.store import queries
 from orchestrator.store.db import Session
@@ -134,7 +134,7 @@ class AppriseChannel:
 
         self.name = redact_url(entry.url)
         self.key = url_key(entry.url)
-        self.kinds = entry.kinds
+        self.kinds: Sequence[str] | None = entry.kinds
         self._apprise = apprise.Apprise()
         if not self._apprise.add(entry.url):
             raise ConfigError(f"alert URL {self.name} is not a URL apprise understands")

@@ -31,9 +31,9 @@ from orchestrator.alerts.channels import (
 )
 from orchestrator.alerts.rules import AlertKind, AlertToRaise, HostSnapshot, RunFacts, RunSnapshot
 from orchestrator.context import Context
+from orchestrator.core.notices import HostReachabilityChanged, Notice, RunProgressed, RunStatusChanged
 from orchestrator.errors import HistoryReadOnly
 from orchestrator.logparse.inert import inert_line
-from orchestrator.notices import HostReachabilityChanged, Notice, RunProgressed, RunStatusChanged
 from orchestrator.services.runview import RunView, view_of
 from orchestrator.store import outbox as outbox_rows
 from orchestrator.store import queries
@@ -119,7 +119,7 @@ class AlertEngine:
             if run is None:
                 return []
             if run.status == "failed" and run.fingerprint is None:
-                from orchestrator.history import record_fingerprint
+                from orchestrator.core.history import record_fingerprint
 
                 record_fingerprint(run)
             snapshot = self._snapshot(view_of(run))

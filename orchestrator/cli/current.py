@@ -12,10 +12,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.context import Context
+from orchestrator.core.freshness import eta_text, last_output_text
+from orchestrator.core.runstate import RunStatus
 from orchestrator.errors import HistoryReadOnly
-from orchestrator.freshness import eta_text, last_output_text
 from orchestrator.monitorlock import monitor_holds
-from orchestrator.runstate import RunStatus
 from orchestrator.services import runs
 
 if TYPE_CHECKING:

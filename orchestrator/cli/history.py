@@ -13,10 +13,10 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from orchestrator import history
 from orchestrator.cli.common import check_limit, console, context, print_json, text
+from orchestrator.core import history
+from orchestrator.core.humanize import iso, span
 from orchestrator.errors import UsageError
-from orchestrator.humanize import iso, span
 from orchestrator.services import history as service
 
 RUN_CSV_COLUMNS = ("id", "name", "host", "kind", "status", "phase", "exit_code", "created_at", "started_at",

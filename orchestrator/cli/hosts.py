@@ -10,10 +10,10 @@ from rich.table import Table
 
 from orchestrator.cli.common import console, context, print_json, run_async, text
 from orchestrator.context import Context
-from orchestrator.destination import parse_destination
+from orchestrator.core.destination import parse_destination
+from orchestrator.core.launchrequest import parse_env
 from orchestrator.errors import UsageError
 from orchestrator.hosts import LOCAL_HOST, validate_host_name
-from orchestrator.launchrequest import parse_env
 from orchestrator.services import hosts
 
 SCHEDULERS = ("direct", "slurm")
@@ -124,7 +124,7 @@ def check(
         console.print(f"GPU {gpu['index']}: {gpu['name']} · {free} MiB free of {gpu['memory_total_mib']} MiB",
                       markup=False)
     if env:
-        from orchestrator.envlines import env_lines
+        from orchestrator.core.envlines import env_lines
 
         for line in env_lines({"env_fingerprint": facts["env"]}):
             console.print(line, highlight=False)

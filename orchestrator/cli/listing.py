@@ -12,16 +12,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from orchestrator.freshness import eta_text
-from orchestrator.humanize import STATUS_STYLE, ago, run_time, short_span
+from orchestrator.core.freshness import eta_text
+from orchestrator.core.humanize import STATUS_STYLE, ago, run_time, short_span
+from orchestrator.core.runstate import shown_phase
 from orchestrator.logparse.inert import inert_line
-from orchestrator.runstate import shown_phase
 
 if TYPE_CHECKING:
     from orchestrator.services.runview import RunView
@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 ACTIVE = frozenset({"pending", "launching", "running"})
 #: The least a flexible column (name, cause) is given before the table is allowed to overflow.
 MIN_FLEXIBLE = 8
+
+
+#: The names rich gives its colour systems (``Console.color_system`` is typed ``str``).
+ColorSystem = Literal["auto", "standard", "256", "truecolor", "windows"]
 
 
 @dataclass(frozen=True)
@@ -139,7 +143,7 @@ def print_runs(console: Console, records: Sequence[dict[str, Any]], now: datetim
         if needed <= console.width:
             console.print(table)
         else:  # too wide (`--wide` on a narrow terminal): the terminal wraps the lines, nothing is cut
-            wider = Console(file=console.file, width=needed, force_terminal=True, color_system=console.color_system)
+            wider = Console(file=console.file, width=needed, force_terminal=True, color_system=cast(ColorSystem | None, console.color_system))
             wider.print(table)
     else:
         for line in plain_lines(rows, columns):
@@ -155,7 +159,7 @@ def print_listing(console: Console, err_console: Console, records: Sequence[dict
                   wide: bool) -> None:
     """The runs table, then what is known of the staleness of the statuses it shows; or, when no run is
     shown, why (``anything``: whether the history holds a run at all)."""
-    from orchestrator.clock import utcnow
+    from orchestrator.core.clock import utcnow
 
     if not anything:
         err_console.print("no runs yet: start one with `eorch launch --host local -- echo hello` "

@@ -83,9 +83,9 @@ def _summary(name: str, a: Analysis) -> None:
         console.print(f"  signatures  {sigs}", highlight=False)
     catalogue = load_catalogue()
     for count in a.signatures:
-        sig = catalogue.by_id(count.id)
-        if sig is not None and sig.severity is Severity.WARNING:
-            console.print(f"  warning     {escape(sig.id)}: {escape(sig.hint)}", highlight=False)
+        known = catalogue.by_id(count.id)
+        if known is not None and known.severity is Severity.WARNING:
+            console.print(f"  warning     {escape(known.id)}: {escape(known.hint)}", highlight=False)
     if rc is not None and rc.traceback:
         console.print("  traceback:")
         for line in rc.traceback.splitlines():

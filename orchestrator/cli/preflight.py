@@ -11,7 +11,7 @@ from orchestrator.cli.common import console, err_console, print_json, run_async
 from orchestrator.errors import PreflightRefused, UsageError
 
 if TYPE_CHECKING:
-    from orchestrator.launchrequest import LaunchRequest
+    from orchestrator.core.launchrequest import LaunchRequest
 
 
 def preflight(

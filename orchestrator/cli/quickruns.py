@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 
 from orchestrator.cli.common import MAX_LIMIT
-from orchestrator.runstate import STATUSES
+from orchestrator.core.runstate import STATUSES
 
 
 @dataclass

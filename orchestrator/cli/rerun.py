@@ -36,8 +36,8 @@ def rerun(
     recorded: give them again with --secret-env. The new run records which run it repeats (`eorch show`).
     """
     from orchestrator.autostart import ensure_followed
+    from orchestrator.core.launchrequest import parse_env
     from orchestrator.errors import PreflightRefused
-    from orchestrator.launchrequest import parse_env
     from orchestrator.services import runs as run_service
     from orchestrator.services.launches import RerunOptions, load_plan
     from orchestrator.services.launches import rerun as rerun_run

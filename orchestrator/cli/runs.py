@@ -10,13 +10,13 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from orchestrator import commands
 from orchestrator.autostart import Following, ensure_followed
 from orchestrator.cli.common import check_limit, console, context, err_console, print_json, run_async
 from orchestrator.cli.current import refreshed
 from orchestrator.context import Context
+from orchestrator.core import commands
+from orchestrator.core.runstate import STATUSES
 from orchestrator.errors import NotFound, PreflightRefused, UsageError
-from orchestrator.runstate import STATUSES
 from orchestrator.services import hosts as host_service
 from orchestrator.services import runs as run_service
 from orchestrator.services.runview import RunView
@@ -63,7 +63,7 @@ def launch(
 
     The run is followed: by the running monitor, or by a background one started now (`--no-monitor`, or
     `[monitor] auto_start = false` in config.toml, opts out)."""
-    from orchestrator.launchrequest import LaunchRequest, parse_env
+    from orchestrator.core.launchrequest import LaunchRequest, parse_env
     from orchestrator.services.launches import (
         launch as launch_run,  # imported here: `eorch runs` starts faster
     )
@@ -136,7 +136,7 @@ def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: s
                   **common: object) -> None:
     """One run per host, rank i of len(hosts); all specs and hosts (and their preflights) are checked before the
     first starts."""
-    from orchestrator.launchrequest import parse_env
+    from orchestrator.core.launchrequest import parse_env
     from orchestrator.services.launches import checked_request
     from orchestrator.services.launches import (
         launch as launch_run,  # imported here: `eorch runs` starts faster
@@ -202,7 +202,7 @@ def runs(
     """List runs, newest first, filtered by status, host, age, name, failure signature, exception or model.
     """
     from orchestrator.cli.listing import listing_records, print_listing
-    from orchestrator.history import RunFilter, parse_since
+    from orchestrator.core.history import RunFilter, parse_since
 
     check_limit(limit)
 

@@ -11,10 +11,10 @@ from rich.text import Text
 
 from orchestrator.cli.common import console, context, print_json
 from orchestrator.cli.current import progress_words, refreshed
-from orchestrator.clock import utcnow
-from orchestrator.humanize import STATUS_STYLE
-from orchestrator.recipesteps import checklist
-from orchestrator.runstate import shown_phase
+from orchestrator.core.clock import utcnow
+from orchestrator.core.humanize import STATUS_STYLE
+from orchestrator.core.recipesteps import checklist
+from orchestrator.core.runstate import shown_phase
 from orchestrator.services import runs
 
 
@@ -66,7 +66,7 @@ def show(
         console.print(f"progress: {p['done']}/{p['total']}" + (f" at {p['rate']:.2f}/s" if p["rate"] else ""))
     console.print(f"started {record['started_at']} · ended {record['ended_at'] or '—'} · "
                   f"log bytes read {record['log_offset']}")
-    from orchestrator.envlines import env_lines
+    from orchestrator.core.envlines import env_lines
 
     for line in env_lines(record):
         console.print(line, highlight=False)
@@ -141,7 +141,9 @@ def _print_evidence(evidence: dict[str, Any]) -> None:
 def canary_line(c: dict[str, object]) -> str:
     """``canary: succeeded in 41.2s (LlamaForCausalLM, 4 of 32 layers, ids [2, 16, 29, 32] → [1, 2, 3, 4])``."""
     took = f" in {c['seconds']:.1f}s" if isinstance(c.get("seconds"), int | float) else ""
-    model = c.get("model") if isinstance(c.get("model"), dict) else None
+    model = c.get("model")
+    if not isinstance(model, dict):
+        model = None
     what = (f" ({model['architecture']}, {model['num_hidden_layers']} of {model['target_layers']} layers, "
             f"ids {model['target_layer_ids']} → {model['layer_ids']})") if model else ""
     status = c.get("status")

@@ -13,20 +13,20 @@ from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
 from orchestrator.cli.common import console, context
-from orchestrator.clock import utcnow
 from orchestrator.context import Context
-from orchestrator.errors import MonitorBusy, UsageError
-from orchestrator.freshness import QUIET_AFTER_S, eta_text, last_output_text, quiet_for
-from orchestrator.monitoring.lock import follow_or_read
-from orchestrator.monitoring.monitor import Monitor
-from orchestrator.notices import (
+from orchestrator.core.clock import utcnow
+from orchestrator.core.freshness import QUIET_AFTER_S, eta_text, last_output_text, quiet_for
+from orchestrator.core.notices import (
     HostReachabilityChanged,
     LogTruncated,
     Notice,
     RunProgressed,
     RunStatusChanged,
 )
-from orchestrator.runstate import RunStatus, shown_phase
+from orchestrator.core.runstate import RunStatus, shown_phase
+from orchestrator.errors import MonitorBusy, UsageError
+from orchestrator.monitoring.lock import follow_or_read
+from orchestrator.monitoring.monitor import Monitor
 from orchestrator.services import runs as run_service
 from orchestrator.services.runview import RunView
 
@@ -111,6 +111,7 @@ class Printer:
         return " · ".join(w for w in words if w)
 
     def _update(self, run: RunView, force: bool = False) -> None:
+        total: int | None
         if run.progress_total:
             done, total, what = run.progress_done or 0, run.progress_total, "samples"
         else:

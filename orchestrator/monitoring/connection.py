@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from orchestrator.context import Context
+from orchestrator.core.notices import HostReachabilityChanged, Notice
 from orchestrator.errors import HostError, RemoteOpFailed
 from orchestrator.hosts import HostSession
-from orchestrator.notices import HostReachabilityChanged, Notice
 from orchestrator.store import queries
 
 log = logging.getLogger("eorch.monitor")

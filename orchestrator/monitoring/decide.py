@@ -17,10 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from orchestrator.core.runstate import Liveness, RunStatus, ended, status_from_liveness
 from orchestrator.logparse import exit_root_cause
 from orchestrator.logparse.events import RootCause
 from orchestrator.monitoring.liveness import cancel_reached_host, liveness_from, lost_reason, lost_root_cause
-from orchestrator.runstate import Liveness, RunStatus, ended, status_from_liveness
 from worker.protocol import RunStatusReport
 
 

@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from orchestrator.context import Context
+from orchestrator.core.notices import Notice
 from orchestrator.errors import HostError
 from orchestrator.follower import LogFollower, StepEventFollower
 from orchestrator.hosts import HostSession
-from orchestrator.notices import Notice
 from orchestrator.store import queries
 from orchestrator.store.models import Run
 from worker.protocol import RunStatusReport

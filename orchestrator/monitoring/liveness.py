@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.runstate import Liveness
+from orchestrator.core.runstate import Liveness
 from worker.protocol import RunStatusReport
 
 # A run stays ``pending`` while its launcher starts it (orchestrator.launcher records it first); one still pending

@@ -13,9 +13,9 @@ import logging
 from collections.abc import Callable, Sequence
 
 from orchestrator.context import Context
+from orchestrator.core.notices import Notice, RunProgressed
 from orchestrator.errors import StoreError
 from orchestrator.monitoring.watcher import HostWatcher
-from orchestrator.notices import Notice, RunProgressed
 from orchestrator.store import queries
 from orchestrator.store.db import check_writable, describe_write_failure, is_read_only
 

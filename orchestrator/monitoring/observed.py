@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from orchestrator.context import Context
-from orchestrator.freshness import output_time
+from orchestrator.core.freshness import output_time
 from orchestrator.store import queries
 from orchestrator.store.queries import utcnow
 from worker.protocol import RunStatusReport

@@ -10,8 +10,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from orchestrator.context import Context
-from orchestrator.notices import Notice, RunStatusChanged
-from orchestrator.runstate import RunStatus
+from orchestrator.core.notices import Notice, RunStatusChanged
+from orchestrator.core.runstate import RunStatus
 from orchestrator.store import queries
 from worker.protocol import RunStatusReport
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from orchestrator.context import Context
+from orchestrator.core.notices import LogTruncated, Notice
 from orchestrator.hosts import HostSession
 from orchestrator.monitoring.followers import Followers
 from orchestrator.monitoring.truncation import truncation
-from orchestrator.notices import LogTruncated, Notice
 from orchestrator.store import queries
 from orchestrator.store.models import Run
 from worker.protocol import RunStatusReport

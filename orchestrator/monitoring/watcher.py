@@ -14,6 +14,8 @@ import logging
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.core.notices import RunStatusChanged
+from orchestrator.core.runstate import Liveness, RunStatus
 from orchestrator.errors import HostError, RemoteOpFailed
 from orchestrator.hosts import HostSession
 from orchestrator.kernelevidence import killed_root_cause
@@ -24,8 +26,6 @@ from orchestrator.monitoring.followers import Followed, Followers
 from orchestrator.monitoring.observed import record_observation
 from orchestrator.monitoring.slurmstate import record_scheduler
 from orchestrator.monitoring.truncationrecovery import restart_if_truncated
-from orchestrator.notices import RunStatusChanged
-from orchestrator.runstate import Liveness, RunStatus
 from orchestrator.store import queries
 from orchestrator.store.models import Run
 from orchestrator.store.queries import utcnow

@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from orchestrator.alerts import outbox as alertoutbox
 from orchestrator.context import Context
-from orchestrator.humanize import iso
+from orchestrator.core.humanize import iso
 from orchestrator.store import outbox as outbox_rows
 from orchestrator.store import queries
 from orchestrator.store.models import Alert, AlertDelivery

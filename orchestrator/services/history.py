@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from orchestrator import history
 from orchestrator.context import Context
+from orchestrator.core import history
+from orchestrator.core.history import MATCH_CLOSE, MATCH_OPEN, RunFilter
 from orchestrator.errors import UsageError
-from orchestrator.history import MATCH_CLOSE, MATCH_OPEN, RunFilter
 from orchestrator.services.runview import RunView, view_of
 from orchestrator.store import history as store
 from orchestrator.store import queries

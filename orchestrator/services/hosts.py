@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.context import Context
+from orchestrator.core.humanize import iso
 from orchestrator.errors import EorchError, HostKeyRefused, UsageError
 from orchestrator.hosts import HostSession
-from orchestrator.humanize import iso
 from orchestrator.store import queries
 from orchestrator.store.models import Host, Run
 

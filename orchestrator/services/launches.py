@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from orchestrator.context import Context
-from orchestrator.launchrequest import LaunchRequest
+from orchestrator.core.launchrequest import LaunchRequest
 from orchestrator.preflight import Report
 from orchestrator.rerun import RerunOptions as RerunOptions  # noqa: PLC0414 (what load_plan takes)
 from orchestrator.rerun import RerunPlan as RerunPlan  # noqa: PLC0414 (what load_plan gives)

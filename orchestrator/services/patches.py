@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import select
 
 from orchestrator.context import Context
-from orchestrator.humanize import iso
+from orchestrator.core.humanize import iso
 from orchestrator.store.models import PatchAction, Run
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from orchestrator.runstate import RunStatus
+from orchestrator.core.runstate import RunStatus
 from orchestrator.services.runview import RunView, view_of
 from orchestrator.store.revision import head_revision
 

@@ -13,9 +13,9 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from orchestrator.context import Context
-from orchestrator.freshness import status_note
-from orchestrator.history import RunFilter
-from orchestrator.recipesteps import StepLine, recipe_steps
+from orchestrator.core.freshness import status_note
+from orchestrator.core.history import RunFilter
+from orchestrator.core.recipesteps import StepLine, recipe_steps
 from orchestrator.services.runview import RunView, view_of
 from orchestrator.store import history, queries
 from orchestrator.store.models import Host, Run

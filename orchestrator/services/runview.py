@@ -14,11 +14,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.alerts.rules import RunSnapshot
-from orchestrator.canary import effective_root_cause
-from orchestrator.humanize import iso
+from orchestrator.core.canary import effective_root_cause
+from orchestrator.core.humanize import iso
+from orchestrator.core.runstate import RunStatus, shown_phase
+from orchestrator.core.secretenv import redacted_env
 from orchestrator.logparse.tail import failure_evidence
-from orchestrator.runstate import RunStatus, shown_phase
-from orchestrator.secretenv import redacted_env
 
 if TYPE_CHECKING:
     from orchestrator.store.models import Run
@@ -33,7 +33,7 @@ class RunView:
 
     The first six fields are what a row of the runs table needs, so a screen test can build one by hand.
     ``stale_note`` ("as of 08:22, no monitor running; gpu unreachable") is filled in by the service when the
-    status could not be confirmed since (`orchestrator.freshness.status_note`).
+    status could not be confirmed since (`orchestrator.core.freshness.status_note`).
     """
 
     id: str
@@ -196,7 +196,7 @@ class RunView:
 
     def freshness(self) -> dict[str, Any]:
         """{"current": bool, "note": "as of 08:22, no monitor running; gpu unreachable: …"}: what `--json` says
-        of whether the status is current (`orchestrator.freshness.status_note`)."""
+        of whether the status is current (`orchestrator.core.freshness.status_note`)."""
         return {"current": not self.stale_note, "note": self.stale_note}
 
     def snapshot(self, *, last_activity_at: datetime | None, default_stall_minutes: float) -> RunSnapshot:

@@ -10,17 +10,20 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterator, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVarTuple
 
 from sqlalchemy import Select, delete, func, or_, select, text
 from sqlalchemy.orm import Session
 
-from orchestrator.history import MATCH_CLOSE, MATCH_OPEN, RunFilter, fts_query
-from orchestrator.humanize import iso
+from orchestrator.core.history import MATCH_CLOSE, MATCH_OPEN, RunFilter, fts_query
+from orchestrator.core.humanize import iso
 from orchestrator.store.models import Alert, Event, Run
 
+#: The column types of a statement that a filter narrows (it keeps them).
+Cols = TypeVarTuple("Cols")
 
-def apply_filter(flt: RunFilter, stmt: Select[Any]) -> Select[Any]:
+
+def apply_filter(flt: RunFilter, stmt: Select[*Cols]) -> Select[*Cols]:
     """``stmt`` narrowed to the runs matching every filter set in ``flt``."""
     if flt.status:
         stmt = stmt.where(Run.status == flt.status)
@@ -102,7 +105,7 @@ def stats(session: Session, host: str | None = None, model: str | None = None, t
         "by_status": by_status,
         "success_rate": round(by_status.get("succeeded", 0) / finished, 4) if finished else None,
         "median_load_s": _median([(b - a).total_seconds() for a, b in load_s]),
-        "median_time_to_failure_s": _median([(b - a).total_seconds() for a, b in fail_s]),
+        "median_time_to_failure_s": _median([(b - a).total_seconds() for a, b in fail_s if a and b]),
         "top_signatures": [{"signature": s, "runs": n} for s, n in signatures],
     }
 

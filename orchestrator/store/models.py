@@ -89,7 +89,7 @@ class Run(Base):
     # When the job last wrote its log or step events (from the files' mtimes on the host, in our clock), and
     # when its liveness was last confirmed there: the stall clock and the "as of" of the status.
     last_output_at: Mapped[datetime | None] = mapped_column(DateTime)
-    # Log events seen / stored per budgeted kind (orchestrator.eventbudget), committed with log_offset.
+    # Log events seen / stored per budgeted kind (orchestrator.core.eventbudget), committed with log_offset.
     event_counts: Mapped[dict | None] = mapped_column(JSON)  # type: ignore[type-arg]
     checked_at: Mapped[datetime | None] = mapped_column(DateTime)
 
@@ -105,7 +105,7 @@ class Run(Base):
     signature: Mapped[str | None] = mapped_column(String(64), index=True)
     exception: Mapped[str | None] = mapped_column(String(255), index=True)
     outputs: Mapped[dict | None] = mapped_column(JSON)  # type: ignore[type-arg]
-    # eagle3-extract: the canary's verdict (orchestrator.canary.canary_record)
+    # eagle3-extract: the canary's verdict (orchestrator.core.canary.canary_record)
     canary: Mapped[dict | None] = mapped_column(JSON)  # type: ignore[type-arg]
     # eagle3-extract with keep_server: the kept server, its retries and the load time they saved
     warm_server: Mapped[dict | None] = mapped_column(JSON)  # type: ignore[type-arg]

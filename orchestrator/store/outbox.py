@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from orchestrator.alerts.outbox import ERROR_MAX, EXPIRED, FAILED, PENDING, SENT, PendingDelivery, Target
 from orchestrator.alerts.rules import AlertKind, AlertToRaise
-from orchestrator.humanize import iso
+from orchestrator.core.humanize import iso
 from orchestrator.store.models import Alert, AlertDelivery
 
 MS = "milliseconds"  # deliveries happen many to a second

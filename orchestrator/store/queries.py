@@ -12,9 +12,9 @@ from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.orm import Session
 
 from orchestrator.alerts.rules import AlertToRaise
-from orchestrator.clock import utcnow as utcnow  # noqa: PLC0414 (re-exported: the writers stamp rows with it)
+from orchestrator.core.clock import utcnow as utcnow  # noqa: PLC0414 (re-exported: the writers stamp rows with it)
+from orchestrator.core.runstate import ACTIVE_STATUSES, RunStatus, advance
 from orchestrator.errors import NotFound, UsageError
-from orchestrator.runstate import ACTIVE_STATUSES, RunStatus, advance
 from orchestrator.store.models import Alert, Event, Host, PatchAction, Run
 
 
@@ -46,8 +46,11 @@ def host_row(session: Session, name: str) -> Host | None:
 
 
 def add_host_if_missing(session: Session, **columns: Any) -> None:
-    """Add the host unless one of its name exists (a command started beside this one may add it first)."""
-    session.execute(insert(Host).values(**columns).on_conflict_do_nothing(index_elements=["name"]))
+    """Add the host unless one of its name exists (a command started beside this one may add it first).
+
+    Only a missing host is written: a read-only history still answers the commands that only read it."""
+    if session.get(Host, columns["name"]) is None:
+        session.execute(insert(Host).values(**columns).on_conflict_do_nothing(index_elements=["name"]))
 
 
 def set_reachability(session: Session, name: str, reachable: bool, error: str | None = None) -> None:

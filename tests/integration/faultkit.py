@@ -16,7 +16,7 @@ from pathlib import Path
 
 from helpers import db_rows, wait_for
 
-from orchestrator.eventbudget import EventBudget
+from orchestrator.core.eventbudget import EventBudget
 from orchestrator.logparse import LogParser
 
 # Kinds that come from the log parser (status changes, truncations and the like are the monitor's facts).

@@ -11,7 +11,7 @@ import pytest
 from helpers import eorch
 from sqlalchemy import select
 
-from orchestrator.history import fingerprint_of, normalise_message, parse_since
+from orchestrator.core.history import fingerprint_of, normalise_message, parse_since
 from orchestrator.store.db import open_store
 from orchestrator.store.models import Alert, Event, Host, Run
 

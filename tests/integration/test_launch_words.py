@@ -1,6 +1,6 @@
 """What the user typed reaches the job as typed, through the loopback sshd. eorch once filled its own
 ``{python}``/``{worker}``/``{run_dir}`` placeholders into a recipe's or a tool's argv and env with str.replace, so a
-user's word or env value holding that text reached the job as a host path (orchestrator.launchrequest now names
+user's word or env value holding that text reached the job as a host path (orchestrator.core.launchrequest now names
 eorch's own parts as values: WorkerModule, RunDirPath)."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from helpers import eorch
 
-from orchestrator.history import fingerprint_of
+from orchestrator.core.history import fingerprint_of
 from orchestrator.store.db import open_store
 from orchestrator.store.models import Alert, Host, Run
 

@@ -71,7 +71,7 @@ class TestOneWayToRead:
         """Every status has the same colour in `eorch runs`/`show` and in the TUI."""
         from orchestrator.cli import listing
         from orchestrator.cli import show as show_cmd
-        from orchestrator.runstate import RunStatus
+        from orchestrator.core.runstate import RunStatus
         from tui.format import status_text
 
         for status in RunStatus:
@@ -81,7 +81,7 @@ class TestOneWayToRead:
 
     def test_stats_reads_durations_as_the_tui_does(self, eorch_home: Path) -> None:
         """`eorch stats` writes 42 seconds as `42s`, like every other duration (it once wrote `0m42s`)."""
-        from orchestrator.humanize import span
+        from orchestrator.core.humanize import span
 
         _add_runs(_failed("cc000001", 0, FINGERPRINT))
         out = eorch("stats").stdout
@@ -90,7 +90,7 @@ class TestOneWayToRead:
     def test_json_time_stamps_come_from_one_function(self, eorch_home: Path) -> None:
         """Runs are stamped to the second, alerts and their deliveries to the millisecond, by `humanize.iso`."""
         from orchestrator.context import Context
-        from orchestrator.humanize import iso
+        from orchestrator.core.humanize import iso
         from orchestrator.store.models import Alert
 
         created = BASE + timedelta(microseconds=123456)

@@ -7,8 +7,8 @@ import asyncio
 
 import pytest
 
+from orchestrator.core.notices import LogLinesRead
 from orchestrator.errors import EorchError
-from orchestrator.notices import LogLinesRead
 from tui import logfeed
 from tui.logfeed import LogFeed
 from tui.messages import LogFollowFailed, LogLinesReceived

@@ -13,8 +13,8 @@ from textual.widgets import RichLog
 from textual.worker import WorkerState
 
 from orchestrator.context import Context
+from orchestrator.core.notices import LogLinesRead
 from orchestrator.monitorlock import MonitorLock
-from orchestrator.notices import LogLinesRead
 from orchestrator.store.models import Run
 from tui.app import EorchApp
 from tui.messages import MonitorNoticed

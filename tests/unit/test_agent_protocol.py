@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import commands
+from orchestrator.core import commands
 from worker.cli import handle
 from worker.protocol import (
     CRASHED,

@@ -1,10 +1,10 @@
-"""The canary verdict the history keeps (orchestrator.canary): root cause from the canary's own log tail."""
+"""The canary verdict the history keeps (orchestrator.core.canary): root cause from the canary's own log tail."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.canary import canary_record, effective_root_cause
+from orchestrator.core.canary import canary_record, effective_root_cause
 
 LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator import commands
+from orchestrator.core import commands
 
 
 class TestShell:

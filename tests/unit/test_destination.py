@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.destination import Destination, parse_destination
+from orchestrator.core.destination import Destination, parse_destination
 from orchestrator.errors import UsageError
 
 

@@ -3,7 +3,7 @@ recipe's fill-in for a hand-written spec.json cannot drift apart (they were kept
 
 from __future__ import annotations
 
-from orchestrator.spec import Eagle3Section
+from orchestrator.core.spec import Eagle3Section
 from worker.recipes import eagle3_plan
 from worker.recipes.eagle3_defaults import CONTROLLER_CANARY, DEFAULTS
 

@@ -1,8 +1,8 @@
-"""Repeated log events are counted, not stored again and again (orchestrator.eventbudget)."""
+"""Repeated log events are counted, not stored again and again (orchestrator.core.eventbudget)."""
 
 from __future__ import annotations
 
-from orchestrator.eventbudget import KIND_CAP, REPEATS_KEPT, EventBudget
+from orchestrator.core.eventbudget import KIND_CAP, REPEATS_KEPT, EventBudget
 from orchestrator.logparse import LogParser
 
 

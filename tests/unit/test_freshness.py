@@ -1,10 +1,10 @@
-"""orchestrator.freshness: output times from host mtimes, ETAs counted down and overdue, the "as of" note."""
+"""orchestrator.core.freshness: output times from host mtimes, ETAs counted down and overdue, the "as of" note."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from orchestrator.freshness import eta_text, last_output_text, output_time, status_note
+from orchestrator.core.freshness import eta_text, last_output_text, output_time, status_note
 
 NOW = datetime(2026, 12, 1, 8, 30, 0)
 

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from orchestrator.humanize import ago, run_time, short_span, span
+from orchestrator.core.humanize import ago, run_time, short_span, span
 
 NOW = datetime(2026, 12, 1, 12, 0, 0)
 

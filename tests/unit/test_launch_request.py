@@ -1,4 +1,4 @@
-"""A launch is one typed request (orchestrator.launchrequest): a worker module is resolved once the host is known,
+"""A launch is one typed request (orchestrator.core.launchrequest): a worker module is resolved once the host is known,
 and nothing the user wrote is ever rewritten (the old ``{python}``/``{worker}`` placeholders were str.replace'd
 into every argv word and env value of a recipe, the user's own included)."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.launchrequest import LaunchRequest, RunDirPath, WorkerModule, resolve
+from orchestrator.core.launchrequest import LaunchRequest, RunDirPath, WorkerModule, resolve
 from orchestrator.speclaunch import spec_launch_request
 
 REPO = Path(__file__).resolve().parents[2]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from orchestrator.core.runstate import RunStatus, ended, status_from_liveness
 from orchestrator.monitoring.liveness import PENDING_GRACE_S, cancel_reached_host, liveness_from, lost_reason
-from orchestrator.runstate import RunStatus, ended, status_from_liveness
 from worker.protocol import RunStatusReport
 
 

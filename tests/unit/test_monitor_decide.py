@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from orchestrator.core.runstate import RunStatus
 from orchestrator.monitoring.decide import StoredRun, assess, settle
 from orchestrator.monitoring.liveness import PENDING_GRACE_S
-from orchestrator.runstate import RunStatus
 from worker.protocol import RunStatusReport
 
 TRACEBACK_CAUSE = {"exception": "RuntimeError", "message": "boom", "process": "main", "traceback": "Traceback…",

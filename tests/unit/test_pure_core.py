@@ -6,8 +6,8 @@ import json
 import subprocess
 import sys
 
-PURE = ["orchestrator.logparse", "orchestrator.runstate", "orchestrator.commands", "orchestrator.alerts.rules",
-        "orchestrator.preflight", "orchestrator.freshness", "orchestrator.monitoring.decide",
+PURE = ["orchestrator.logparse", "orchestrator.core.runstate", "orchestrator.core.commands", "orchestrator.alerts.rules",
+        "orchestrator.preflight", "orchestrator.core.freshness", "orchestrator.monitoring.decide",
         "orchestrator.monitoring.liveness", "orchestrator.monitoring.truncation"]
 FORBIDDEN = ["asyncssh", "sqlalchemy", "textual", "alembic"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from orchestrator.recipesteps import StepLine, checklist, recipe_steps
+from orchestrator.core.recipesteps import StepLine, checklist, recipe_steps
 
 
 def ev(step: str, state: str, ts: float) -> dict:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.runstate import Liveness, RunStatus, advance, shown_phase, status_from_liveness
+from orchestrator.core.runstate import Liveness, RunStatus, advance, shown_phase, status_from_liveness
 
 
 class TestAdvance:
@@ -51,7 +51,7 @@ class TestLiveness:
 class TestMergePhase:
     def test_phase_never_moves_back(self) -> None:
         """A later 'serving' from the log does not undo 'running' from a step event."""
-        from orchestrator.runstate import merge_phase
+        from orchestrator.core.runstate import merge_phase
 
         assert merge_phase("running", "serving") == "running"
         assert merge_phase("loading", "loaded") == "loaded"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.core.spec import CommandJob, Eagle3Job, load_spec, parse_spec, worker_payload
 from orchestrator.errors import SpecError
-from orchestrator.spec import CommandJob, Eagle3Job, load_spec, parse_spec, worker_payload
 
 REPO = Path(__file__).resolve().parents[2]
 BASE = {"model": "/m", "data": "/d", "output": "/o"}

@@ -18,10 +18,10 @@ from scriptedhost import ROOT, ScriptedRun, ScriptedTransport, until
 
 from orchestrator.config import load_settings
 from orchestrator.context import Context
+from orchestrator.core.notices import HostReachabilityChanged, LogTruncated, Notice, RunStatusChanged
+from orchestrator.core.runstate import RunStatus
 from orchestrator.monitoring.connection import Backoff
 from orchestrator.monitoring.monitor import Monitor
-from orchestrator.notices import HostReachabilityChanged, LogTruncated, Notice, RunStatusChanged
-from orchestrator.runstate import RunStatus
 from orchestrator.store import queries
 from orchestrator.store.db import open_store
 from orchestrator.store.models import Host, Run

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -134,7 +134,7 @@ class RerunScreen(ModalScreen[str | None]):
         self.dismiss(message.run_id)
 
 
-def ask_to_rerun(screen: Screen[object], ctx: Context, run_id: str) -> None:
+def ask_to_rerun(screen: Screen[Any], ctx: Context, run_id: str) -> None:
     """Ask, rerun, then open the new run (from the runs list or a run's detail)."""
 
     def answered(new_id: str | None) -> None:

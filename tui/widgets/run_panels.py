@@ -12,11 +12,12 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 
-from orchestrator.envlines import env_lines
-from orchestrator.freshness import last_output_text
+from orchestrator.core.envlines import env_lines
+from orchestrator.core.freshness import last_output_text
+from orchestrator.core.humanize import span
 from orchestrator.preflight import lines as preflight_lines
 from tui.data import RunDetail, SimilarRun
-from tui.format import progress_of, rate_text, slurm_text, span, stamp, status_text
+from tui.format import progress_of, rate_text, slurm_text, stamp, status_text
 
 
 def header_text(detail: RunDetail) -> Text:

@@ -1,7 +1,7 @@
 """The EAGLE-3 recipe's defaults: the one table both sides read. Stdlib only (imported on the host).
 
 The recipe fills a spec.json's missing keys from it (a hand-written one runs too); the controller's job spec
-(orchestrator/spec.py) takes its field defaults from it. The one difference is ``canary``: a spec from
+(orchestrator/core/spec.py) takes its field defaults from it. The one difference is ``canary``: a spec from
 ``eorch launch --spec`` runs the canary unless told not to, a hand-written spec.json runs without one.
 """
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from orchestrator.clock import utcnow
+from orchestrator.core.clock import utcnow
+from orchestrator.core.secretenv import REDACTED, is_secret_key
 from orchestrator.errors import UsageError
-from orchestrator.secretenv import REDACTED, is_secret_key
 
 # --------------------------------------------------------------------------------------------- filters
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from orchestrator.humanize import short_span
+from orchestrator.core.humanize import short_span
 
 # Below this, output is "just now"; the ETA of a run that is still writing is not second-guessed.
 QUIET_AFTER_S = 60.0

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.humanize import span
+from orchestrator.core.humanize import span
 
 ORDER = ("canary", "prepare", "serve", "gate", "extract", "verify", "stop")
 MARKS = {"done": "✓", "failed": "✗", "skipped": "-", "started": "…", "pending": " "}
