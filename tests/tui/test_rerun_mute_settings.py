@@ -203,6 +203,31 @@ class TestAlertSettings:
         finally:
             receiver.stop()
 
+    async def test_an_unexpected_error_while_loading_shows_a_modal_and_the_dashboard_stays(
+            self, ctx, seeded, tui_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A bug in the settings' loader (not an EorchError) is a modal naming the error; Escape closes it and
+        the dashboard goes on (the worker used to keep `exit_on_error=True`: the app quit)."""
+        from orchestrator.services import mutes
+        from tui.screens.confirm import MessageScreen
+
+        def broken(ctx: Context) -> list[object]:
+            raise RuntimeError("the muted list cannot be read")
+
+        monkeypatch.setattr(mutes, "muted_runs", broken)
+        app = app_with_alerts()
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("a")
+            await until(pilot, lambda: isinstance(app.screen, AlertsScreen), "alerts")
+            await pilot.press("s")
+            await until(pilot, lambda: isinstance(app.screen, MessageScreen), "the error's modal")
+            modal = app.screen
+            assert isinstance(modal, MessageScreen)
+            assert modal.title_text == "Something went wrong (alert-settings)"
+            assert "RuntimeError: the muted list cannot be read" in modal.body
+            await pilot.press("escape")
+            await until(pilot, lambda: isinstance(app.screen, AlertSettingsScreen), "back to the settings")
+            assert app.is_running
+
 
 @pytest.mark.parametrize("size", SIZES)
 def test_alert_settings_snapshot(snap_compare, ctx, seeded, tui_home: Path, size) -> None:

@@ -19,6 +19,7 @@ from orchestrator.context import Context
 from orchestrator.errors import EorchError
 from orchestrator.services.mutes import MutedRun
 from tui.format import stamp
+from tui.worker_errors import ReportsWorkerErrors
 
 
 @dataclass
@@ -38,7 +39,7 @@ class AlertTestSent(Message):
     ok: bool
 
 
-class AlertSettingsScreen(Screen[None]):
+class AlertSettingsScreen(ReportsWorkerErrors, Screen[None]):
     DEFAULT_CSS = """
     AlertSettingsScreen .settings-label { text-style: bold; margin-top: 1; }
     AlertSettingsScreen DataTable { height: auto; max-height: 10; }
@@ -79,7 +80,7 @@ class AlertSettingsScreen(Screen[None]):
     def action_reload(self) -> None:
         self.load()
 
-    @work(thread=True, exclusive=True, group="alert-settings")
+    @work(thread=True, exclusive=True, group="alert-settings", exit_on_error=False)
     def load(self) -> None:
         from orchestrator.alerts.settings import channel_infos
         from orchestrator.services.mutes import muted_runs
@@ -128,7 +129,7 @@ class AlertSettingsScreen(Screen[None]):
         self.query_one("#channel-result", Static).update(Text(f"sending a test alert to {channel.name}…"))
         self.send_test(channel)
 
-    @work(thread=True, exclusive=True, group="alert-test")
+    @work(thread=True, exclusive=True, group="alert-test", exit_on_error=False)
     def send_test(self, channel: ChannelInfo) -> None:
         from orchestrator.alerts.engine import send_test
 
@@ -152,7 +153,7 @@ class AlertSettingsScreen(Screen[None]):
         if run_id:
             self.unmute(run_id)
 
-    @work(thread=True, exclusive=True, group="alert-unmute")
+    @work(thread=True, exclusive=True, group="alert-unmute", exit_on_error=False)
     def unmute(self, run_id: str) -> None:
         from orchestrator.services.mutes import set_muted
 

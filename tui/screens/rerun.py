@@ -19,6 +19,7 @@ from orchestrator.context import Context
 from orchestrator.errors import EorchError, PreflightRefused
 from orchestrator.services.launches import RerunPlan
 from tui.messages import RunOpenRequested, RunsRefreshRequested
+from tui.worker_errors import ReportsWorkerErrors
 
 
 @dataclass
@@ -37,7 +38,7 @@ class RerunFailed(Message):
     error: str
 
 
-class RerunScreen(ModalScreen[str | None]):
+class RerunScreen(ReportsWorkerErrors, ModalScreen[str | None]):
     """Dismissed with the new run's id, or None when nothing was started."""
 
     DEFAULT_CSS = """
@@ -73,7 +74,7 @@ class RerunScreen(ModalScreen[str | None]):
         self.query_one("#rerun-no", Button).focus()
         self.load_plan()
 
-    @work(thread=True, exclusive=True, group="rerun-plan")
+    @work(thread=True, exclusive=True, group="rerun-plan", exit_on_error=False)
     def load_plan(self) -> None:
         from orchestrator.services.launches import load_plan
 
@@ -108,7 +109,7 @@ class RerunScreen(ModalScreen[str | None]):
         else:
             self.action_close()
 
-    @work(exclusive=True, group="rerun-launch")
+    @work(exclusive=True, group="rerun-launch", exit_on_error=False)
     async def launch(self, plan: RerunPlan) -> None:
         from orchestrator.services.launches import rerun
 
