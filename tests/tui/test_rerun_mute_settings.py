@@ -162,10 +162,15 @@ def mute_at_now(ctx: Context, run_id: str) -> None:
         run.alerts_muted_at = NOW
 
 
-async def open_settings(app: EorchApp, pilot) -> AlertSettingsScreen:
+async def press_a_then_s(app: EorchApp, pilot) -> None:
+    """From the runs list: `a` opens the alerts, `s` their settings."""
     await pilot.press("a")
     await until(pilot, lambda: isinstance(app.screen, AlertsScreen), "alerts")
     await pilot.press("s")
+
+
+async def open_settings(app: EorchApp, pilot) -> AlertSettingsScreen:
+    await press_a_then_s(app, pilot)
     await until(pilot, lambda: isinstance(app.screen, AlertSettingsScreen), "settings")
     screen = app.screen
     assert isinstance(screen, AlertSettingsScreen)
@@ -216,9 +221,7 @@ class TestAlertSettings:
         monkeypatch.setattr(mutes, "muted_runs", broken)
         app = app_with_alerts()
         async with app.run_test(size=(120, 40)) as pilot:
-            await pilot.press("a")
-            await until(pilot, lambda: isinstance(app.screen, AlertsScreen), "alerts")
-            await pilot.press("s")
+            await press_a_then_s(app, pilot)
             await until(pilot, lambda: isinstance(app.screen, MessageScreen), "the error's modal")
             modal = app.screen
             assert isinstance(modal, MessageScreen)
