@@ -39,7 +39,6 @@ async def request_retry(ctx: Context, ref: str) -> Run:
     waiting for one)."""
     with ctx.db() as s:
         run = get_run(s, ref)
-        s.expunge(run)
     warm = run.warm_server or {}
     if run.kind != "eagle3-extract" or run.status != "running" or warm.get("state") != "waiting":
         why = (f"it is {run.status}" if run.status != "running" else
