@@ -132,7 +132,7 @@ def _forget(ctx: Context, run_id: str) -> None:
     try:
         with ctx.db() as s:
             queries.remove_run(s, run_id)
-    except WriteFailed:
+    except (WriteFailed, HistoryReadOnly):
         pass
 
 

@@ -64,9 +64,7 @@ def launch(
     The run is followed: by the running monitor, or by a background one started now (`--no-monitor`, or
     `[monitor] auto_start = false` in config.toml, opts out)."""
     from orchestrator.core.launchrequest import LaunchRequest, parse_env
-    from orchestrator.services.launches import (
-        launch as launch_run,  # imported here: `eorch runs` starts faster
-    )
+    from orchestrator.services import launches  # imported here: `eorch runs` starts faster
 
     argv = list(ctx_.args)
     if argv and argv[0].startswith("-"):  # a mistyped option of ours must not become the remote command
@@ -101,14 +99,14 @@ def launch(
 
             run_id = launch_checked(hosts[0], request, force=force, json_=json_)
         else:
-            run_id = run_async(lambda ctx: launch_run(ctx, hosts[0], request)).id
+            run_id = run_async(lambda ctx: launches.launch(ctx, hosts[0], request)).id
     else:
         if canary is not None:
             raise UsageError("--canary/--no-canary apply to an eagle3-extract --spec, not to a command")
         command = LaunchRequest.command(argv, name=name, env=parse_env(env), cwd=cwd, python=python, patch=patch,
                                         apply_patches=apply_patches, sbatch_args=tuple(sbatch_arg),
                                         secret_env=parse_env(secret_env, option="--secret-env"))
-        run_id = run_async(lambda ctx: launch_run(ctx, hosts[0], command)).id
+        run_id = run_async(lambda ctx: launches.launch(ctx, hosts[0], command)).id
     ctx = context()
     run = run_service.get(ctx, run_id)
     following = ensure_followed(ctx.settings, opt_out=no_monitor)
@@ -137,10 +135,7 @@ def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: s
     """One run per host, rank i of len(hosts); all specs and hosts (and their preflights) are checked before the
     first starts."""
     from orchestrator.core.launchrequest import parse_env
-    from orchestrator.services.launches import checked_request
-    from orchestrator.services.launches import (
-        launch as launch_run,  # imported here: `eorch runs` starts faster
-    )
+    from orchestrator.services import launches  # imported here: `eorch runs` starts faster
     from orchestrator.speclaunch import split_launch_requests
 
     plans = split_launch_requests(spec, hosts, extra_env=parse_env(env), name=name, cwd=cwd, overrides=overrides,
@@ -153,10 +148,10 @@ def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: s
         requests = {h: replace(request, **common) for h, request in plans}  # type: ignore[arg-type]
         if checks:  # every host checked before the first starts
             for h, request in list(requests.items()):
-                requests[h] = await checked_request(c, h, request, force=force)
+                requests[h] = await launches.checked_request(c, h, request, force=force)
         for h, request in requests.items():
             try:
-                started.append((await launch_run(c, h, request)).id)
+                started.append((await launches.launch(c, h, request)).id)
             except Exception:
                 if started:
                     console.print(f"[yellow]launched before the failure: {' '.join(started)} "

@@ -21,9 +21,9 @@ def setup(
     json_: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
 ) -> None:
     """Create the engine venvs (vLLM, speculators) on a host from pinned requirements, and verify them."""
-    row, summary = run_async(lambda ctx: launches.setup_engines(ctx, host, vllm=vllm, speculators=speculators, cpu=cpu,
+    started, summary = run_async(lambda ctx: launches.setup_engines(ctx, host, vllm=vllm, speculators=speculators, cpu=cpu,
                                                         python=python, force=force))
-    run = runs.get(context(), row.id)
+    run = runs.get(context(), started.id)  # with its freshness
     if summary and summary.get("ok"):
         record_engines(host, summary["engines"])
     if json_:
@@ -69,9 +69,9 @@ def convert_legacy(
         args += ["--legacy-layer-ids", legacy_layer_ids]
     if force:
         args.append("--force")
-    row, summary = run_async(lambda ctx: launches.convert_legacy(ctx, host, args, python=python,
+    started, summary = run_async(lambda ctx: launches.convert_legacy(ctx, host, args, python=python,
                                                         name=f"convert-legacy {directory}"))
-    run = runs.get(context(), row.id)
+    run = runs.get(context(), started.id)  # with its freshness
     if json_:
         print_json({"run": run.id, "status": run.status, "summary": summary})
     elif summary:
