@@ -105,16 +105,11 @@ def kill_leftovers(tmp_path: Path) -> list[int]:
         return []
     left = []
     for pid in procs.all_pids():
-        if pid == os.getpid():
+        seen = procs.environ_and_argv(pid) if pid != os.getpid() else None
+        if seen is None:
             continue
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                env = set(f.read().split(b"\0"))
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-            eorch_command = any(a == b"orchestrator.cli.main" or a.endswith(b"/eorch") for a in argv)
-        except OSError:
-            continue
+        env, argv = set(seen[0]), seen[1]
+        eorch_command = any(a == b"orchestrator.cli.main" or a.endswith(b"/eorch") for a in argv)
         if env & run_ids or (eorch_command and env & homes):
             left.append(pid)
     procs.signal_pids(left, signal.SIGKILL)

