@@ -26,7 +26,8 @@ LEFTOVER_GRACE_S = 5.0
 def set_child_subreaper() -> bool:
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        rc: int = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        return rc == 0
     except (OSError, AttributeError):
         return False
 

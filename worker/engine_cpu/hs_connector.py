@@ -121,7 +121,7 @@ class CpuHiddenStatesConnector(ExampleHiddenStatesConnector):
             return
         if pending.req_id in self._written:  # written in its last step; nothing left to copy
             self._written.discard(pending.req_id)
-            self._req_copy_events[pending.req_id] = _Done()  # type: ignore[assignment]
+            self._req_copy_events[pending.req_id] = _Done()
             return
         assert self._kv_cache is not None, "register_kv_caches was not called"
         num_tokens = int(pending.token_ids.shape[0])
@@ -146,4 +146,4 @@ class CpuHiddenStatesConnector(ExampleHiddenStatesConnector):
             future = self._executor.submit(self._write_tensors, tensors, _Done(), pending.filename, lock_fd)
             self._req_futures[pending.req_id] = future
             future.add_done_callback(partial(self._on_write_done, pending.req_id))
-        self._req_copy_events[pending.req_id] = _Done()  # type: ignore[assignment]
+        self._req_copy_events[pending.req_id] = _Done()

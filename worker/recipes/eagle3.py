@@ -26,6 +26,7 @@ from typing import Any
 from worker.events import EventWriter, Step
 from worker.recipes import canary, first_sample, manifest, outputs, teardown, warmserver
 from worker.recipes import eagle3_plan as plan
+from worker.recipes.eagle3_defaults import DEFAULTS
 from worker.recipes.errors import Cancelled, StepFailed
 from worker.recipes.outputs import count_hs
 from worker.recipes.proc import Child, dist_versions, say
@@ -383,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     spec_path = Path(args[0])
     payload = json.loads(spec_path.read_text(encoding="utf-8"))
-    cfg = {**plan.DEFAULTS, **payload.get("eagle3", payload)}
+    cfg = {**DEFAULTS, **payload.get("eagle3", payload)}
     run_dir = Path(os.environ.get("EORCH_RUN_DIR") or spec_path.resolve().parent)
     recipe = Eagle3Recipe(cfg, run_dir, EventWriter.from_env(run_dir))
 

@@ -101,7 +101,8 @@ def main(argv: list[str]) -> int:
         rc = run_order(json.loads(line))
         for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
             with contextlib.suppress(Exception):
-                stream.flush()
+                if stream is not None:
+                    stream.flush()
         if barrier:  # after everything the order wrote, in the same pipe: the parent tees all of it first
             os.write(1, barrier + b"\n")
         if result_fd >= 0:
