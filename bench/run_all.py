@@ -16,6 +16,7 @@ FIGURES = {
     "follow": ["follow_bench.py", "--lines", "200", "--idle", "60"],
     "alerts": ["alert_latency_bench.py", "--trials", "20", "--poll", "1.0"],
     "logparse": ["logparse_bench.py", "--runs", "3"],
+    "funnel": ["funnel_ceiling_bench.py", "--runs", "3"],
     "history": ["history_bench.py"],
     "recipe": ["recipe_bench.py", "--samples", "200"],
     "canary": ["canary_bench.py"],
