@@ -96,10 +96,12 @@ def environ_and_argv(pid: int) -> tuple[list[bytes], list[bytes]] | None:
             env, argv = _read(f"/proc/{pid}/environ"), _read(f"/proc/{pid}/cmdline")
         except OSError:
             return None
+        if env and argv:  # the common case: no stat read
+            return env.split(b"\0"), argv.split(b"\0")
         fields = stat_fields(pid)
         if not fields or len(fields) < 20 or fields[0] in ("Z", "X") or int(fields[6]) & PF_KTHREAD:
             return None
-        if (env and argv) or time.monotonic() > deadline or _age_s(fields) > YOUNG_S:
+        if time.monotonic() > deadline or _age_s(fields) > YOUNG_S:
             return env.split(b"\0"), argv.split(b"\0")
         time.sleep(0.002)
 
