@@ -89,7 +89,7 @@ def setup(base: Path):
 
 
 async def latency(ctx, base: Path, lines: int) -> list[float]:
-    from orchestrator.launcher import launch
+    from orchestrator.actions.launcher import launch
     from orchestrator.core.launchrequest import LaunchRequest
     from orchestrator.monitoring.monitor import Monitor
     from orchestrator.core.notices import RunProgressed
@@ -112,7 +112,7 @@ async def latency(ctx, base: Path, lines: int) -> list[float]:
 
 
 async def idle_cost(ctx, sshd, seconds: float) -> dict[str, float]:
-    from orchestrator.launcher import launch
+    from orchestrator.actions.launcher import launch
     from orchestrator.core.launchrequest import LaunchRequest
     from orchestrator.monitoring.monitor import Monitor
 
@@ -130,7 +130,7 @@ async def idle_cost(ctx, sshd, seconds: float) -> dict[str, float]:
     connections = (sshd.dir / "sshd.log").read_text().count("Accepted publickey") - log_before
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
-    from orchestrator.cancel import cancel_run
+    from orchestrator.actions.cancel import cancel_run
 
     await cancel_run(ctx, run.id, 1)
     return {"seconds": seconds, "ssh_connections_opened": connections,

@@ -11,7 +11,7 @@ as medians. Goal: ``eorch --help`` and ``eorch runs`` <= 0.15 s wall on a quiet 
 pass`` is ~0.02 s; on a loaded machine compare the ratio to ``python -c pass`` in the same run.
 
 ``--live`` adds ``eorch runs`` with one live run (``sleep`` on the built-in ``local`` host, launched with
-``--no-monitor``): every listing then refreshes it on its host first (orchestrator/refresh.py), the "status
+``--no-monitor``): every listing then refreshes it on its host first (orchestrator/monitoring/refresh.py), the "status
 never lies" path. ``--instructions`` also counts the instructions of one call of each command under
 valgrind's callgrind: the same on a quiet and a loaded machine (``python -c pass`` is ~0.09 G).
 """

@@ -8,11 +8,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from orchestrator.config import Settings, load_settings
-from orchestrator.hosts import LOCAL_HOST, HostSession, make_transport
+from orchestrator.remote.hosts import LOCAL_HOST, HostSession, make_transport
+from orchestrator.remote.transport import Transport
 from orchestrator.store.db import Session, open_store, sessionmaker, transaction
 from orchestrator.store.models import Host
 from orchestrator.store.queries import add_host_if_missing, get_host, utcnow
-from orchestrator.transport import Transport
 
 
 @dataclass

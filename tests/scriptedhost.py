@@ -1,4 +1,4 @@
-"""A scripted host for fast monitor tests: a ``Transport`` (orchestrator.transport) with nothing behind it.
+"""A scripted host for fast monitor tests: a ``Transport`` (orchestrator.remote.transport) with nothing behind it.
 
 Injected through ``Context(transport_for=...)``, not patched in (httpx's ``MockTransport`` is the model).
 Its worker agent answers ``status_many`` from the test's runs (``ScriptedRun``: alive, exited with an rc,
@@ -22,7 +22,7 @@ from typing import Any
 
 from orchestrator.core import commands
 from orchestrator.errors import HostUnreachable, StreamBroken
-from orchestrator.transport import Completed, RemoteProcess
+from orchestrator.remote.transport import Completed, RemoteProcess
 
 ROOT = "/scripted-root"
 _inodes = itertools.count(1000)
@@ -196,7 +196,7 @@ class _Tail:
 
 
 class ScriptedTransport:
-    """Implements ``orchestrator.transport.Transport`` for one scripted host."""
+    """Implements ``orchestrator.remote.transport.Transport`` for one scripted host."""
 
     name = "scripted"
 

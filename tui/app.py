@@ -172,8 +172,8 @@ class EorchApp(ReportsWorkerErrors, App[None]):
 
     @work(thread=True, exclusive=True, group="status-check", exit_on_error=False)
     def check_status(self) -> None:
-        """One liveness round for the active runs when no monitor follows them (orchestrator.refresh)."""
-        from orchestrator.refresh import bring_up_to_date
+        """One liveness round for the active runs when no monitor follows them (orchestrator.monitoring.refresh)."""
+        from orchestrator.monitoring.refresh import bring_up_to_date
         from orchestrator.services import runs
 
         active = runs.active_ids(self.ctx)

@@ -1,7 +1,7 @@
 """Cancel a run from any screen: ask first, cancel off the UI loop, tell the screen how it went.
 
 The runs list and the run detail share this flow; the answer arrives at the screen as a ``RunCancelled`` or
-``CancelFailed`` message, and `eorch cancel`'s service (``orchestrator.cancel.cancel_run``) does the work.
+``CancelFailed`` message, and `eorch cancel`'s service (``orchestrator.actions.cancel.cancel_run``) does the work.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def ask_to_cancel(screen: Screen[Any], ctx: Context, row: RunView) -> None:
 
 
 async def _cancel(screen: Screen[Any], ctx: Context, run_id: str) -> None:
-    from orchestrator.cancel import cancel_run
+    from orchestrator.actions.cancel import cancel_run
 
     try:
         result = await cancel_run(ctx, run_id)

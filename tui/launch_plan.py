@@ -40,7 +40,7 @@ def plan(form: LaunchForm) -> LaunchPlan:
     if form.spec_path.strip() and form.command.strip():
         raise UsageError("give either a command or a job spec file, not both")
     if form.spec_path.strip():
-        from orchestrator.speclaunch import spec_launch_request
+        from orchestrator.actions.speclaunch import spec_launch_request
 
         request = spec_launch_request(Path(form.spec_path.strip()).expanduser(), extra_env=env, name=name, cwd=cwd)
         return LaunchPlan(form.host, request)

@@ -18,8 +18,8 @@ from textual.message_pump import MessagePump
 
 from orchestrator.core.notices import LogLinesRead, Notice
 from orchestrator.errors import EorchError
-from orchestrator.follower import LogFollower
-from orchestrator.hosts import HostSession
+from orchestrator.monitoring.follower import LogFollower
+from orchestrator.remote.hosts import HostSession
 from tui.messages import LogFollowFailed, LogLinesReceived
 
 #: Announcements kept for views opened later (one per follower commit, each a few lines to a few thousand).

@@ -1,6 +1,6 @@
 """What the reading commands add to a run so its status never passes for current when it is not.
 
-``refreshed`` brings the shown runs up to date when no monitor is following them (orchestrator.refresh);
+``refreshed`` brings the shown runs up to date when no monitor is following them (orchestrator.monitoring.refresh);
 ``progress_words`` turns a run's view into the words `runs` and `show` print next to it.
 """
 
@@ -15,11 +15,11 @@ from orchestrator.context import Context
 from orchestrator.core.freshness import eta_text, last_output_text
 from orchestrator.core.runstate import RunStatus
 from orchestrator.errors import HistoryReadOnly
-from orchestrator.monitorlock import monitor_holds
+from orchestrator.monitoring.lockfile import monitor_holds
 from orchestrator.services import runs
 
 if TYPE_CHECKING:
-    from orchestrator.refresh import Freshness
+    from orchestrator.monitoring.refresh import Freshness
 
 
 def refreshed(ctx: Context, run_ids: Sequence[str], enabled: bool = True) -> bool:
@@ -27,7 +27,7 @@ def refreshed(ctx: Context, run_ids: Sequence[str], enabled: bool = True) -> boo
     active = bool(runs.active_ids(ctx, run_ids)) if run_ids else False
     if not enabled or not active:  # nothing to check: the SSH stack is not even imported
         return monitor_holds(ctx.settings.monitor_lock)
-    from orchestrator.refresh import bring_up_to_date
+    from orchestrator.monitoring.refresh import bring_up_to_date
 
     async def go() -> Freshness:
         try:

@@ -18,8 +18,8 @@ from orchestrator.cli.termination import term_recorder
 from orchestrator.context import Context
 from orchestrator.errors import UsageError
 from orchestrator.monitoring.lock import follow_or_read
+from orchestrator.monitoring.lockfile import REFRESH_WAIT_S
 from orchestrator.monitoring.monitor import Monitor
-from orchestrator.monitorlock import REFRESH_WAIT_S
 
 log = logging.getLogger("eorch.daemon")
 MIN_POLL_S, MAX_POLL_S = 0.05, 86400.0
@@ -81,7 +81,7 @@ def daemon(
 def _print(report: object, json_: bool) -> None:
     from dataclasses import asdict
 
-    from orchestrator.service import ServiceReport
+    from orchestrator.monitoring.userservice import ServiceReport
 
     assert isinstance(report, ServiceReport)
     if json_:
@@ -100,7 +100,7 @@ def install(
     json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Write the daemon's systemd user unit (launchd agent on macOS) for this user and enable it."""
-    from orchestrator import service
+    from orchestrator.monitoring import userservice as service
 
     _print(service.install(context().settings, enable=enable), json_)
 
@@ -108,7 +108,7 @@ def install(
 @app.command()
 def uninstall(json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False) -> None:
     """Stop and disable the daemon's user service and remove its unit file."""
-    from orchestrator import service
+    from orchestrator.monitoring import userservice as service
 
     _print(service.uninstall(context().settings), json_)
 
@@ -116,7 +116,7 @@ def uninstall(json_: Annotated[bool, typer.Option("--json", help="print JSON")] 
 @app.command()
 def status(json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False) -> None:
     """Whether the daemon's user service is installed, enabled and running, and who follows the runs now."""
-    from orchestrator import service
+    from orchestrator.monitoring import userservice as service
 
     _print(service.status(context().settings), json_)
 

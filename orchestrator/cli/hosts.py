@@ -13,7 +13,7 @@ from orchestrator.context import Context
 from orchestrator.core.destination import parse_destination
 from orchestrator.core.launchrequest import parse_env
 from orchestrator.errors import UsageError
-from orchestrator.hosts import LOCAL_HOST, validate_host_name
+from orchestrator.remote.hosts import LOCAL_HOST, validate_host_name
 from orchestrator.services import hosts
 
 SCHEDULERS = ("direct", "slurm")

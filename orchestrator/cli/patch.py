@@ -8,8 +8,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from orchestrator.actions.patches import load_patch_set, patch_action
 from orchestrator.cli.common import check_limit, console, context, print_json, run_async, text
-from orchestrator.patches import load_patch_set, patch_action
 
 patch_app = typer.Typer(help="Patch sets: check, apply, revert installed packages on a host, all files or none.",
                         no_args_is_help=True)

@@ -28,8 +28,8 @@ def preflight(
 
     The checks: model config, layer ids, lengths, TP, prefix caching, load timeouts, interpreters, known-bad
     versions, patch set, GPUs (memory, processes, locks), disk."""
-    from orchestrator.preflightrun import preflight as run_preflight
-    from orchestrator.speclaunch import spec_launch_request
+    from orchestrator.actions.preflightrun import preflight as run_preflight
+    from orchestrator.actions.speclaunch import spec_launch_request
 
     request = spec_launch_request(spec, extra_env={}, name=None, cwd=None, overrides=set_)
     if request.kind != "eagle3-extract":

@@ -1,4 +1,4 @@
-"""`eorch rerun RUN`: launch what a run ran again (orchestrator.rerun), after a confirmation."""
+"""`eorch rerun RUN`: launch what a run ran again (orchestrator.actions.rerun), after a confirmation."""
 
 from __future__ import annotations
 
@@ -35,9 +35,9 @@ def rerun(
     An eagle3-extract run is checked first, as `eorch launch --spec` does. Secret variables were never
     recorded: give them again with --secret-env. The new run records which run it repeats (`eorch show`).
     """
-    from orchestrator.autostart import ensure_followed
     from orchestrator.core.launchrequest import parse_env
     from orchestrator.errors import PreflightRefused
+    from orchestrator.monitoring.autostart import ensure_followed
     from orchestrator.services import runs as run_service
     from orchestrator.services.launches import RerunOptions, load_plan
     from orchestrator.services.launches import rerun as rerun_run

@@ -10,13 +10,13 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from orchestrator.autostart import Following, ensure_followed
 from orchestrator.cli.common import check_limit, console, context, err_console, print_json, run_async
 from orchestrator.cli.current import refreshed
 from orchestrator.context import Context
 from orchestrator.core import commands
 from orchestrator.core.runstate import STATUSES
 from orchestrator.errors import NotFound, PreflightRefused, UsageError
+from orchestrator.monitoring.autostart import Following, ensure_followed
 from orchestrator.services import hosts as host_service
 from orchestrator.services import runs as run_service
 from orchestrator.services.runview import RunView
@@ -88,7 +88,7 @@ def launch(
     if spec is not None:
         if argv:
             raise UsageError("give either --spec or a command after `--`, not both")
-        from orchestrator.speclaunch import spec_launch_request
+        from orchestrator.actions.speclaunch import spec_launch_request
 
         request = replace(spec_launch_request(spec, extra_env=parse_env(env), name=name, cwd=cwd, overrides=set_,
                                               canary=canary),
@@ -134,9 +134,9 @@ def _launch_split(spec: Path, hosts: list[str], overrides: list[str], *, name: s
                   **common: object) -> None:
     """One run per host, rank i of len(hosts); all specs and hosts (and their preflights) are checked before the
     first starts."""
+    from orchestrator.actions.speclaunch import split_launch_requests
     from orchestrator.core.launchrequest import parse_env
     from orchestrator.services import launches  # imported here: `eorch runs` starts faster
-    from orchestrator.speclaunch import split_launch_requests
 
     plans = split_launch_requests(spec, hosts, extra_env=parse_env(env), name=name, cwd=cwd, overrides=overrides,
                               canary=canary)
@@ -275,7 +275,7 @@ def cancel(
     json_: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Stop a run: TERM its process group and everything it spawned, KILL after a grace period."""
-    from orchestrator.cancel import cancel_run  # imported here: `eorch runs` starts faster
+    from orchestrator.actions.cancel import cancel_run  # imported here: `eorch runs` starts faster
 
     result = run_async(lambda ctx: cancel_run(ctx, run, grace))
     if json_:

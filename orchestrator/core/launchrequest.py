@@ -49,9 +49,9 @@ class LaunchRequest:
 
     ``kind``: ``command`` or a recipe (``eagle3-extract``, ``tool``); ``spec``: the validated job spec as stored
     on the run; ``files``: written into the run directory before the start. ``python`` / ``patch`` /
-    ``apply_patches``: the code the run runs (orchestrator.patches). ``secret_env`` reaches the job but is
+    ``apply_patches``: the code the run runs (orchestrator.actions.patches). ``secret_env`` reaches the job but is
     recorded only as ``<redacted>``. ``preflight``, ``gpu_locks``, ``force_locks``: set by a checked launch.
-    ``rerun_of``: the run this one repeats (orchestrator.rerun).
+    ``rerun_of``: the run this one repeats (orchestrator.actions.rerun).
     """
 
     program: Program

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from orchestrator.context import Context
 from orchestrator.core.notices import HostReachabilityChanged, Notice
 from orchestrator.errors import HostError, RemoteOpFailed
-from orchestrator.hosts import HostSession
+from orchestrator.remote.hosts import HostSession
 from orchestrator.store import queries
 
 log = logging.getLogger("eorch.monitor")

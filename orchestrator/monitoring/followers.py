@@ -1,6 +1,6 @@
 """The followers of one host's active runs: started, supervised, drained at the end, stopped.
 
-Each run has a log follower (``orchestrator.follower.LogFollower``) and, for a recipe run, a step-event
+Each run has a log follower (``orchestrator.monitoring.follower.LogFollower``) and, for a recipe run, a step-event
 follower, each an asyncio task. A follower that died is dropped (the next round starts a new one from the
 committed offset); one that died of a lost link ends the round (the host watcher reconnects). Draining
 reads a log to the size it had when the process ended: a drain that times out while the follower still
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from orchestrator.context import Context
 from orchestrator.core.notices import Notice
 from orchestrator.errors import HostError
-from orchestrator.follower import LogFollower, StepEventFollower
-from orchestrator.hosts import HostSession
+from orchestrator.monitoring.follower import LogFollower, StepEventFollower
+from orchestrator.remote.hosts import HostSession
 from orchestrator.store import queries
 from orchestrator.store.models import Run
 from worker.protocol import RunStatusReport

@@ -12,7 +12,7 @@ from typing import Any
 from orchestrator.core.runstate import Liveness
 from worker.protocol import RunStatusReport
 
-# A run stays ``pending`` while its launcher starts it (orchestrator.launcher records it first); one still pending
+# A run stays ``pending`` while its launcher starts it (orchestrator.actions.launcher records it first); one still pending
 # with nothing on the host after this long was cut off before it started.
 PENDING_GRACE_S = 300.0
 

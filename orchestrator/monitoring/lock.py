@@ -2,7 +2,7 @@
 
 The one place for that choice (``eorch watch``, ``eorch daemon``, the TUI, tool jobs and cancel all make
 it): whoever holds the lock records for everyone; the others only read. A reading command's short refresh
-holding the lock is waited for up to ``wait_s`` (``orchestrator.monitorlock``).
+holding the lock is waited for up to ``wait_s`` (``orchestrator.monitoring.lockfile``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from orchestrator.errors import MonitorBusy
-from orchestrator.monitorlock import REFRESH_WAIT_S, MonitorLock
+from orchestrator.monitoring.lockfile import REFRESH_WAIT_S, MonitorLock
 
 T = TypeVar("T")
 

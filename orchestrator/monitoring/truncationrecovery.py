@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 from orchestrator.context import Context
 from orchestrator.core.notices import LogTruncated, Notice
-from orchestrator.hosts import HostSession
 from orchestrator.monitoring.followers import Followers
 from orchestrator.monitoring.truncation import truncation
+from orchestrator.remote.hosts import HostSession
 from orchestrator.store import queries
 from orchestrator.store.models import Run
 from worker.protocol import RunStatusReport

@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING, Any
 from orchestrator.core.notices import RunStatusChanged
 from orchestrator.core.runstate import Liveness, RunStatus
 from orchestrator.errors import HostError, RemoteOpFailed
-from orchestrator.hosts import HostSession
-from orchestrator.kernelevidence import killed_root_cause
 from orchestrator.logparse.events import RootCause
 from orchestrator.monitoring.connection import HostConnection
 from orchestrator.monitoring.decide import Ending, StoredRun, assess, settle
@@ -26,6 +24,8 @@ from orchestrator.monitoring.followers import Followed, Followers
 from orchestrator.monitoring.observed import record_observation
 from orchestrator.monitoring.slurmstate import record_scheduler
 from orchestrator.monitoring.truncationrecovery import restart_if_truncated
+from orchestrator.remote.hosts import HostSession
+from orchestrator.remote.kernelevidence import killed_root_cause
 from orchestrator.store import queries
 from orchestrator.store.models import Run
 from orchestrator.store.queries import utcnow

@@ -3,7 +3,7 @@
 The host's facts come from one worker operation (``worker.preflight``); the judging is pure (``judge``) and
 gives a ``Report`` of checks, each ok / warn / fail with one line of evidence and one of what to do.  The
 known-bad version table is ``deploy/known-bad.toml`` (``knownbad``).  The edge that calls the host and stores
-the report is ``orchestrator.preflightrun``.
+the report is ``orchestrator.actions.preflightrun``.
 """
 
 from orchestrator.preflight.judge import judge

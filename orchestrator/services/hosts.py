@@ -17,7 +17,7 @@ from typing import Any
 from orchestrator.context import Context
 from orchestrator.core.humanize import iso
 from orchestrator.errors import EorchError, HostKeyRefused, UsageError
-from orchestrator.hosts import HostSession
+from orchestrator.remote.hosts import HostSession
 from orchestrator.store import queries
 from orchestrator.store.models import Host, Run
 
@@ -112,7 +112,7 @@ def _append_line(path: Path, line: str) -> None:
 
 
 async def _pin_and_open(ctx: Context, session: HostSession, accept_new: bool) -> list[str]:
-    from orchestrator.ssh import SshTransport, known_hosts_entry_host
+    from orchestrator.remote.ssh import SshTransport, known_hosts_entry_host
 
     notes: list[str] = []
     try:
@@ -176,7 +176,7 @@ async def check(ctx: Context, name: str, env: str | None = None) -> dict[str, An
     if get(ctx, name).scheduler == "slurm":
         facts["slurm"] = await session.call("slurm_check")
     if env:
-        from orchestrator.patches import fingerprint
+        from orchestrator.actions.patches import fingerprint
 
         facts["env"] = await fingerprint(ctx, name, env)
     return facts

@@ -8,17 +8,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from orchestrator.actions.rerun import RerunOptions as RerunOptions  # noqa: PLC0414 (what load_plan takes)
+from orchestrator.actions.rerun import RerunPlan as RerunPlan  # noqa: PLC0414 (what load_plan gives)
 from orchestrator.context import Context
 from orchestrator.core.launchrequest import LaunchRequest
 from orchestrator.preflight import Report
-from orchestrator.rerun import RerunOptions as RerunOptions  # noqa: PLC0414 (what load_plan takes)
-from orchestrator.rerun import RerunPlan as RerunPlan  # noqa: PLC0414 (what load_plan gives)
 from orchestrator.services.runview import RunView, view_of
 
 
 async def launch(ctx: Context, host: str, request: LaunchRequest) -> RunView:
     """Start ``request`` on ``host`` (recorded pending first, running once the host started it)."""
-    from orchestrator.launcher import launch as launch_run  # imported here: `eorch runs` starts faster
+    from orchestrator.actions.launcher import (
+        launch as launch_run,  # imported here: `eorch runs` starts faster
+    )
 
     return view_of(await launch_run(ctx, host, request))
 
@@ -27,7 +29,7 @@ async def launch_checked(ctx: Context, host: str, request: LaunchRequest, *,
                          force: bool = False) -> tuple[RunView, Report]:
     """Preflight, then launch with the report stored on the run; PreflightRefused (nothing started) unless
     ``force``."""
-    from orchestrator.preflightrun import launch_checked as checked_run
+    from orchestrator.actions.preflightrun import launch_checked as checked_run
 
     run, report = await checked_run(ctx, host, request, force=force)
     return view_of(run), report
@@ -36,7 +38,7 @@ async def launch_checked(ctx: Context, host: str, request: LaunchRequest, *,
 async def checked_request(ctx: Context, host: str, request: LaunchRequest, *, force: bool = False) -> LaunchRequest:
     """The request with its host's preflight report attached (PreflightRefused unless ``force``), nothing
     started: for launching on several hosts once all of them passed."""
-    from orchestrator.preflightrun import checked_report, with_report
+    from orchestrator.actions.preflightrun import checked_report, with_report
 
     report = await checked_report(ctx, host, request, force=force)
     return with_report(request, report, force=force)
@@ -44,7 +46,7 @@ async def checked_request(ctx: Context, host: str, request: LaunchRequest, *, fo
 
 def load_plan(ctx: Context, ref: str, options: RerunOptions | None = None) -> RerunPlan:
     """What `eorch rerun REF` would start (NotFound / UsageError if it cannot)."""
-    from orchestrator.rerun import load_plan as plan_of
+    from orchestrator.actions.rerun import load_plan as plan_of
 
     return plan_of(ctx, ref, options)
 
@@ -52,7 +54,7 @@ def load_plan(ctx: Context, ref: str, options: RerunOptions | None = None) -> Re
 async def rerun(ctx: Context, plan: RerunPlan, *, checks: bool = True,
                 force: bool = False) -> tuple[RunView, Report | None]:
     """Launch the plan as `eorch launch` would (a spec after its preflight unless ``checks`` is off)."""
-    from orchestrator.rerun import rerun as rerun_plan
+    from orchestrator.actions.rerun import rerun as rerun_plan
 
     run, report = await rerun_plan(ctx, plan, checks=checks, force=force)
     return view_of(run), report
@@ -61,7 +63,7 @@ async def rerun(ctx: Context, plan: RerunPlan, *, checks: bool = True,
 async def convert_legacy(ctx: Context, host: str, args: list[str], *, python: str | None,
                          name: str) -> tuple[RunView, dict[str, Any] | None]:
     """The worker's legacy-data converter as a tracked run, to its end, and its JSON summary."""
-    from orchestrator.tooljobs import run_tool
+    from orchestrator.actions.tooljobs import run_tool
 
     run, summary = await run_tool(ctx, host, "worker.convert_legacy", list(args), python=python, name=name)
     return view_of(run), summary
@@ -70,7 +72,7 @@ async def convert_legacy(ctx: Context, host: str, args: list[str], *, python: st
 async def setup_engines(ctx: Context, host: str, *, vllm: str, speculators: str, cpu: bool, python: str | None,
                         force: bool) -> tuple[RunView, dict[str, Any] | None]:
     """`eorch host setup`: the engine venvs built and verified on the host, as a tracked run."""
-    from orchestrator.tooljobs import setup_engines as setup
+    from orchestrator.actions.tooljobs import setup_engines as setup
 
     run, summary = await setup(ctx, host, vllm=vllm, speculators=speculators, cpu=cpu, python=python, force=force)
     return view_of(run), summary
@@ -78,6 +80,6 @@ async def setup_engines(ctx: Context, host: str, *, vllm: str, speculators: str,
 
 async def request_retry(ctx: Context, ref: str) -> RunView:
     """Ask a kept server's run to run its client again (UsageError if it is not waiting for a retry)."""
-    from orchestrator.warmserver import request_retry as ask
+    from orchestrator.actions.warmserver import request_retry as ask
 
     return view_of(await ask(ctx, ref))

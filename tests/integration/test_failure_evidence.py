@@ -37,7 +37,7 @@ class TestClientErrorsAreTold:
         """A recipe run whose files verified but whose client reported skipped samples (fp8 on speculators
         0.9.0 did that for every sample) says so instead of a plain success."""
         from orchestrator.context import Context
-        from orchestrator.follower import apply_step_event
+        from orchestrator.monitoring.follower import apply_step_event
         from orchestrator.store.models import Run
         from orchestrator.store.queries import utcnow
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from helpers import add_testbox, ctrl_c, db_rows, eorch, wait_for
 
-from orchestrator.monitorlock import monitor_holds
+from orchestrator.monitoring.lockfile import monitor_holds
 
 EXITS_3 = "import sys, time; print('working', flush=True); time.sleep(0.5); sys.exit(3)"
 
@@ -73,7 +73,7 @@ class TestLaunchEnsuresFollowing:
 
     def test_a_running_monitor_is_named_and_none_is_added(self, eorch_home: Path) -> None:
         """A monitor already holding the lock follows the new run; launch starts no second one."""
-        from orchestrator.monitorlock import MonitorLock
+        from orchestrator.monitoring.lockfile import MonitorLock
 
         auto_start(eorch_home, True)
         lock = MonitorLock(eorch_home / "monitor.lock")
@@ -168,7 +168,7 @@ class TestDaemonService:
     def test_the_launchd_agent_runs_this_eorch(self, eorch_home: Path) -> None:
         """The macOS agent is a valid plist that starts this interpreter's daemon with this EORCH_HOME."""
         from orchestrator.config import load_settings
-        from orchestrator.service import daemon_argv, render_launchd
+        from orchestrator.monitoring.userservice import daemon_argv, render_launchd
 
         plist = plistlib.loads(render_launchd(load_settings()).encode())
         assert plist["ProgramArguments"] == daemon_argv()

@@ -1,4 +1,4 @@
-"""A remote stream read slower than the link arrives does not pile up in memory (orchestrator.ssh)."""
+"""A remote stream read slower than the link arrives does not pile up in memory (orchestrator.remote.ssh)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import asyncio
 import tracemalloc
 from pathlib import Path
 
-from orchestrator.ssh import SshTarget, SshTransport
+from orchestrator.remote.ssh import SshTarget, SshTransport
 
 MB = 1 << 20
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from textual.message import Message
 
 from orchestrator.context import Context
-from orchestrator.monitorlock import MonitorLock
+from orchestrator.monitoring.lockfile import MonitorLock
 from tui.app import EorchApp
 from tui.messages import AlertRaised, LogLinesReceived, MonitorNoticed, MonitorStateChanged
 from tui.screens.run_detail import RunDetailScreen

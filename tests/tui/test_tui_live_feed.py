@@ -14,7 +14,7 @@ from textual.worker import WorkerState
 
 from orchestrator.context import Context
 from orchestrator.core.notices import LogLinesRead
-from orchestrator.monitorlock import MonitorLock
+from orchestrator.monitoring.lockfile import MonitorLock
 from orchestrator.store.models import Run
 from tui.app import EorchApp
 from tui.messages import MonitorNoticed

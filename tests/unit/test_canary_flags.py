@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.actions.speclaunch import spec_launch_request, split_launch_requests
 from orchestrator.errors import UsageError
-from orchestrator.speclaunch import spec_launch_request, split_launch_requests
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "deploy" / "examples" / "demo-tiny-llama.toml"

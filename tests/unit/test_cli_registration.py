@@ -76,7 +76,7 @@ class TestWhatStartUpImports:
         topics = {m for m in modules if m in main.TOPICS}
         assert topics == {"orchestrator.cli.runs"}
         monitor = {"orchestrator.monitor", "orchestrator.monitoring.watcher"}
-        assert not {*monitor, "orchestrator.launcher", "asyncssh"} & set(modules)
+        assert not {*monitor, "orchestrator.actions.launcher", "asyncssh"} & set(modules)
 
 
 class TestGroupsAcrossTopics:

@@ -9,7 +9,7 @@ import pytest
 
 from orchestrator.errors import MonitorBusy
 from orchestrator.monitoring.lock import follow_or_read
-from orchestrator.monitorlock import REFRESH_ROLE, MonitorLock, holder_of, monitor_holds
+from orchestrator.monitoring.lockfile import REFRESH_ROLE, MonitorLock, holder_of, monitor_holds
 
 
 class TestFollowOrRead:

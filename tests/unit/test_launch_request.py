@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from orchestrator.actions.speclaunch import spec_launch_request
 from orchestrator.core.launchrequest import LaunchRequest, RunDirPath, WorkerModule, resolve
-from orchestrator.speclaunch import spec_launch_request
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "deploy" / "examples" / "demo-tiny-llama.toml"

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
+from orchestrator.actions.preflightrun import KNOWN_BAD
 from orchestrator.core.spec import parse_spec, worker_payload
 from orchestrator.errors import ConfigError
 from orchestrator.preflight import Report, Status, judge, lines, parse_table
 from orchestrator.preflight.knownbad import in_range, release
-from orchestrator.preflightrun import KNOWN_BAD
 from worker.preflight import parse_gpus
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -28,6 +28,6 @@ def test_pure_modules_import_no_io_library() -> None:
 
 def test_the_check_would_catch_a_violation() -> None:
     """Sanity: an I/O module (the SSH transport) does pull asyncssh in, so the test above can fail."""
-    code = "import sys, orchestrator.ssh; print('asyncssh' in sys.modules)"
+    code = "import sys, orchestrator.remote.ssh; print('asyncssh' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"

@@ -1,11 +1,11 @@
-"""orchestrator.rerun.plan_rerun: a run row in, the launch arguments that repeat it out (pure)."""
+"""orchestrator.actions.rerun.plan_rerun: a run row in, the launch arguments that repeat it out (pure)."""
 
 from __future__ import annotations
 
 import pytest
 
+from orchestrator.actions.rerun import HostDefaults, RerunOptions, plan_rerun
 from orchestrator.errors import UsageError
-from orchestrator.rerun import HostDefaults, RerunOptions, plan_rerun
 from orchestrator.store.models import Run
 
 

@@ -59,12 +59,12 @@ class TestMergePhase:
 
 
 class TestLogFailedForExitZero:
-    """What in a log turns an exit code 0 into a failure (orchestrator.follower.LogFollower.log_failed)."""
+    """What in a log turns an exit code 0 into a failure (orchestrator.monitoring.follower.LogFollower.log_failed)."""
 
     @staticmethod
     def judged(text: bytes) -> bool:
-        from orchestrator.follower import LogFollower
         from orchestrator.logparse import LogParser
+        from orchestrator.monitoring.follower import LogFollower
 
         follower = LogFollower.__new__(LogFollower)
         follower.parser = LogParser()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from orchestrator.warmserver import apply_warm_event
+from orchestrator.actions.warmserver import apply_warm_event
 
 KEPT = {"kind": "server_kept", "ts": 100.0, "step": "extract", "error": "generate-offline-data exited 1",
         "idle_timeout_s": 1800.0, "load_s": 42.5}

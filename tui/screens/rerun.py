@@ -1,5 +1,5 @@
-"""Rerun a run from the runs list or its detail: what will run (orchestrator.rerun's plan), a yes, the launch
-(`eorch rerun`'s own ``orchestrator.rerun.rerun``), then the new run opens. Errors show in the modal."""
+"""Rerun a run from the runs list or its detail: what will run (orchestrator.actions.rerun's plan), a yes, the launch
+(`eorch rerun`'s own ``orchestrator.actions.rerun.rerun``), then the new run opens. Errors show in the modal."""
 
 from __future__ import annotations
 

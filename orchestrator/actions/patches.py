@@ -24,7 +24,7 @@ from orchestrator.store.db import Session
 from orchestrator.store.queries import add_event, add_patch_action, runs_with_patch_set, utcnow
 from worker.patching import PatchFailed, parse_diff
 
-BUILTIN_DIR = Path(__file__).resolve().parent.parent / "deploy" / "patches"
+BUILTIN_DIR = Path(__file__).resolve().parents[2] / "deploy" / "patches"
 SHA256 = r"^[0-9a-f]{64}$"
 ACTIONS = ("check", "status", "apply", "revert")
 

@@ -12,18 +12,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from orchestrator.actions.launcher import launch
 from orchestrator.context import Context
 from orchestrator.core import commands
 from orchestrator.core.launchrequest import LaunchRequest, RunDirPath, WorkerModule
 from orchestrator.core.runstate import RunStatus
 from orchestrator.errors import MonitorBusy, RemoteCommandFailed, UsageError
-from orchestrator.launcher import launch
 from orchestrator.monitoring.lock import follow_or_read
 from orchestrator.monitoring.monitor import Monitor
 from orchestrator.store import queries
 from orchestrator.store.models import Run
 
-ENGINE_REQUIREMENTS = Path(__file__).resolve().parent.parent / "deploy" / "engine"
+ENGINE_REQUIREMENTS = Path(__file__).resolve().parents[2] / "deploy" / "engine"
 
 
 async def follow_until_done(ctx: Context, run_id: str) -> Run:

@@ -10,16 +10,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from orchestrator.actions.launcher import launch
+from orchestrator.actions.patches import load_patch_set, run_pythons
 from orchestrator.context import Context
 from orchestrator.core.launchrequest import LaunchRequest
 from orchestrator.errors import ConfigError, PreflightRefused
-from orchestrator.launcher import launch
-from orchestrator.patches import load_patch_set, run_pythons
 from orchestrator.preflight import KnownBad, Report, judge, parse_table
 from orchestrator.store.models import Run
 from orchestrator.store.queries import get_host
 
-KNOWN_BAD = Path(__file__).resolve().parent.parent / "deploy" / "known-bad.toml"
+KNOWN_BAD = Path(__file__).resolve().parents[2] / "deploy" / "known-bad.toml"
 
 
 def load_known_bad(path: Path = KNOWN_BAD) -> list[KnownBad]:
@@ -59,7 +59,7 @@ async def launch_checked(ctx: Context, host: str, request: LaunchRequest, *,
 
 async def checked_report(ctx: Context, host: str, request: LaunchRequest, *, force: bool = False) -> Report:
     """The preflight of a spec launch; PreflightRefused (nothing started) for a failed check unless ``force``."""
-    # --apply-patches: the launch applies the set itself (orchestrator.patches), so it is not a failed check
+    # --apply-patches: the launch applies the set itself (orchestrator.actions.patches), so it is not a failed check
     patch = None if request.apply_patches else request.patch
     report = await preflight(ctx, host, request.spec or {}, patch=patch, python=request.python)
     report = report.with_(forced=bool(report.failed and force))

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from orchestrator.context import Context
 from orchestrator.core.notices import Notice, RunProgressed, RunStatusChanged
 from orchestrator.errors import EorchError, MonitorBusy
-from orchestrator.hosts import HostSession
 from orchestrator.monitoring.followers import MAX_DRAIN_ATTEMPTS
+from orchestrator.monitoring.lockfile import REFRESH_ROLE, REFRESH_WAIT_S, MonitorLock, monitor_holds
 from orchestrator.monitoring.monitor import Monitor
 from orchestrator.monitoring.watcher import HostWatcher
-from orchestrator.monitorlock import REFRESH_ROLE, REFRESH_WAIT_S, MonitorLock, monitor_holds
+from orchestrator.remote.hosts import HostSession
 from orchestrator.store import queries
 
 

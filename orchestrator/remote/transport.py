@@ -1,6 +1,6 @@
 """How eorch reaches a host: the ``Transport`` seam and the local implementation.
 
-``LocalTransport`` runs argv as local subprocesses (the built-in ``local`` host); ``orchestrator.ssh``
+``LocalTransport`` runs argv as local subprocesses (the built-in ``local`` host); ``orchestrator.remote.ssh``
 has the SSH one. Both hand out ``RemoteProcess`` streams and ``Completed`` results.
 """
 

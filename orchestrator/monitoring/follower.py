@@ -23,9 +23,9 @@ from orchestrator.core.eventbudget import EventBudget
 from orchestrator.core.notices import LogLinesRead, Notice, RunProgressed
 from orchestrator.core.runstate import merge_phase
 from orchestrator.errors import StreamBroken
-from orchestrator.hosts import HostSession
 from orchestrator.logparse import LogParser
 from orchestrator.logparse.shown import ShownLines
+from orchestrator.remote.hosts import HostSession
 from orchestrator.store import queries
 from orchestrator.store.models import Run
 from orchestrator.store.queries import add_events
@@ -253,7 +253,7 @@ class StepEventFollower:
 def apply_step_event(run: Run, record: dict[str, Any]) -> None:
     kind = record.get("kind")
     if kind in ("server_kept", "retry", "step"):
-        from orchestrator.warmserver import apply_warm_event
+        from orchestrator.actions.warmserver import apply_warm_event
 
         run.warm_server = apply_warm_event(run.warm_server, record)
     if kind == "progress":

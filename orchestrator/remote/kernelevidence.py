@@ -14,12 +14,12 @@ import logging
 import signal
 
 from orchestrator.errors import EorchError
-from orchestrator.hosts import HostSession
 from orchestrator.logparse import exit_root_cause
 from orchestrator.logparse.events import RootCause
 from orchestrator.logparse.exits import exit_signal
 from orchestrator.logparse.kernel import killed_cause
 from orchestrator.monitoring.liveness import cancel_reached_host
+from orchestrator.remote.hosts import HostSession
 from orchestrator.store.models import Run
 from worker.protocol import RunStatusReport
 

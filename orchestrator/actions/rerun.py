@@ -19,11 +19,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from orchestrator.actions.patches import run_pythons
 from orchestrator.context import Context
 from orchestrator.core.launchrequest import LaunchRequest
 from orchestrator.core.secretenv import REDACTED
 from orchestrator.errors import NotFound, SpecError, UsageError
-from orchestrator.patches import run_pythons
 from orchestrator.store.models import Host
 
 if TYPE_CHECKING:
@@ -131,8 +131,8 @@ def plan_rerun(run: Run, options: RerunOptions, *, target: HostDefaults, origina
 
 
 def _recipe_request(run: Run, env: dict[str, str], name: str, canary: bool | None) -> LaunchRequest:
+    from orchestrator.actions.speclaunch import job_launch_request
     from orchestrator.core.spec import parse_spec
-    from orchestrator.speclaunch import job_launch_request
 
     if not run.spec:
         raise UsageError(f"run {run.id} recorded no spec to run again; launch its spec file with eorch launch --spec")
@@ -175,10 +175,10 @@ def load_plan(ctx: Context, ref: str, options: RerunOptions | None = None) -> Re
 async def rerun(ctx: Context, plan: RerunPlan, *, checks: bool = True, force: bool = False) -> tuple[Run, Report | None]:
     """Launch the plan as `eorch launch` would: an eagle3-extract spec after its preflight (unless ``checks`` is
     off; ``force`` launches despite a failed check), a command at once. Returns the new run and the report."""
-    from orchestrator.launcher import launch
+    from orchestrator.actions.launcher import launch
 
     if plan.kind == "eagle3-extract" and checks:
-        from orchestrator.preflightrun import launch_checked
+        from orchestrator.actions.preflightrun import launch_checked
 
         return await launch_checked(ctx, plan.host, plan.request, force=force)
     return await launch(ctx, plan.host, plan.request), None

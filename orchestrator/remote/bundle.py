@@ -9,7 +9,7 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
-WORKER_PACKAGE = Path(__file__).resolve().parent.parent / "worker"
+WORKER_PACKAGE = Path(__file__).resolve().parents[2] / "worker"
 _SUFFIXES = {".py", ".toml", ".json", ".txt"}
 
 

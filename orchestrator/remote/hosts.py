@@ -14,12 +14,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.bundle import worker_bundle
 from orchestrator.config import Settings
 from orchestrator.core import commands
 from orchestrator.errors import HostUnreachable, RemoteOpFailed, StreamBroken, UsageError, WorkerFailed
+from orchestrator.remote.bundle import worker_bundle
+from orchestrator.remote.transport import Completed, LocalTransport, RemoteProcess, Transport
 from orchestrator.store.models import Host
-from orchestrator.transport import Completed, LocalTransport, RemoteProcess, Transport
 from worker.protocol import (
     ErrorReply,
     LaunchReply,
@@ -44,7 +44,7 @@ def validate_host_name(name: str) -> str:
 def make_transport(host: Host, settings: Settings) -> Transport:
     if host.name == LOCAL_HOST:
         return LocalTransport()
-    from orchestrator.ssh import SshTarget, SshTransport
+    from orchestrator.remote.ssh import SshTarget, SshTransport
 
     target = SshTarget(
         destination=host.destination,

@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 
 from orchestrator.config import Settings
-from orchestrator.monitorlock import holder_of, monitor_holds
+from orchestrator.monitoring.lockfile import holder_of, monitor_holds
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import asyncssh
 from orchestrator.core import commands
 from orchestrator.core.destination import parse_destination
 from orchestrator.errors import HostKeyRefused, HostUnreachable, StreamBroken
-from orchestrator.transport import Completed, RemoteProcess
+from orchestrator.remote.transport import Completed, RemoteProcess
 
 
 @dataclass(frozen=True)

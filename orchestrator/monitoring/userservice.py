@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.config import Settings
-from orchestrator.monitorlock import holder_of, monitor_holds
+from orchestrator.monitoring.lockfile import holder_of, monitor_holds
 
-DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 SYSTEMD_UNIT = "eorch-daemon.service"
 LAUNCHD_LABEL = "dev.eorch.daemon"
 MANAGER_TIMEOUT_S = 20

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from orchestrator.actions.patches import prepare_launch, run_pythons
 from orchestrator.context import Context
 from orchestrator.core.launchrequest import LaunchRequest, resolve
 from orchestrator.core.runstate import RunStatus
 from orchestrator.core.secretenv import redacted_env, split_env
 from orchestrator.errors import HistoryReadOnly, HostError, RemoteOpFailed, StoreError, UsageError
 from orchestrator.logparse.inert import inert_line
-from orchestrator.patches import prepare_launch, run_pythons
 from orchestrator.store import queries
 from orchestrator.store.db import WriteFailed, describe_write_failure
 from orchestrator.store.models import Run
@@ -35,7 +35,7 @@ async def launch(ctx: Context, host: str, request: LaunchRequest) -> Run:
 
     Secrets (``secret_env``, and the variables of ``env`` whose key looks like one: orchestrator.core.secretenv)
     reach the job but are recorded, here and on the host, only as ``<redacted>``.
-    ``rerun_of``: the run this one repeats (orchestrator.rerun).
+    ``rerun_of``: the run this one repeats (orchestrator.actions.rerun).
     """
     name, cwd, spec, sbatch_args = request.name, request.cwd, request.spec, request.sbatch_args
     if isinstance(request.program, tuple) and not request.program:
@@ -54,7 +54,7 @@ async def launch(ctx: Context, host: str, request: LaunchRequest) -> Run:
     argv, program_env = resolve(request.program, host_python=session.python, worker_dir=session.worker_dir,
                                 run_dir=run_dir)
     env = {**program_env, **request.env}
-    # What code the run will run (orchestrator.patches): patch set verified or applied, env fingerprinted.
+    # What code the run will run (orchestrator.actions.patches): patch set verified or applied, env fingerprinted.
     recorded = await prepare_launch(ctx, host, run_pythons(argv, spec, request.python, session.python),
                                     request.patch, request.apply_patches)
     secret_env = dict(request.secret_env)
