@@ -17,7 +17,7 @@ def test_a_tests_jobs_and_watchers_are_killed_after_it(eorch_home: Path, tmp_pat
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         killed = kill_leftovers(tmp_path)
-        # Which pids were killed first: a hog run once saw the watcher end with 0, not killed (cause not found).
+        # Which pids were killed first: a scan that read the watcher mid-execve (procs.environ_and_argv) missed it.
         assert watcher.pid in killed, (watcher.pid, killed, watcher.poll())
         assert watcher.wait(30) == -9
         wait_for(lambda: not pids_with_run_id(run["id"]), 30, "the job to be gone")
