@@ -7,6 +7,7 @@ has the SSH one. Both hand out ``RemoteProcess`` streams and ``Completed`` resul
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -45,6 +46,9 @@ class _LocalProcess:
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self._proc = proc
 
+    def running(self) -> bool:
+        return self._proc.returncode is None
+
     async def read(self, n: int) -> bytes:
         assert self._proc.stdout is not None
         return await self._proc.stdout.read(n)
@@ -66,10 +70,38 @@ class _LocalProcess:
                 self._proc.terminate()
             except ProcessLookupError:
                 pass
+        await _reap(self._proc, grace=5)
+
+
+async def _reap(proc: asyncio.subprocess.Process, grace: float = 0) -> None:
+    """Wait for a process told to stop, killing it after ``grace`` seconds or at a cancellation, and go on
+    waiting through cancellations (the TUI cancels a quitting worker again and again).  Its transport is
+    closed at the end, even when the loop drops this coroutine unfinished: a transport left open is collected
+    after its loop closed ("Event loop is closed").  A cancellation is raised once the process is reaped."""
+    waiter = asyncio.ensure_future(proc.wait())
+    cancelled = False
+    timeout: float | None = max(grace, 0)
+    try:
+        while not waiter.done():
             try:
-                await asyncio.wait_for(self._proc.wait(), 5)
+                await asyncio.wait_for(asyncio.shield(waiter), timeout)
+            except asyncio.CancelledError:
+                cancelled = True
             except TimeoutError:
-                self._proc.kill()
+                pass
+            if not waiter.done() and timeout is not None:
+                timeout = None
+                try:
+                    proc.kill()
+                except ProcessLookupError:
+                    pass
+    finally:
+        transport = getattr(proc, "_transport", None)  # asyncio's Process has no public close
+        if transport is not None and not transport.is_closing():
+            with contextlib.suppress(RuntimeError):  # the loop is closed already: the transport is marked closed
+                transport.close()
+    if cancelled:
+        raise asyncio.CancelledError
 
 
 def controller_free_env(environ: Mapping[str, str]) -> dict[str, str]:
@@ -82,6 +114,9 @@ class LocalTransport:
     """Runs argv as local subprocesses, without a shell, in the user's environment less eorch's own."""
 
     name = "local"
+
+    def __init__(self) -> None:
+        self._started: list[_LocalProcess] = []
 
     async def connect(self) -> None:
         return None
@@ -103,13 +138,8 @@ class LocalTransport:
             return Completed(tuple(argv), 127, b"", f"{argv[0]}: {err.strerror}".encode())
         try:
             out, errout = await asyncio.wait_for(proc.communicate(input), timeout)
-        except BaseException:  # timed out or cancelled (Ctrl-C): reap it now, not after the loop closed
-            if proc.returncode is None:
-                try:
-                    proc.kill()
-                except ProcessLookupError:
-                    pass
-                await proc.wait()
+        except BaseException:  # timed out or cancelled (Ctrl-C): kill and reap it now, not after the loop closed
+            await _reap(proc)
             raise
         return Completed(tuple(argv), proc.returncode, out, errout)
 
@@ -123,7 +153,13 @@ class LocalTransport:
             env=controller_free_env(os.environ),
             limit=1 << 24,
         )
-        return _LocalProcess(proc)
+        self._started = [p for p in self._started if p.running()]
+        local = _LocalProcess(proc)
+        self._started.append(local)
+        return local
 
     async def close(self) -> None:
-        return None
+        """Stop the processes ``start`` left running (a follower the caller did not stop)."""
+        started, self._started = self._started, []
+        for p in started:
+            await p.stop()
