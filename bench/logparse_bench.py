@@ -16,7 +16,8 @@ tests/data/logs:
   or a per-request traceback every ~25 KB, as stored (``\r\n``) and with ANSI colours where they had them.
 
 For each log, in the same run: ``eorch log analyze --json FILE`` as a child process (wall time, peak RSS
-from ``wait4``), the same command on an empty file (interpreter + CLI start-up), and
+from ``wait4``), the same command on an empty file (interpreter + CLI start-up), the same with the pure
+funnel (``EORCH_NATIVE_SCAN=0``: no Hyperscan; its verdict must be the same), and
 ``grep -c -E 'Traceback|Error' FILE`` with its output written to a file (GNU grep stops at the first match
 when its output is /dev/null).  Scan speed = size / (analyze wall - start-up wall); the same with
 CPU seconds (from ``wait4``) is printed too, as it is less disturbed by a busy machine.  Medians of
@@ -104,12 +105,14 @@ def build_real(path: Path, size: int) -> None:
 BUILDERS = {"serve": build_serve, "concat": build_concat, "real": build_real}
 
 
-def timed(argv: list[str], out_file: Path | None = None) -> tuple[float, float, int, bytes]:
+def timed(argv: list[str], out_file: Path | None = None, env: dict[str, str] | None = None,
+          ) -> tuple[float, float, int, bytes]:
     """(wall seconds, CPU seconds, peak RSS bytes, stdout) of one child process; stdout goes to ``out_file``
     (read back after) when given, else through a pipe."""
     start = time.perf_counter()
     sink = open(out_file, "wb") if out_file is not None else subprocess.PIPE  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.PIPE, cwd=REPO)
+    proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.PIPE, cwd=REPO,
+                            env=None if env is None else {**os.environ, **env})
     out = b"" if proc.stdout is None else proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
     if out_file is not None:
@@ -135,9 +138,12 @@ def measure(path: Path, empty: Path, runs: int, analyze: list[str] = ANALYZE) ->
         w1, c1, peak, out = timed([*analyze, str(path)])
         w2, _, _, counted = timed(["grep", "-c", "-E", "Traceback|Error", str(path)],
                                   out_file=path.with_suffix(".grep"))
+        w3, _, _, pure_out = timed([*analyze, str(path)], env={"EORCH_NATIVE_SCAN": "0"})
         rounds.append({"startup_s": w0, "analyze_wall_s": w1, "scan_s": max(w1 - w0, 1e-9),
-                       "scan_cpu_s": max(c1 - c0, 1e-9), "grep_s": w2})
+                       "scan_cpu_s": max(c1 - c0, 1e-9), "grep_s": w2, "pure_scan_s": max(w3 - w0, 1e-9)})
         verdict = json.loads(out)[0]
+        if json.loads(pure_out)[0] != verdict:
+            raise SystemExit(f"{path.name}: the pure funnel's verdict differs from the native one")
         rss = max(rss, peak)
         grep_count = int(counted.strip() or 0)
     med = {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
@@ -157,6 +163,7 @@ def measure(path: Path, empty: Path, runs: int, analyze: list[str] = ANALYZE) ->
         "end_to_end_mb_per_s": round(mb / med["analyze_wall_s"], 1),
         "scan_cpu_s": round(med["scan_cpu_s"], 3),
         "scan_cpu_mb_per_s": round(mb / med["scan_cpu_s"], 1),
+        "pure_scan_mb_per_s": round(mb / med["pure_scan_s"], 1),
         "grep_s": round(med["grep_s"], 3),
         "grep_mb_per_s": round(mb / med["grep_s"], 1),
         "grep_matches": grep_count,
@@ -198,6 +205,7 @@ def main() -> None:
               f"  -> scan {r['scan_mb_per_s']} MB/s (best {r['best_scan_mb_per_s']}; end to end "
               f"{r['end_to_end_mb_per_s']} MB/s)")
         print(f"  scan CPU time (analyze CPU - start-up CPU): {r['scan_cpu_s']} s -> {r['scan_cpu_mb_per_s']} MB/s")
+        print(f"  same scan with the pure funnel (EORCH_NATIVE_SCAN=0): {r['pure_scan_mb_per_s']} MB/s, same verdict")
         print(f"  grep -c -E 'Traceback|Error': {r['grep_s']} s ({r['grep_mb_per_s']} MB/s, "
               f"{r['grep_matches']} lines); analyze/grep time = {r['analyze_vs_grep_time_ratio']}x")
         print(f"  peak RSS of analyze: {r['peak_rss_mb']} MB")

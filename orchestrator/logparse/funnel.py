@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from orchestrator.logparse import native
 from orchestrator.logparse.phases import (
     CLEAN_NEEDLES,
     MARKERS,
@@ -95,8 +96,12 @@ class Funnel:
 
         Each needle is anchored on its rarest byte, as measured on a sample of the region.  Anchors rare
         enough are walked with ``bytes.find`` of one byte (a ``memchr``, ~10x faster than a regex pass) and
-        checked with ``startswith``; the other needles get one compiled regex pass per leading byte.
+        checked with ``startswith``; the other needles get one compiled regex pass per leading byte.  With
+        native search (``native.py``) all needles are found in one pass instead.
         """
+        native_find = native.finder(relevant)
+        if native_find is not None:
+            return native_find(buf, start, end)
         hits: list[int] = []
         length = end - start
         regex_needles: list[bytes] = list(relevant)

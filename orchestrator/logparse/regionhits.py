@@ -7,7 +7,8 @@ once, whatever the state, into units as ``Funnel.scan`` plans them (needles anch
 region's sample share one ``memchr`` walk; the others share one regex per leading byte).  A unit's hits are
 found ahead of the windows the first time one of its needles is relevant (extended by as much as it already
 covers, so a unit that drops out soon is not scanned to the region's end), and a window's hits are then a
-slice of those lists (``bisect``), less the hits of needles not relevant now.
+slice of those lists (``bisect``), less the hits of needles not relevant now.  With native search
+(``native.py``) a unit is the needles relevant in the same states, found in one pass.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 
 from orchestrator.logparse import funnel as fn
+from orchestrator.logparse import native
 
 
 @dataclass
 class _Unit:
     members: list[tuple[int, bytes]]  # (anchor offset, needle); anchor -1: a regex unit
-    anchor: int | None  # the walked byte, None for a regex unit
+    anchor: int | None  # the walked byte, None for a regex or native unit
     texts: frozenset[bytes] = frozenset()
     lo: int = -1
     hi: int = -1
@@ -41,7 +43,8 @@ class RegionHits:
         units: dict[tuple[object, ...], _Unit] = {}
         length = end - start
         freq: dict[int, int] | None = None
-        if length >= fn._MIN_PLANNED:
+        self._native = native.available()
+        if length >= fn._MIN_PLANNED and not self._native:
             freq = fn._sample_freq(buf, start, end, fn._needle_bytes(tuple(needles)))
             scale = length / (4 * (min(fn._SAMPLE, length // 8) // 4))
         for needle in needles:
@@ -50,7 +53,8 @@ class RegionHits:
                 if freq[needle[k]] * scale * fn._STEP_BYTES < length:
                     units.setdefault(("w", needle[k]), _Unit([], needle[k])).members.append((k, needle))
                     continue
-            units.setdefault(("r", needle[0], kind[needle]), _Unit([], None)).members.append((-1, needle))
+            key = ("n", kind[needle]) if self._native else ("r", needle[0], kind[needle])
+            units.setdefault(key, _Unit([], None)).members.append((-1, needle))
         self._units = list(units.values())
         for u in self._units:
             u.texts = frozenset(t for _, t in u.members)
@@ -66,6 +70,8 @@ class RegionHits:
             to = self._end if cut < 0 else cut + 1
             if u.anchor is not None:
                 fn._walk(self._buf, u.hi, to, u.anchor, u.members, u.hits)
+            elif self._native:
+                u.hits.extend(native.literal_set(tuple(sorted(u.texts))).find(self._buf, u.hi, to))
             else:
                 for rx in fn._compiled(tuple(t for _, t in u.members)):
                     u.hits.extend([m.start() for m in rx.finditer(self._buf, u.hi, to)])

@@ -1,0 +1,73 @@
+"""Native search (Hyperscan, ``native.py``) and the pure funnel see exactly the same lines.
+
+Hyperscan is a dependency wherever its wheel exists (Linux x86-64), so there these tests must run: a missing
+install is a failure, not a skip.
+"""
+
+from __future__ import annotations
+
+import platform
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+from orchestrator.logparse import native
+from orchestrator.logparse.funnel import build_funnel
+from orchestrator.logparse.phases import Phase
+from orchestrator.logparse.signatures import load_catalogue
+
+from .conftest import LOG_DIR, parse_all
+from .test_big_regions import _big_log
+
+DATA = LOG_DIR.parent
+FIXTURES = sorted(p for d in ("logs", "real", "heldout", "gpu") for p in (DATA / d).glob("*.log"))
+
+
+def test_hyperscan_is_installed_where_it_is_a_dependency() -> None:
+    if sys.platform == "linux" and platform.machine() == "x86_64":
+        assert native._hs is not None, "pip install -e . should have installed hyperscan"
+
+
+needs_native = pytest.mark.skipif(native._hs is None, reason="no hyperscan wheel for this platform")
+
+
+@needs_native
+def test_literal_set_finds_every_start_brute_force_does() -> None:
+    rng = random.Random(7)
+    needles = (b"Error", b"rror", b"ERROR", b"aa", b"a", b"Traceback", b"x\ny")
+    for _ in range(200):
+        buf = bytes(rng.choice(b"aErorTcbkx\ny ") for _ in range(rng.randrange(0, 300)))
+        start = rng.randrange(0, len(buf) + 1)
+        end = rng.randrange(start, len(buf) + 1)
+        want = sorted(i for n in needles for i in range(start, end - len(n) + 1) if buf.startswith(n, i))
+        assert native.literal_set(needles).find(buf, start, end) == want
+
+
+@needs_native
+def test_funnel_scan_native_and_pure_give_the_same_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hit positions may differ (overlaps, needles of one line), the lines they fall on may not."""
+    funnel = build_funnel(load_catalogue())
+    data = _big_log()
+    for phase in (Phase.STARTING, Phase.SERVING, Phase.RUNNING):
+        relevant = funnel.relevant(phase, False, False)
+        found = {}
+        for flag in ("1", "0"):
+            monkeypatch.setenv(native.ENV, flag)
+            hits = funnel.scan(data, 0, len(data), relevant)
+            found[flag] = {data.rfind(b"\n", 0, h) for h in hits}
+        assert found["1"] == found["0"], phase
+
+
+@needs_native
+@pytest.mark.parametrize("path", FIXTURES + [Path("big")], ids=lambda p: p.name)
+def test_verdicts_and_events_equal_with_and_without_native(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = _big_log() if path.name == "big" else path.read_bytes()
+    for chunks in (None, [65536] * (len(data) // 65536), [4096] * min(len(data) // 4096, 200)):
+        results = []
+        for flag in ("1", "0"):
+            monkeypatch.setenv(native.ENV, flag)
+            events, parser = parse_all(data, chunks)
+            results.append(([e.to_dict() for e in events], parser.analysis()))
+        assert results[0] == results[1]
