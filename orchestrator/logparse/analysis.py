@@ -104,14 +104,7 @@ class Evidence:
     def root_item(self) -> dict[str, Any] | None:
         """The kept cause ``root_cause`` is made of (cheap: the parser asks after every changed line)."""
         if self.tb_causes:
-            if self.echo_refs:
-                messages = [str(item.get("message") or "").strip() for item in self.tb_causes]
-                for ref in self.echo_refs:
-                    ref = ref.strip()
-                    for item, message in zip(self.tb_causes, messages):
-                        if _same_message(message, ref):
-                            return item
-            return self.tb_causes[0]
+            return self.tb_causes[self._echoed_index()]
         for tier in (self.line_causes, self.error_lines):
             if tier:
                 return tier[0]
@@ -119,8 +112,23 @@ class Evidence:
             return self.symptoms[0]
         return None
 
+    def _echoed_index(self) -> int:
+        """Which traceback cause the first echo that names one points back to (0 when none does).  Both lists
+        only grow, so the answer is kept until one of them does."""
+        key = (len(self.tb_causes), len(self.echo_refs))
+        cached = self.__dict__.get("_echoed")
+        if cached is not None and cached[0] == key:
+            return int(cached[1])
+        index = 0
+        if self.echo_refs:
+            messages = [str(item.get("message") or "").strip() for item in self.tb_causes]
+            index = next((i for ref in self.echo_refs for i, message in enumerate(messages)
+                          if _same_message(message, ref.strip())), 0)
+        self.__dict__["_echoed"] = (key, index)
+        return index
+
     def to_dict(self) -> dict[str, Any]:
-        return dict(vars(self))
+        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Evidence:
