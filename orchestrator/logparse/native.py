@@ -5,9 +5,9 @@ group; with 43 needles live that bounds a parse near 70 MB/s.  Hyperscan matches
 pass at over 1 GB/s, and reports each match to a callback, which costs about as much as a Python call: it
 pays off because only the needles relevant in the parser's state are searched (matches are few).
 
-The ``hyperscan`` wheel exists for Linux x86-64 and macOS (a dependency there); elsewhere (Linux on ARM), or with ``EORCH_NATIVE_SCAN=0``, the pure funnel
-is used and the results are the same (tested side by side).  A compiled set is shared, but Hyperscan's scratch
-space is not: each thread gets its own.
+The ``hyperscan`` wheel exists for Linux x86-64 and macOS (a dependency there); elsewhere (Linux on ARM), or
+with ``EORCH_NATIVE_SCAN=0``, the pure funnel is used and the results are the same (tested side by side).  A
+compiled set is shared, but Hyperscan's scratch space is not: each thread gets its own.
 """
 
 from __future__ import annotations

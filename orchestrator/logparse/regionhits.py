@@ -28,6 +28,7 @@ class _Unit:
     lo: int = -1
     hi: int = -1
     hits: list[int] = field(default_factory=list)
+    literals: native.LiteralSet | None = None  # a native unit's compiled needles
 
 
 class RegionHits:
@@ -58,6 +59,8 @@ class RegionHits:
         self._units = list(units.values())
         for u in self._units:
             u.texts = frozenset(t for _, t in u.members)
+            if self._native and u.anchor is None:
+                u.literals = native.literal_set(tuple(sorted(u.texts)))
         self._progress: tuple[int, list[int]] | None = None
 
     def _hits(self, u: _Unit, start: int, end: int) -> list[int]:
@@ -70,8 +73,8 @@ class RegionHits:
             to = self._end if cut < 0 else cut + 1
             if u.anchor is not None:
                 fn._walk(self._buf, u.hi, to, u.anchor, u.members, u.hits)
-            elif self._native:
-                u.hits.extend(native.literal_set(tuple(sorted(u.texts))).find(self._buf, u.hi, to))
+            elif u.literals is not None:
+                u.hits.extend(u.literals.find(self._buf, u.hi, to))
             else:
                 for rx in fn._compiled(tuple(t for _, t in u.members)):
                     u.hits.extend([m.start() for m in rx.finditer(self._buf, u.hi, to)])

@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Coroutine
 from typing import Any
 
-from orchestrator.remote.transport import LocalTransport
+from orchestrator.remote.transport import LocalTransport, RemoteProcess
 
 #: A process that ignores SIGTERM: only a kill ends it.
 STUBBORN = [sys.executable, "-c", ("import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
@@ -42,6 +42,13 @@ def _no_unclosed_transports(main: Coroutine[Any, Any, None]) -> None:
     assert not problems, problems
 
 
+async def _started(t: LocalTransport, argv: list[str]) -> RemoteProcess:
+    """``argv`` started, once it printed that it is up."""
+    proc = await t.start(argv)
+    assert (await proc.readline()) == b"up\n"
+    return proc
+
+
 def test_a_run_cancelled_twice_is_killed_and_reaped() -> None:
     async def main() -> None:
         t = LocalTransport()
@@ -63,8 +70,7 @@ def test_a_run_cancelled_twice_is_killed_and_reaped() -> None:
 def test_stop_kills_a_process_that_ignores_sigterm_when_cancelled() -> None:
     async def main() -> None:
         t = LocalTransport()
-        proc = await t.start(STUBBORN)
-        assert (await proc.readline()) == b"up\n"
+        proc = await _started(t, STUBBORN)
         stopping = asyncio.ensure_future(proc.stop())
         await asyncio.sleep(0.3)  # inside the SIGTERM grace period
         stopping.cancel()
@@ -82,8 +88,7 @@ def test_stop_kills_a_process_that_ignores_sigterm_when_cancelled() -> None:
 def test_close_stops_what_start_left_running() -> None:
     async def main() -> None:
         t = LocalTransport()
-        proc = await t.start(PLAIN)
-        assert (await proc.readline()) == b"up\n"
+        proc = await _started(t, PLAIN)
         await t.close()
         assert not proc.running()  # type: ignore[attr-defined]
 
