@@ -13,7 +13,7 @@ from typing import Any
 from orchestrator.logparse.analysis import Analysis, SignatureCount
 from orchestrator.logparse.events import LogEvent
 from orchestrator.logparse.lines import LINE_CAP, Ending, count_terminators, ending_at
-from orchestrator.logparse.phases import ProgressReading, frame_at, frame_unit
+from orchestrator.logparse.phases import ProgressReading, frame_at, frame_run, frame_unit
 from orchestrator.logparse.regionhits import RegionHits
 from orchestrator.logparse.signatures import Catalogue
 from orchestrator.logparse.tail import LogTail
@@ -309,6 +309,13 @@ class LogParser(TracebackLines):
                         and seen[1] == (done * 100 // total if total else done)
                         and not self._progress_matters()):
                     self._frame = (done, total, buf[f:e])  # the latest reading, built at the end
+                    if nxt < g:  # more frames before the next needle: those like this one in one go
+                        at, k, before = frame_run(buf, frames, fi + 1, nxt, g, seen)
+                        if before is not None:
+                            lf = find(b"\n", before[2], end)
+                            cr = find(b"\r", before[2], lf if lf >= 0 else end)
+                            self._frame = (before[0], before[1], buf[before[2]:cr if cr >= 0 else lf])
+                            cursor, fi = at, k
                     continue
                 self._line_no += count_terminators(buf, counted, s) + 1
                 counted = nxt

@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
+from orchestrator.logparse.lines import LINE_CAP
+
 
 class Phase(str, Enum):
     """Where a job is, as read from its log.  Ordered: a log only moves forward."""
@@ -165,6 +167,43 @@ def frame_at(buf: bytes, start: int, mark: int) -> tuple[int, int] | None:
     if m is None or _NOT_USER_RE.search(buf, start, mark) is not None:
         return None
     return int(m.group(1)), int(m.group(2))
+
+
+def frame_run(buf: bytes, frames: list[int], i: int, pos: int, limit: int,
+              key: list[int]) -> tuple[int, int, tuple[int, int, int] | None]:
+    """Skip the tqdm frames ``frames[i:]`` (``pos``: the line start before them) that read ``key``
+    (``[total, percent, complete]``) and come before ``limit`` (the next needle): a client's bar between log
+    records, whose frames the parser's fast path reads one by one to keep only the latest.
+
+    It stops at the first frame it cannot vouch for — another reading, a second mark on a line, a line over
+    the cap, no ``N/M`` within ``frame_at``'s reach, a bar that is not user progress.  Returns the line start
+    and index of the last frame it vouched for, which the parser reads itself (its line may reach the next
+    needle), and (done, total, mark) of the one before it, the latest reading the run leaves.
+    """
+    total, percent, complete = key
+    rfind, back, not_user = buf.rfind, _FRAME_BACK.search, _NOT_USER_RE.search
+    taken: list[tuple[int, int, int, int]] = []  # (line start, done, total, mark) of the last two
+    start, n = pos, len(frames)
+    while i < n and (f := frames[i]) < limit:
+        s = max(rfind(b"\n", start, f), rfind(b"\r", start, f)) + 1
+        if s == 0:
+            if taken:  # a second mark on the line of the last frame
+                break
+            s = pos
+        if f - s >= LINE_CAP or not_user(buf, s, f) is not None:
+            break
+        m = back(buf, max(s, f - 64), f)
+        if m is None:
+            break
+        done, tot = int(m.group(1)), int(m.group(2))
+        if tot != total or int(done >= tot) != complete or (done * 100 // tot if tot else done) != percent:
+            break
+        taken = [taken[-1], (s, done, tot, f)] if taken else [(s, done, tot, f)]
+        start, i = f + 1, i + 1
+    if len(taken) < 2:
+        return pos, i - len(taken), None
+    (_, done, tot, f), (s, _, _, _) = taken
+    return s, i - 1, (done, tot, f)
 
 
 def frame_unit(buf: bytes, mark: int, end: int) -> str:
