@@ -11,7 +11,7 @@ running markers come back while an error line is pending, as possible signs of l
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -85,10 +85,7 @@ class Funnel:
     @staticmethod
     def is_candidate(raw: bytes, relevant: tuple[bytes, ...]) -> bool:
         """True when ``raw`` holds a relevant needle (progress aside)."""
-        for n in relevant:
-            if n in raw:
-                return True
-        return False
+        return _candidate(relevant)(raw)
 
     @staticmethod
     def scan(buf: bytes, start: int, end: int, relevant: tuple[bytes, ...]) -> list[int]:
@@ -197,6 +194,18 @@ def _later(a: Phase | None, b: Phase | None) -> Phase | None:
 @lru_cache(maxsize=64)
 def _relevant(funnel: Funnel, phase: Phase, clean: bool, pending: bool) -> tuple[bytes, ...]:
     return tuple(n.text for n in funnel.needles if n.relevant(phase, clean, pending))
+
+
+@lru_cache(maxsize=64)
+def _candidate(relevant: tuple[bytes, ...]) -> Callable[[bytes], bool]:
+    """A test of whether a line holds one of ``relevant``: one native scan, else one regex alternation."""
+    occurs = native.occurs(relevant)
+    if occurs is not None:
+        return occurs
+    if not relevant:
+        return lambda raw: False
+    rx = re.compile(b"|".join(re.escape(n) for n in sorted(set(relevant), key=len, reverse=True)))
+    return lambda raw: rx.search(raw) is not None
 
 
 @lru_cache(maxsize=64)

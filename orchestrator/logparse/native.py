@@ -64,6 +64,20 @@ class LiteralSet:
             hits.sort()
         return hits
 
+    def occurs_in(self, buf: bytes) -> bool:
+        """Whether some needle occurs in ``buf`` (the scan stops at the first match)."""
+        found: list[bool] = []
+
+        def on_match(_i: int, _from: int, _to: int, _flags: int, _ctx: Any) -> bool:
+            found.append(True)
+            return True  # stop scanning
+
+        try:
+            self._db.scan(buf, match_event_handler=on_match, scratch=self._scratch())
+        except _hs.ScanTerminated:  # what stopping at the first match looks like
+            return True
+        return bool(found)
+
     def _scratch(self) -> Any:
         scratch = getattr(self._local, "scratch", None)
         if scratch is None:
@@ -75,6 +89,13 @@ class LiteralSet:
 @lru_cache(maxsize=128)
 def literal_set(needles: tuple[bytes, ...]) -> LiteralSet:
     return LiteralSet(needles)
+
+
+def occurs(needles: tuple[bytes, ...]) -> Callable[[bytes], bool] | None:
+    """``LiteralSet.occurs_in`` of ``needles`` when native search is available, else None."""
+    if not needles or not available():
+        return None
+    return literal_set(tuple(sorted(set(needles)))).occurs_in
 
 
 def finder(needles: tuple[bytes, ...]) -> Callable[[bytes, int, int], list[int]] | None:

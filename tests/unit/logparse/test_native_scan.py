@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.logparse import native
-from orchestrator.logparse.funnel import build_funnel
+from orchestrator.logparse.funnel import Funnel, build_funnel
 from orchestrator.logparse.phases import Phase
 from orchestrator.logparse.signatures import load_catalogue
 
@@ -43,6 +43,18 @@ def test_literal_set_finds_every_start_brute_force_does() -> None:
         end = rng.randrange(start, len(buf) + 1)
         want = sorted(i for n in needles for i in range(start, end - len(n) + 1) if buf.startswith(n, i))
         assert native.literal_set(needles).find(buf, start, end) == want
+        assert native.literal_set(needles).occurs_in(buf[start:end]) == bool(want)
+
+
+@pytest.mark.parametrize("flag", ["1", "0"])
+def test_is_candidate_is_any_needle_in_the_line(flag: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(native.ENV, flag)
+    rng = random.Random(11)
+    relevant = (b"Error", b"rror", b"ERROR", b"a.b", b"Traceback")
+    for _ in range(300):
+        raw = bytes(rng.choice(b"aErorTcbk.ERO ") for _ in range(rng.randrange(0, 80)))
+        assert Funnel.is_candidate(raw, relevant) == any(n in raw for n in relevant)
+    assert not Funnel.is_candidate(b"Error", ())
 
 
 @needs_native
