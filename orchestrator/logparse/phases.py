@@ -182,28 +182,35 @@ def frame_run(buf: bytes, frames: list[int], i: int, pos: int, limit: int,
     """
     total, percent, complete = key
     rfind, back, not_user = buf.rfind, _FRAME_BACK.search, _NOT_USER_RE.search
-    taken: list[tuple[int, int, int, int]] = []  # (line start, done, total, mark) of the last two
+    last = before = None  # (line start, done, total, mark) of the last frame taken, and of the one before
+    head = b""  # the text before the last frame's N/M: a bar's frames share it, checked once
     start, n = pos, len(frames)
     while i < n and (f := frames[i]) < limit:
         s = max(rfind(b"\n", start, f), rfind(b"\r", start, f)) + 1
         if s == 0:
-            if taken:  # a second mark on the line of the last frame
+            if last is not None:  # a second mark on the line of the last frame
                 break
             s = pos
-        if f - s >= LINE_CAP or not_user(buf, s, f) is not None:
+        if f - s >= LINE_CAP:
             break
         m = back(buf, max(s, f - 64), f)
         if m is None:
             break
-        done, tot = int(m.group(1)), int(m.group(2))
+        if buf[s:m.start()] != head:
+            if not_user(buf, s, f) is not None:
+                break
+            head = buf[s:m.start()]
+        d, t = m.groups()
+        done, tot = int(d), int(t)
         if tot != total or int(done >= tot) != complete or (done * 100 // tot if tot else done) != percent:
             break
-        taken = [taken[-1], (s, done, tot, f)] if taken else [(s, done, tot, f)]
+        before, last = last, (s, done, tot, f)
         start, i = f + 1, i + 1
-    if len(taken) < 2:
-        return pos, i - len(taken), None
-    (_, done, tot, f), (s, _, _, _) = taken
-    return s, i - 1, (done, tot, f)
+    if last is None:
+        return pos, i, None
+    if before is None:
+        return pos, i - 1, None
+    return last[0], i - 1, before[1:]
 
 
 def frame_unit(buf: bytes, mark: int, end: int) -> str:
