@@ -72,7 +72,7 @@ def _same(data: bytes) -> None:
     assert whole.analysis() == lines.analysis()
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(body=bar_logs())
 def test_frame_runs_read_bars_as_line_by_line_does(body: bytes) -> None:
     _same(b"INFO:     Application startup complete.\n" + body)
