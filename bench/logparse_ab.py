@@ -1,0 +1,88 @@
+"""Figure: the parser's scan speed at two revisions, side by side in one run (issue 15).
+
+    .venv/bin/python bench/logparse_ab.py --old REV [--new REV] [--mb 20] [--mix serve|concat|real|all] [--runs 5]
+
+A change to the parser is worth a few per cent at a time, and this box's speed drifts more than that between
+runs, so old and new must meet the same load: each round parses every log once with each revision,
+alternating, each in a fresh interpreter.  The revisions are checked out in temporary git worktrees (``--new``
+defaults to the working tree).  Each parse is timed in CPU seconds after a warm-up parse of an empty log:
+loading the catalogue and compiling patterns is start-up, which ``logparse_bench.py`` measures.  The logs are
+``logparse_bench.py``'s mixes.  Prints medians, bests and the ratio new/old of the medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import logparse_bench
+
+REPO = Path(__file__).resolve().parent.parent
+_TIMED = """
+import os, sys, time
+sys.path.insert(0, sys.argv[1])
+from orchestrator.logparse import analyze_path
+analyze_path(sys.argv[3])
+t = time.process_time()
+analyze_path(sys.argv[2])
+print(os.path.getsize(sys.argv[2]) / 2**20 / (time.process_time() - t))
+"""
+_BUILDERS = {"serve": logparse_bench.build_serve, "concat": logparse_bench.build_concat,
+             "real": logparse_bench.build_real}
+
+
+def _worktree(rev: str, into: Path) -> Path:
+    subprocess.run(["git", "-C", str(REPO), "worktree", "add", "-q", "--detach", str(into), rev], check=True)
+    return into
+
+
+def _speed(root: Path, log: Path, empty: Path) -> float:
+    out = subprocess.run([sys.executable, "-c", _TIMED, str(root), str(log), str(empty)], capture_output=True,
+                         text=True, check=True, cwd=empty.parent)
+    return float(out.stdout)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--old", required=True, help="the revision to compare against (e.g. HEAD~3)")
+    ap.add_argument("--new", help="the revision to measure (default: the working tree)")
+    ap.add_argument("--mb", type=int, default=20, help="size of each log, in MiB (default 20)")
+    ap.add_argument("--mix", choices=[*_BUILDERS, "all"], default="all")
+    ap.add_argument("--runs", type=int, default=5, help="rounds; medians are reported (default 5)")
+    args = ap.parse_args()
+    mixes = list(_BUILDERS) if args.mix == "all" else [args.mix]
+    with tempfile.TemporaryDirectory(prefix="eorch-ab-") as tmp:
+        base = Path(tmp)
+        roots = {"old": _worktree(args.old, base / "old"),
+                 "new": _worktree(args.new, base / "new") if args.new else REPO}
+        try:
+            empty = base / "empty.log"
+            empty.write_bytes(b"")
+            logs = {}
+            for mix in mixes:
+                logs[mix] = base / f"{mix}.log"
+                _BUILDERS[mix](logs[mix], args.mb * 2**20)
+            speeds: dict[tuple[str, str], list[float]] = {}
+            for _ in range(args.runs):
+                for mix, log in logs.items():
+                    for which, root in roots.items():
+                        speeds.setdefault((mix, which), []).append(_speed(root, log, empty))
+            print(f"parse CPU speed, MB/s (median and best of {args.runs} alternated rounds, {args.mb} MiB logs)")
+            for mix in mixes:
+                old, new = speeds[(mix, "old")], speeds[(mix, "new")]
+                print(f"  {mix:7} old {statistics.median(old):7.1f} (best {max(old):.1f})   "
+                      f"new {statistics.median(new):7.1f} (best {max(new):.1f})   "
+                      f"new/old {statistics.median(new) / statistics.median(old):.2f}x")
+        finally:
+            for which, root in roots.items():
+                if root != REPO:
+                    subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(root)],
+                                   check=False)
+
+
+if __name__ == "__main__":
+    main()
