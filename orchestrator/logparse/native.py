@@ -91,15 +91,20 @@ def literal_set(needles: tuple[bytes, ...]) -> LiteralSet:
     return LiteralSet(needles)
 
 
-def occurs(needles: tuple[bytes, ...]) -> Callable[[bytes], bool] | None:
-    """``LiteralSet.occurs_in`` of ``needles`` when native search is available, else None."""
+def _compiled_set(needles: tuple[bytes, ...]) -> LiteralSet | None:
+    """The compiled set of ``needles`` (in any order, repeats allowed) when native search is available."""
     if not needles or not available():
         return None
-    return literal_set(tuple(sorted(set(needles)))).occurs_in
+    return literal_set(tuple(sorted(set(needles))))
+
+
+def occurs(needles: tuple[bytes, ...]) -> Callable[[bytes], bool] | None:
+    """``LiteralSet.occurs_in`` of ``needles`` when native search is available, else None."""
+    ls = _compiled_set(needles)
+    return None if ls is None else ls.occurs_in
 
 
 def finder(needles: tuple[bytes, ...]) -> Callable[[bytes, int, int], list[int]] | None:
     """``LiteralSet.find`` of ``needles`` when native search is available, else None."""
-    if not needles or not available():
-        return None
-    return literal_set(tuple(sorted(set(needles)))).find
+    ls = _compiled_set(needles)
+    return None if ls is None else ls.find

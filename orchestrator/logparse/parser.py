@@ -12,7 +12,7 @@ from typing import Any
 
 from orchestrator.logparse.analysis import Analysis, SignatureCount
 from orchestrator.logparse.events import LogEvent
-from orchestrator.logparse.lines import LINE_CAP, Ending, count_terminators, ending_at
+from orchestrator.logparse.lines import LINE_CAP, Ending, count_terminators, ending_at, line_end
 from orchestrator.logparse.phases import ProgressReading, frame_at, frame_run, frame_unit
 from orchestrator.logparse.regionhits import RegionHits
 from orchestrator.logparse.signatures import Catalogue
@@ -312,9 +312,7 @@ class LogParser(TracebackLines):
                     if nxt < g:  # more frames before the next needle: those like this one in one go
                         at, k, before = frame_run(buf, frames, fi + 1, nxt, g, seen)
                         if before is not None:
-                            lf = find(b"\n", before[2], end)
-                            cr = find(b"\r", before[2], lf if lf >= 0 else end)
-                            self._frame = (before[0], before[1], buf[before[2]:cr if cr >= 0 else lf])
+                            self._frame = (before[0], before[1], buf[before[2]:line_end(buf, before[2], end)[0]])
                             cursor, fi = at, k
                     continue
                 self._line_no += count_terminators(buf, counted, s) + 1

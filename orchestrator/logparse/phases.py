@@ -169,6 +169,11 @@ def frame_at(buf: bytes, start: int, mark: int) -> tuple[int, int] | None:
     return int(m.group(1)), int(m.group(2))
 
 
+def progress_key(done: int, total: int) -> list[int]:
+    """What a progress reading is reported by: ``[total, percent (done when no total), complete]``."""
+    return [total, done * 100 // total if total else done, 1 if done >= total else 0]
+
+
 def frame_run(buf: bytes, frames: list[int], i: int, pos: int, limit: int,
               key: list[int]) -> tuple[int, int, tuple[int, int, int] | None]:
     """Skip the tqdm frames ``frames[i:]`` (``pos``: the line start before them) that read ``key``
@@ -180,7 +185,6 @@ def frame_run(buf: bytes, frames: list[int], i: int, pos: int, limit: int,
     and index of the last frame it vouched for, which the parser reads itself (its line may reach the next
     needle), and (done, total, mark) of the one before it, the latest reading the run leaves.
     """
-    total, percent, complete = key
     rfind, back, not_user = buf.rfind, _FRAME_BACK.search, _NOT_USER_RE.search
     last = before = None  # (line start, done, total, mark) of the last frame taken, and of the one before
     head = b""  # the text before the last frame's N/M: a bar's frames share it, checked once
@@ -202,7 +206,7 @@ def frame_run(buf: bytes, frames: list[int], i: int, pos: int, limit: int,
             head = buf[s:m.start()]
         d, t = m.groups()
         done, tot = int(d), int(t)
-        if tot != total or int(done >= tot) != complete or (done * 100 // tot if tot else done) != percent:
+        if progress_key(done, tot) != key:
             break
         before, last = last, (s, done, tot, f)
         start, i = f + 1, i + 1

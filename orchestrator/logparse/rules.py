@@ -35,6 +35,7 @@ from orchestrator.logparse.phases import (
     Phase,
     ProgressReading,
     ShardReading,
+    progress_key,
     read_progress,
     read_shards,
     shows_life,
@@ -242,8 +243,7 @@ class LineRules(EvidenceRules):
 
     @staticmethod
     def _progress_key(progress: ProgressReading) -> list[int]:
-        done, total = progress.done, progress.total
-        return [total, done * 100 // total if total else done, 1 if done >= total else 0]
+        return progress_key(progress.done, progress.total)
 
     def _progress_matters(self) -> bool:
         """Whether a progress reading can change more than the reading itself: move the phase, or clear a
