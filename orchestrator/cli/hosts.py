@@ -7,6 +7,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from orchestrator.cli.common import console, context, print_json, run_async, text
 from orchestrator.context import Context
@@ -79,10 +80,11 @@ def list_(json_: Annotated[bool, typer.Option("--json", help="print JSON")] = Fa
         return
     table = Table("name", "destination", "root", "scheduler", "reachable")
     for h in records:
-        reach = {True: "[green]yes[/]", False: f"[red]no[/] since {h['unreachable_since']}", None: "?"}[h["reachable"]]
+        reach = {True: Text("yes", style="green"), None: Text("?"),
+                 False: Text.assemble(("no", "red"), f" since {h['unreachable_since']}")}[h["reachable"]]
         scheduler = " ".join([h["scheduler"], *h["sbatch_args"]])
         table.add_row(text(h["name"]), text(h["destination"] + (f":{h['port']}" if h["port"] else "")),
-                      text(h["root"]), text(scheduler), text(reach))
+                      text(h["root"]), text(scheduler), reach)
     console.print(table)
 
 

@@ -173,3 +173,19 @@ def test_usage_errors_keep_brackets(eorch_home: Path) -> None:
     assert proc.returncode == 2 and "No such command '[bold]runs'." in proc.stderr
     proc = eorch("runs", "--limit", "[red]5[/red]", "--no-such[x]", check=False)
     assert proc.returncode == 2 and "No such option: --no-such[x]" in proc.stderr
+
+
+def test_host_list_shows_reachability_as_words_not_tags(eorch_home: Path) -> None:
+    """`host list`'s reachable column is styled text: `yes`, `no since …`, `?`, never the tags themselves."""
+    eorch("host", "list")  # the history, with its built-in `local` host
+    maker = open_store(eorch_home / "eorch.db")
+    with maker.begin() as s:
+        s.add(Host(name="up", destination="u@box1", port=None, root="/r", python="python3", created_at=NOW,
+                   reachable=True))
+        s.add(Host(name="down", destination="u@box2", port=2222, root="/r", python="python3", created_at=NOW,
+                   reachable=False, unreachable_since=NOW))
+    out = eorch("host", "list").stdout
+    rows = {line.split("│")[1].strip(): line.split("│")[5].strip() for line in out.splitlines()
+            if line.startswith("│")}
+    assert rows == {"local": "?", "up": "yes", "down": f"no since {NOW.isoformat()}Z"}, out
+    assert "[green]" not in out and "[red]" not in out and "[/]" not in out
