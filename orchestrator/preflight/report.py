@@ -79,13 +79,18 @@ def summary(report: dict[str, Any]) -> str:
 
 def lines(report: dict[str, Any], *, all_checks: bool = True, markup: bool = True) -> list[str]:
     """The summary, then one line per check (evidence) and, for warn/fail, one line of what to do."""
+    from rich.markup import escape
+
+    def e(value: object) -> str:  # evidence is the host's text: `vllm[cpu]`, `[Errno 2]` are not tags
+        return escape(str(value)) if markup else str(value)
+
     out = [summary(report)]
     for c in report["checks"]:
         status = Status(c["status"])
         if status is Status.OK and not all_checks:
             continue
         mark = f"[{STYLE[status]}]{MARK[status]}[/]" if markup else MARK[status]
-        out.append(f"  {mark} {c['id']}: {c['evidence']}")
+        out.append(f"  {mark} {e(c['id'])}: {e(c['evidence'])}")
         if status is not Status.OK and c.get("todo"):
-            out.append(f"       → {c['todo']}")
+            out.append(f"       → {e(c['todo'])}")
     return out

@@ -189,3 +189,21 @@ def test_host_list_shows_reachability_as_words_not_tags(eorch_home: Path) -> Non
             if line.startswith("│")}
     assert rows == {"local": "?", "up": "yes", "down": f"no since {NOW.isoformat()}Z"}, out
     assert "[green]" not in out and "[red]" not in out and "[/]" not in out
+
+
+def test_preflight_evidence_keeps_brackets(eorch_home: Path) -> None:
+    """A preflight check's evidence and advice are the host's text: `eorch show` prints them as written (a
+    stray `[/]` used to be able to crash the command)."""
+    eorch("host", "list")
+    report = {"verdict": "fail", "failed": 1, "warnings": 0, "checks": [
+        {"id": "engine", "status": "fail", "evidence": "[Errno 2] No such file: '/opt/[old]/python' [/]",
+         "todo": "pip install 'vllm[cpu]'"}]}
+    maker = open_store(eorch_home / "eorch.db")
+    with maker.begin() as s:
+        s.add(Run(id="p0000001", name="pf", host="local", kind="command", command=["true"], env={}, cwd=None,
+                  spec=None, status="failed", phase="failed", created_at=NOW, started_at=NOW, ended_at=NOW,
+                  exit_code=1, log_offset=0, events_offset=0, cancel_requested=False, preflight=report))
+    out = eorch("show", "p0000001", "--no-refresh")
+    assert out.returncode == 0, out.stderr
+    assert "FAIL engine: [Errno 2] No such file: '/opt/[old]/python' [/]" in out.stdout
+    assert "→ pip install 'vllm[cpu]'" in out.stdout
