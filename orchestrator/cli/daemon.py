@@ -90,8 +90,8 @@ def _print(report: object, json_: bool) -> None:
     if report.message:
         console.print(report.message, highlight=False)
     console.print(f"{report.manager} unit {report.path}: {'installed' if report.installed else 'not installed'} · "
-                  f"enabled: {report.enabled} · running: {report.active}", highlight=False)
-    console.print(f"monitor lock: {report.monitor}", highlight=False)
+                  f"enabled: {report.enabled} · running: {report.active}", highlight=False, markup=False)
+    console.print(f"monitor lock: {report.monitor}", highlight=False, markup=False)
 
 
 @app.command()

@@ -145,7 +145,8 @@ def export(
             n_runs = _write_csv(f, RUN_CSV_COLUMNS, service.export_runs(ctx))
         with (out / "events.csv").open("w", newline="") as f:
             n_events = _write_csv(f, service.EVENT_COLUMNS, service.export_events(ctx))
-        console.print(f"wrote {n_runs} runs to {out / 'runs.csv'}, {n_events} events to {out / 'events.csv'}")
+        console.print(f"wrote {n_runs} runs to {out / 'runs.csv'}, {n_events} events to {out / 'events.csv'}",
+                      markup=False)
         return
     stream = out.open("w", newline="") if out else sys.stdout
     try:

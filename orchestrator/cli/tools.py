@@ -31,7 +31,7 @@ def setup(
     elif summary and summary.get("ok"):
         for name, engine in summary.get("engines", {}).items():
             versions = ", ".join(f"{k} {v}" for k, v in (engine.get("versions") or {}).items())
-            console.print(f"{name}: {engine.get('python')} ({versions})", highlight=False)
+            console.print(f"{name}: {engine.get('python')} ({versions})", highlight=False, markup=False)
         console.print("use these interpreters as vllm_python / speculators_python in your job spec")
         if (summary["engines"].get("vllm", {}).get("versions") or {}).get("cli_ok") is False:
             console.print("the `vllm` CLI of this build crashes (PackageNotFoundError); keep serve_entrypoint = "
