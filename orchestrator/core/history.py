@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -143,7 +144,7 @@ def _describe_change(key: str, change: Any) -> str:
     if isinstance(change, dict) and set(change) == {"from", "to"}:
         before, after = change["from"], change["to"]
         if isinstance(before, list) or isinstance(after, list):
-            return f"{key}: {' '.join(before or [])!r} → {' '.join(after or [])!r}"
+            return f"{key}: {shlex.join(map(str, before or []))} → {shlex.join(map(str, after or []))}"
         return f"{key}: {before} → {after}"
     return f"{key}: " + ", ".join(f"{k} {v['from']}→{v['to']}" for k, v in change.items())
 
