@@ -47,11 +47,14 @@ def last_output_text(last_output_at: datetime | None, now: datetime) -> str:
 
 
 def eta_left(eta_s: float | None, last_output_at: datetime | None, now: datetime) -> float | None:
-    """The ETA the log gave, counted down from when it was written: negative once it has passed."""
+    """The ETA the log gave, counted down from when it was written: negative once it has passed by more than
+    ``QUIET_AFTER_S`` (a bar's ETA is rounded to the second and its next frame may be a minute away: a few
+    seconds past it is 0, not "overdue 3s")."""
     if eta_s is None:
         return None
     quiet = quiet_for(last_output_at, now) or 0.0
-    return eta_s - quiet
+    left = eta_s - quiet
+    return 0.0 if -QUIET_AFTER_S < left < 0 else left
 
 
 def eta_text(eta_s: float | None, last_output_at: datetime | None, now: datetime) -> str:

@@ -34,6 +34,13 @@ class TestEta:
         """25 quiet minutes after `ETA 4m19s`: overdue by 20 minutes, no ETA."""
         assert eta_text(259, NOW - timedelta(minutes=25), NOW) == "overdue 20m"
 
+    def test_an_eta_just_passed_is_not_overdue_yet(self) -> None:
+        """A bar that said `<00:00` 5 s ago, or `ETA 10s` 50 s ago, is at 0 (its next frame is due), not
+        "overdue 5s"; a minute past the ETA it is overdue."""
+        assert eta_text(0, NOW - timedelta(seconds=5), NOW) == "ETA 0s"
+        assert eta_text(10, NOW - timedelta(seconds=50), NOW) == "ETA 0s"
+        assert eta_text(10, NOW - timedelta(seconds=75), NOW) == "overdue 1m05s"
+
     def test_last_output_words(self) -> None:
         """`last output 12m ago`; `just now` under a minute; nothing when unknown."""
         assert last_output_text(NOW - timedelta(minutes=12), NOW) == "last output 12m ago"
