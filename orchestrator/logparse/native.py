@@ -78,6 +78,17 @@ class LiteralSet:
             return True
         return bool(found)
 
+    def ids_in(self, buf: bytes) -> set[int]:
+        """The ids (positions in the compiled tuple) of the needles that occur in ``buf``."""
+        ids: set[int] = set()
+        add = ids.add
+
+        def on_match(i: int, _from: int, _to: int, _flags: int, _ctx: Any) -> None:
+            add(i)
+
+        self._db.scan(buf, match_event_handler=on_match, scratch=self._scratch())
+        return ids
+
     def _scratch(self) -> Any:
         scratch = getattr(self._local, "scratch", None)
         if scratch is None:

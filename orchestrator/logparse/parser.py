@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from orchestrator.logparse import native
 from orchestrator.logparse.analysis import Analysis, SignatureCount
 from orchestrator.logparse.events import LogEvent
 from orchestrator.logparse.lines import LINE_CAP, Ending, count_terminators, ending_at, line_end
@@ -221,7 +222,8 @@ class LogParser(TracebackLines):
         relevant = self._funnel.relevant(*state)
         general: list[int] | None = None
         frames: list[int] = []
-        extra: dict[bytes, int] = {}  # needles relevant now but not scanned for: their next position
+        extra: list[int] = []  # where needles relevant now but not scanned for start (to ``w_end``), sorted
+        ei = 0
         full_end = -1  # the scanned window's end while w_end is cut short for ``extra``
         gi = fi = 0
         window, w_end = self._window, start
@@ -252,7 +254,7 @@ class LogParser(TracebackLines):
                         if added:  # look for them over a short stretch only: cut the window there
                             full_end = w_end
                             w_end = _line_start_after(buf, min(w_end, cursor + _LOOKAHEAD), end)
-                        extra = {n: _find_from(buf, n, cursor, w_end) for n in added}
+                        extra, ei = _find_all(buf, added, cursor, w_end), 0
                     else:  # needles dropped out: rescan the rest with the smaller set, from a small window
                         general, window = None, _RESCAN_WINDOW
                         if region is None and end - cursor >= _RESCAN_WINDOW:
@@ -262,7 +264,7 @@ class LogParser(TracebackLines):
                 # Scan a window (growing while nothing changes).
                 state = handled = self._funnel_state()
                 relevant = self._funnel.relevant(*state)
-                extra, full_end = {}, -1
+                extra, full_end = [], -1
                 w_end = _line_start_after(buf, min(end, cursor + window), end)
                 if region is None:
                     general = self._funnel.scan(buf, cursor, w_end, relevant)
@@ -277,10 +279,10 @@ class LogParser(TracebackLines):
                 fi += 1
             g = general[gi] if gi < len(general) else w_end
             if extra:
-                for n, at in extra.items():
-                    if at < cursor:
-                        extra[n] = at = _find_from(buf, n, cursor, w_end)
-                    g = min(g, at)
+                while ei < len(extra) and extra[ei] < cursor:
+                    ei += 1
+                if ei < len(extra) and extra[ei] < g:
+                    g = extra[ei]
             f = frames[fi] if fi < len(frames) else w_end
             p = min(g, f)
             if p >= w_end:
@@ -336,10 +338,20 @@ class LogParser(TracebackLines):
             self._frame = None
 
 
-def _find_from(buf: bytes, needle: bytes, start: int, end: int) -> int:
-    """Where ``needle`` next starts in ``buf[start:end]``; ``end`` when it does not."""
-    i = buf.find(needle, start, end)
-    return end if i < 0 else i
+def _find_all(buf: bytes, needles: list[bytes], start: int, end: int) -> list[int]:
+    """Sorted positions in ``buf[start:end]`` where one of ``needles`` starts: one native pass for them all
+    when available (an error line while serving brings in six signs of life, looked for after each one)."""
+    native_find = native.finder(tuple(needles))
+    if native_find is not None:
+        return native_find(buf, start, end)
+    hits: list[int] = []
+    for needle in needles:
+        i = buf.find(needle, start, end)
+        while i >= 0:
+            hits.append(i)
+            i = buf.find(needle, i + 1, end)
+    hits.sort()
+    return hits
 
 
 def _line_start_after(buf: bytes, pos: int, end: int) -> int:

@@ -10,6 +10,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from orchestrator.logparse import native
+
 
 class Severity(str, Enum):
     """How a signature weighs in the verdict."""
@@ -53,6 +55,9 @@ class Catalogue:
     _gate: re.Pattern[str] = field(init=False, repr=False, compare=False)
     _gate_words: tuple[str, ...] = field(init=False, repr=False, compare=False)
     _by_needle: tuple[tuple[str, tuple[int, ...]], ...] = field(init=False, repr=False, compare=False)
+    # The same needles and gate keys as UTF-8, for native search (a str holds a needle iff its UTF-8 does).
+    _needles_b: tuple[bytes, ...] = field(init=False, repr=False, compare=False)
+    _keys_b: tuple[bytes, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         needles = {n for s in self.signatures for n in s.needles}
@@ -71,6 +76,8 @@ class Catalogue:
             for n in sig.needles:
                 index.setdefault(n, []).append(i)
         object.__setattr__(self, "_by_needle", tuple((n, tuple(ix)) for n, ix in index.items()))
+        object.__setattr__(self, "_needles_b", tuple(n.encode() for n in index))
+        object.__setattr__(self, "_keys_b", tuple(sorted(k.encode() for k in keys)))
 
     def by_id(self, sig_id: str) -> Signature | None:
         for sig in self.signatures:
@@ -80,6 +87,14 @@ class Catalogue:
 
     def match(self, text: str) -> list[Signature]:
         """Every signature shown by ``text``, in catalogue order."""
+        sigs = self.signatures
+        if native.available():  # every needle looked for in one pass; ids are positions in ``_by_needle``
+            ids = native.literal_set(self._needles_b).ids_in(text.encode())
+            if not ids:
+                return []
+            by_needle = self._by_needle
+            shown = {i for n in ids for i in by_needle[n][1]}
+            return [sigs[i] for i in sorted(shown) if sigs[i].pattern.search(text) is not None]
         if self._gate.search(text) is None:
             for word in self._gate_words:
                 if word in text:
@@ -90,12 +105,13 @@ class Catalogue:
         for needle, owners in self._by_needle:
             if needle in text:
                 found.update(owners)
-        sigs = self.signatures
         return [sigs[i] for i in sorted(found) if sigs[i].pattern.search(text) is not None]
 
     def may_match(self, text: str) -> bool:
         """False when no line of ``text`` (one line or many) can show any signature: what ``match`` checks
         first, over a whole block at once."""
+        if native.available():
+            return native.literal_set(self._keys_b).occurs_in(text.encode())
         return self._gate.search(text) is not None or any(word in text for word in self._gate_words)
 
     def funnel_needles(self) -> tuple[str, ...]:

@@ -83,3 +83,27 @@ def test_verdicts_and_events_equal_with_and_without_native(path: Path, monkeypat
             events, parser = parse_all(data, chunks)
             results.append(([e.to_dict() for e in events], parser.analysis()))
         assert results[0] == results[1]
+
+
+@needs_native
+def test_catalogue_match_and_gate_agree_with_and_without_native(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Signatures found in one native pass over the line's UTF-8 are those the needle loop finds; the same
+    for the block gate. Lines are whole needles, needles cut short (near misses), non-ASCII text and noise."""
+    cat = load_catalogue()
+    needles = [n for n, _ in cat._by_needle]
+    rng = random.Random(5)
+    seen = 0
+    for _ in range(600):
+        parts = []
+        for _ in range(rng.randrange(0, 6)):
+            n = rng.choice(needles)
+            parts.append(n if rng.random() < 0.5 else n[:rng.randrange(1, len(n) + 1)])
+            parts.append(rng.choice([" ", "", "é→", "\n", "ERROR ", "x"]))
+        text = "".join(parts)
+        got = {}
+        for flag in ("1", "0"):
+            monkeypatch.setenv(native.ENV, flag)
+            got[flag] = ([s.id for s in cat.match(text)], cat.may_match(text))
+        assert got["1"] == got["0"], text
+        seen += bool(got["0"][0])
+    assert seen > 100  # the lines did show signatures
