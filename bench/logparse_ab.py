@@ -1,6 +1,6 @@
 """Figure: the parser's scan speed at two revisions, side by side in one run (issue 15).
 
-    .venv/bin/python bench/logparse_ab.py --old REV [--new REV] [--mb 20] [--mix serve|concat|real|all] [--runs 5]
+    .venv/bin/python bench/logparse_ab.py --old REV [--new REV] [--mb 20] [--mix serve|requests|concat|real|all] [--runs 5]
 
 A change to the parser is worth a few per cent at a time, and this box's speed drifts more than that between
 runs, so old and new must meet the same load: each round parses every log once with each revision,
@@ -31,8 +31,7 @@ t = time.process_time()
 analyze_path(sys.argv[2])
 print(os.path.getsize(sys.argv[2]) / 2**20 / (time.process_time() - t))
 """
-_BUILDERS = {"serve": logparse_bench.build_serve, "concat": logparse_bench.build_concat,
-             "real": logparse_bench.build_real}
+_BUILDERS = logparse_bench.BUILDERS
 
 
 def _worktree(rev: str, into: Path) -> Path:

