@@ -14,7 +14,6 @@ from functools import lru_cache
 
 from orchestrator.logparse.lines import LINE_CAP
 
-_TERM_RE = re.compile(r"\r\n|\r|\n")
 _LF, _CR = 0x0A, 0x0D
 
 
@@ -36,11 +35,13 @@ def run_end(buf: bytes, cursor: int, end: int, head: bytes, crlf: bool) -> int |
     return m.end()
 
 
-def split_lines(text: str) -> list[str]:
-    """The lines of ``text`` (which ends with a terminator), without their terminators."""
-    lines = _TERM_RE.split(text)
-    lines.pop()
-    return lines
+def messages(buf: bytes, start: int, stop: int, head: bytes) -> list[str]:
+    """The run's lines (from ``start`` to ``run_end``'s ``stop``) decoded, without ``head`` and trailing
+    blanks.  All in C: the run holds no terminator but its lines' (``bytes.splitlines`` splits on exactly
+    those), and ``\n`` + head can only be a line start; a head decodes alike alone or with its line, since
+    what follows it is a blank or a tab."""
+    body = b"\n".join(buf[start:stop].splitlines())[len(head):].replace(b"\n" + head, b"\n")
+    return [m.rstrip() for m in body.decode("utf-8", "replace").split("\n")]
 
 
 def line_before(buf: bytes, floor: int, pos: int) -> tuple[int, int, bool]:

@@ -71,11 +71,10 @@ class TracebackLines(LineRules):
         n = len(head)
         match, add, may_match = self._cat.match, self._tbs.add_frame, self._cat.may_match
         crlf_record = self._tbs.frame_head(key, Ending.LF) is None  # a bare "\n" would end the traceback
-        hlen = len(head.decode("utf-8", "replace"))
         while True:
             stop = frameruns.run_end(buf, cursor, end, head, crlf_record)
             if stop is not None:
-                msgs = [ln[hlen:].rstrip() for ln in frameruns.split_lines(buf[cursor:stop].decode("utf-8", "replace"))]
+                msgs = frameruns.messages(buf, cursor, stop, head)
                 k = len(msgs)
                 if may_match("\n".join(msgs)):  # some line may show a signature: the lines before the first one
                     k = next(i for i, m in enumerate(msgs) if may_match(m))

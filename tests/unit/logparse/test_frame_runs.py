@@ -8,12 +8,14 @@ progress, lines over the cap, ``N/M`` too far from its mark.
 
 from __future__ import annotations
 
+import random
 import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from orchestrator.logparse import frameruns
 from orchestrator.logparse import parser as parser_mod
 from orchestrator.logparse.lines import LINE_CAP
 
@@ -107,3 +109,24 @@ def test_runs_are_taken_and_give_the_same_verdict_on_a_long_client_bar(monkeypat
     monkeypatch.setattr(parser_mod, "frame_run", counting)
     _same(data)
     assert sum(skipped) > total // 2, "the fast path should take most frames in runs"
+
+
+def test_messages_of_a_run_are_its_lines_decoded_without_the_head() -> None:
+    """`frameruns.messages` (joined, head-stripped and decoded in C) gives what decoding the run and cutting
+    each line's head would: mixed terminators, a head with bytes that are not UTF-8, trailing blanks."""
+    rng = random.Random(3)
+    for head in (b"(APIServer pid=7) ", b"(Worker_TP1 pid=9) ERROR 01-02 [x.py:3] ", b"\xe2\x82(W pid=1)\xff"):
+        for crlf in (True, False):
+            for _ in range(100):
+                lines = []
+                for _ in range(rng.randrange(1, 8)):
+                    text = bytes(rng.choice(b"ab \t\xc3\xa9\xe2\x86\x92\xff\x80x") for _ in range(rng.randrange(0, 30)))
+                    term = rng.choice([b"\r\n", b"\r"] if crlf else [b"\r\n", b"\r", b"\n"])
+                    lines.append(head + rng.choice(b" \t").to_bytes(1, "big") + text + term)
+                buf = b"junk\n" + b"".join(lines) + b"tail"
+                start = 5
+                stop = frameruns.run_end(buf, start, len(buf), head, crlf)
+                assert stop == len(buf) - 4
+                hlen = len(head.decode("utf-8", "replace"))
+                want = [ln[hlen:].rstrip() for ln in re.split(r"\r\n|\r|\n", buf[start:stop].decode("utf-8", "replace"))[:-1]]
+                assert frameruns.messages(buf, start, stop, head) == want
