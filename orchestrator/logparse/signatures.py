@@ -88,7 +88,7 @@ class Catalogue:
     def match(self, text: str) -> list[Signature]:
         """Every signature shown by ``text``, in catalogue order."""
         sigs = self.signatures
-        if native.available():  # every needle looked for in one pass; ids are positions in ``_by_needle``
+        if self._needles_b and native.available():  # all needles in one pass; ids: positions in ``_by_needle``
             ids = native.literal_set(self._needles_b).ids_in(text.encode())
             if not ids:
                 return []
@@ -110,7 +110,7 @@ class Catalogue:
     def may_match(self, text: str) -> bool:
         """False when no line of ``text`` (one line or many) can show any signature: what ``match`` checks
         first, over a whole block at once."""
-        if native.available():
+        if self._keys_b and native.available():
             return native.literal_set(self._keys_b).occurs_in(text.encode())
         return self._gate.search(text) is not None or any(word in text for word in self._gate_words)
 

@@ -107,3 +107,10 @@ def test_catalogue_match_and_gate_agree_with_and_without_native(monkeypatch: pyt
         assert got["1"] == got["0"], text
         seen += bool(got["0"][0])
     assert seen > 100  # the lines did show signatures
+
+
+def test_an_empty_catalogue_matches_nothing() -> None:
+    from orchestrator.logparse.signatures import Catalogue
+
+    empty = Catalogue(())
+    assert empty.match("CUDA out of memory") == [] and not empty.may_match("CUDA out of memory")
