@@ -87,24 +87,21 @@ class Catalogue:
 
     def match(self, text: str) -> list[Signature]:
         """Every signature shown by ``text``, in catalogue order."""
-        sigs = self.signatures
-        if self._needles_b and native.available():  # all needles in one pass; ids: positions in ``_by_needle``
-            ids = native.literal_set(self._needles_b).ids_in(text.encode())
-            if not ids:
-                return []
-            by_needle = self._by_needle
-            shown = {i for n in ids for i in by_needle[n][1]}
-            return [sigs[i] for i in sorted(shown) if sigs[i].pattern.search(text) is not None]
-        if self._gate.search(text) is None:
+        if self._gate.search(text) is None:  # most lines: rejected faster than a native call is made
             for word in self._gate_words:
                 if word in text:
                     break
             else:
                 return []
+        sigs = self.signatures
         found: set[int] = set()
-        for needle, owners in self._by_needle:
-            if needle in text:
-                found.update(owners)
+        if native.available():  # the needles in one pass; ids are positions in ``_by_needle``
+            by_needle = self._by_needle
+            found = {i for n in native.literal_set(self._needles_b).ids_in(text.encode()) for i in by_needle[n][1]}
+        else:
+            for needle, owners in self._by_needle:
+                if needle in text:
+                    found.update(owners)
         return [sigs[i] for i in sorted(found) if sigs[i].pattern.search(text) is not None]
 
     def may_match(self, text: str) -> bool:
