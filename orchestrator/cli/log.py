@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -9,12 +10,13 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from orchestrator.cli.common import console, print_json
+from orchestrator.cli.common import console, err_console, print_json
 from orchestrator.errors import NotFound, UsageError
 from orchestrator.logparse import (
     Analysis,
     Phase,
     Severity,
+    analyze_bytes,
     analyze_path,
     analyze_stream,
     load_catalogue,
@@ -45,7 +47,13 @@ def _check_readable(files: list[Path]) -> None:
 
 def _analyze(path: Path) -> Analysis:
     try:
-        return analyze_stream(sys.stdin.buffer) if str(path) == STDIN else analyze_path(path)
+        if str(path) != STDIN:
+            return analyze_path(path)
+        stdin = sys.stdin.buffer
+        if sys.stdin.isatty() and isinstance(stdin, io.BufferedReader):  # a paste: read what each line brings, up to the first Ctrl-D
+            err_console.print("reading the log from standard input: paste it, then Ctrl-D", highlight=False)
+            return analyze_bytes(b"".join(iter(lambda: stdin.read1(1 << 16), b"")))
+        return analyze_stream(stdin)
     except OSError as err:
         raise UsageError(f"{path}: cannot read: {err.strerror or err}") from None
 
