@@ -58,6 +58,8 @@ class Catalogue:
     # The same needles and gate keys as UTF-8, for native search (a str holds a needle iff its UTF-8 does).
     _needles_b: tuple[bytes, ...] = field(init=False, repr=False, compare=False)
     _keys_b: tuple[bytes, ...] = field(init=False, repr=False, compare=False)
+    echoes: tuple[Signature, ...] = field(init=False, repr=False, compare=False)  # those with ``points_to``
+    symptoms: tuple[Signature, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         needles = {n for s in self.signatures for n in s.needles}
@@ -78,6 +80,8 @@ class Catalogue:
         object.__setattr__(self, "_by_needle", tuple((n, tuple(ix)) for n, ix in index.items()))
         object.__setattr__(self, "_needles_b", tuple(n.encode() for n in index))
         object.__setattr__(self, "_keys_b", tuple(sorted(k.encode() for k in keys)))
+        object.__setattr__(self, "echoes", tuple(s for s in self.signatures if s.points_to is not None))
+        object.__setattr__(self, "symptoms", tuple(s for s in self.signatures if s.severity is Severity.SYMPTOM))
 
     def by_id(self, sig_id: str) -> Signature | None:
         for sig in self.signatures:
