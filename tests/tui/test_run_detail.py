@@ -230,3 +230,19 @@ class TestSimilarRuns:
                         and app.screen.run_id == seeded["earlier"], "the earlier run")
             await pilot.press("escape")
             await until(pilot, lambda: app.screen.run_id == seeded["failed"], "back")
+
+
+async def test_the_log_tab_shows_the_end_when_it_is_opened_after_the_root_cause(make_app, seeded) -> None:
+    """A failed run opens on its root cause while its log loads in the hidden Log tab; `l` then shows the
+    log's last line (it follows). The horizontal scrollbar a long line brings takes a row: the last line, the
+    one with the root cause, used to be hidden under it."""
+    app = make_app(open_run=seeded["failed"])
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        pane = screen.query_one(LogPane)
+        await until(pilot, lambda: len(pane.lines) >= 14, "log lines")
+        assert screen.query_one(TabbedContent).active == "cause-tab"
+        await pilot.press("l")
+        log = pane.text_log
+        await until(pilot, lambda: log.max_scroll_y > 0 and log.scroll_y == log.max_scroll_y, "the log's end")
+        assert pane.following

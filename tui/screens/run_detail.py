@@ -111,7 +111,9 @@ class RunDetailScreen(ReportsWorkerErrors, Screen[None]):
     def action_show_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
         if tab == "log-tab":  # the log's keys (search, jump to error, pause) work at once
-            self.query_one(LogPane).query_one("#log-text").focus()
+            pane = self.query_one(LogPane)
+            pane.query_one("#log-text").focus()
+            pane.show_end()
 
     def action_copy_id(self) -> None:
         self.app.copy_to_clipboard(self.run_id)

@@ -166,6 +166,14 @@ class LogPane(ReportsWorkerErrors, Vertical):
             if match_spans(self.shown(self.lines[index]), self.search_text):
                 self.marked[index] = False
         self._update_status()
+        self.show_end()
+
+    def show_end(self) -> None:
+        """While following: scroll to the last line once the pane is laid out again (a long line brings a
+        horizontal scrollbar, which takes a row; a hidden tab is laid out only when shown)."""
+        if self.following:
+            log = self.text_log
+            self.call_after_refresh(log.scroll_end, animate=False)
 
     # ------------------------------------------------------------------------------------- display
 
