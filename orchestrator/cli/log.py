@@ -50,7 +50,8 @@ def _analyze(path: Path) -> Analysis:
         if str(path) != STDIN:
             return analyze_path(path)
         stdin = sys.stdin.buffer
-        if sys.stdin.isatty() and isinstance(stdin, io.BufferedReader):  # a paste: read what each line brings, up to the first Ctrl-D
+        # A paste at a terminal: read what each line brings, up to the first Ctrl-D (a buffered read waits for two).
+        if sys.stdin.isatty() and isinstance(stdin, io.BufferedReader):
             err_console.print("reading the log from standard input: paste it, then Ctrl-D", highlight=False)
             return analyze_bytes(b"".join(iter(lambda: stdin.read1(1 << 16), b"")))
         return analyze_stream(stdin)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.logparse import native
 from orchestrator.logparse.analysis import Analysis, SignatureCount
 from orchestrator.logparse.events import LogEvent
 from orchestrator.logparse.lines import LINE_CAP, Ending, count_terminators, ending_at, line_end
@@ -254,7 +253,7 @@ class LogParser(TracebackLines):
                         if added:  # look for them over a short stretch only: cut the window there
                             full_end = w_end
                             w_end = _line_start_after(buf, min(w_end, cursor + _LOOKAHEAD), end)
-                        extra, ei = _find_all(buf, added, cursor, w_end), 0
+                        extra, ei = self._funnel.scan(buf, cursor, w_end, tuple(added)), 0
                     else:  # needles dropped out: rescan the rest with the smaller set, from a small window
                         general, window = None, _RESCAN_WINDOW
                         if region is None and end - cursor >= _RESCAN_WINDOW:
@@ -336,22 +335,6 @@ class LogParser(TracebackLines):
             done, total, tail = self._frame
             self._progress = ProgressReading(done, total, frame_unit(tail, 0, len(tail)))
             self._frame = None
-
-
-def _find_all(buf: bytes, needles: list[bytes], start: int, end: int) -> list[int]:
-    """Sorted positions in ``buf[start:end]`` where one of ``needles`` starts: one native pass for them all
-    when available (an error line while serving brings in six signs of life, looked for after each one)."""
-    native_find = native.finder(tuple(needles))
-    if native_find is not None:
-        return native_find(buf, start, end)
-    hits: list[int] = []
-    for needle in needles:
-        i = buf.find(needle, start, end)
-        while i >= 0:
-            hits.append(i)
-            i = buf.find(needle, i + 1, end)
-    hits.sort()
-    return hits
 
 
 def _line_start_after(buf: bytes, pos: int, end: int) -> int:

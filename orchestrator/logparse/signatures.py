@@ -97,15 +97,12 @@ class Catalogue:
                     break
             else:
                 return []
-        sigs = self.signatures
-        found: set[int] = set()
+        by_needle, sigs = self._by_needle, self.signatures
         if native.available():  # the needles in one pass; ids are positions in ``_by_needle``
-            by_needle = self._by_needle
-            found = {i for n in native.literal_set(self._needles_b).ids_in(text.encode()) for i in by_needle[n][1]}
+            shown = native.literal_set(self._needles_b).ids_in(text.encode())
         else:
-            for needle, owners in self._by_needle:
-                if needle in text:
-                    found.update(owners)
+            shown = {k for k, (needle, _) in enumerate(by_needle) if needle in text}
+        found = {i for k in shown for i in by_needle[k][1]}
         return [sigs[i] for i in sorted(found) if sigs[i].pattern.search(text) is not None]
 
     def may_match(self, text: str) -> bool:
