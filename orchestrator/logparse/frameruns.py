@@ -5,11 +5,17 @@ every ~25 KB in a crashing job's log).  Each starts with the writer's head (its 
 identical on every line of the record), then a blank or a tab; ``run_end`` finds where such a run stops with
 one ``re.match`` (a back-reference checks the head), so the parser handles the run as a block: one decode,
 one signature gate over the block, one list of messages.
+
+A server that fails requests prints the same traceback for each, byte for byte (uvicorn's ``Exception in
+ASGI application``, a raw stderr traceback: no timestamp on the lines), so the last run seen per head is
+kept (``KnownRuns``): a run that starts with the same bytes and ends where it did is taken with one
+comparison, its messages already decoded.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 from orchestrator.logparse.lines import LINE_CAP
@@ -53,3 +59,43 @@ def line_before(buf: bytes, floor: int, pos: int) -> tuple[int, int, bool]:
         cr, te = True, pos - 1
     ls = max(buf.rfind(b"\n", floor, te), buf.rfind(b"\r", floor, te)) + 1
     return max(ls, floor), te, cr
+
+
+@dataclass(frozen=True)
+class Run:
+    """A run of frame lines as found: its bytes (from its first line's start to past its last terminator),
+    its ``messages`` and how many of them come before the first that may show a signature."""
+
+    raw: bytes
+    messages: tuple[str, ...]
+    plain: int
+
+
+#: Longest run kept, and how many heads are kept before ``KnownRuns`` starts again.
+_RUN_CAP, _HEADS_CAP = 64 * 1024, 64
+
+
+class KnownRuns:
+    """The last run of frame lines seen for each head (and record shape)."""
+
+    def __init__(self) -> None:
+        self._last: dict[tuple[bytes, bool], Run] = {}
+
+    def at(self, buf: bytes, cursor: int, end: int, head: bytes, crlf: bool) -> Run | None:
+        """The kept run when ``buf`` at ``cursor`` repeats it and the run ends there as well (what
+        ``run_end`` would find), else None."""
+        run = self._last.get((head, crlf))
+        if run is None or not buf.startswith(run.raw, cursor, end):
+            return None
+        stop = cursor + len(run.raw)
+        if stop < end and ((buf[stop] == _LF and run.raw[-1] == _CR)
+                           or run_end(buf, stop, end, head, crlf) is not None):
+            return None  # the terminator or the run goes on: not the same run
+        return run
+
+    def keep(self, head: bytes, crlf: bool, run: Run) -> None:
+        if len(run.raw) > _RUN_CAP:
+            return
+        if len(self._last) >= _HEADS_CAP:
+            self._last.clear()
+        self._last[(head, crlf)] = run

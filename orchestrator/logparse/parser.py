@@ -8,6 +8,7 @@ line is read, since traceback lines carry no needle.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from orchestrator.logparse.analysis import Analysis, SignatureCount
@@ -246,14 +247,13 @@ class LogParser(TracebackLines):
                         # Only the clean stop came: its needles (a burst of shutdown lines) drop out without a
                         # rescan; a line holding only them is checked again (``_general``) and skipped.
                         pass
-                    elif general is not None and all(n in wanted for n in relevant):
+                    elif general is not None and (added := _added(relevant, wanted)) is not None:
                         if full_end >= 0:
                             w_end, full_end = full_end, -1
-                        added = [n for n in wanted if n not in relevant]
                         if added:  # look for them over a short stretch only: cut the window there
                             full_end = w_end
                             w_end = _line_start_after(buf, min(w_end, cursor + _LOOKAHEAD), end)
-                        extra, ei = self._funnel.scan(buf, cursor, w_end, tuple(added)), 0
+                        extra, ei = self._funnel.scan(buf, cursor, w_end, added), 0
                     else:  # needles dropped out: rescan the rest with the smaller set, from a small window
                         general, window = None, _RESCAN_WINDOW
                         if region is None and end - cursor >= _RESCAN_WINDOW:
@@ -335,6 +335,14 @@ class LogParser(TracebackLines):
             done, total, tail = self._frame
             self._progress = ProgressReading(done, total, frame_unit(tail, 0, len(tail)))
             self._frame = None
+
+
+@lru_cache(maxsize=64)
+def _added(relevant: tuple[bytes, ...], wanted: tuple[bytes, ...]) -> tuple[bytes, ...] | None:
+    """The needles of ``wanted`` not in ``relevant``, or None when some of ``relevant`` dropped out."""
+    if not all(n in wanted for n in relevant):
+        return None
+    return tuple(n for n in wanted if n not in relevant)
 
 
 def _line_start_after(buf: bytes, pos: int, end: int) -> int:

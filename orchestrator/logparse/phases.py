@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from orchestrator.logparse.lines import LINE_CAP
+from orchestrator.logparse.memo import Memo
 
 
 class Phase(str, Enum):
@@ -84,6 +85,28 @@ STOP_RE = re.compile(
     r"received signal|shutdown triggered|^(?:INFO:\s+)?Shutting down(?: FastAPI HTTP server)?\.?$"
     r"|Application shutdown complete|^\s*Done\.\s*$|Data generation complete!"
 )
+
+@dataclass(frozen=True)
+class Mentions:
+    """Which needles of the phase rules a message holds: the markers whose needles it has, and whether it
+    has a shard-progress, restart or clean-end needle (the patterns are checked only for these)."""
+
+    markers: tuple[Marker, ...] = ()
+    shards: bool = False
+    restart: bool = False
+    clean: bool = False
+
+
+def _mentions(msg: str) -> Mentions:
+    markers = tuple(m for m in MARKERS if any(n in msg for n in m.needles))
+    shards = any(n in msg for n in SHARD_NEEDLES)
+    restart = any(n in msg for n in RESTART_NEEDLES)
+    clean = any(n in msg for n in CLEAN_NEEDLES)
+    return Mentions(markers, shards, restart, clean) if markers or shards or restart or clean else _NOTHING
+
+
+_NOTHING = Mentions()
+mentions: Memo[Mentions] = Memo(_mentions)
 
 # --- progress ---------------------------------------------------------------------------------------------
 

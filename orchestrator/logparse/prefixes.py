@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
+
+from orchestrator.logparse.memo import Memo
 
 MAIN = "main"
 
@@ -56,7 +59,7 @@ class ParsedLine:
     record: str | None  # "LEVEL ts [file:line]": identical for every line of one multi-line record
     message: str  # the text after all prefixes
 
-    @property
+    @cached_property
     def key(self) -> str:
         """Identity of the writer, for grouping interleaved lines."""
         return self.process if self.pid is None else f"{self.process}:{self.pid}"
@@ -67,6 +70,10 @@ def parse_line(text: str, inherited: tuple[str, int] | None = None) -> ParsedLin
 
     ``inherited`` is the (process, pid) of a prefix-only line that ended in ``\\r`` just before this one.
     """
+    return _parsed(text) if inherited is None else _parse(text, inherited)
+
+
+def _parse(text: str, inherited: tuple[str, int] | None = None) -> ParsedLine:
     process, pid = (inherited if inherited else (MAIN, None))
     rest = text
     c = _COLLECTOR_RE.match(rest) if rest[:1].isdigit() or rest[:3] in _MONTHS else None
@@ -84,6 +91,8 @@ def parse_line(text: str, inherited: tuple[str, int] | None = None) -> ParsedLin
         return ParsedLine(process, pid, h.group("lvl"), record, rest[h.end():])
     return ParsedLine(process, pid, None, None, rest[pos:])
 
+
+_parsed: Memo[ParsedLine] = Memo(_parse)
 
 _QUICK_RE = re.compile(rb"(?:\((?:(?P<proc>[A-Za-z0-9_.\-:]+)(?P<rank> rank=\d+)? )?pid=(?P<pid>\d+)"
                        rb"(?:, ip=[^)]*)?\) ?)+")

@@ -24,17 +24,14 @@ from orchestrator.logparse.events import (
 from orchestrator.logparse.funnel import Funnel, build_funnel
 from orchestrator.logparse.lines import Ending, decode
 from orchestrator.logparse.phases import (
-    CLEAN_NEEDLES,
     CLEAN_RE,
-    MARKERS,
     PROGRESS_RE,
-    RESTART_NEEDLES,
     RESTART_RE,
-    SHARD_NEEDLES,
     STOP_RE,
     Phase,
     ProgressReading,
     ShardReading,
+    mentions,
     progress_key,
     read_progress,
     read_shards,
@@ -199,9 +196,10 @@ class LineRules(EvidenceRules):
         # Markers move the phase forward; while an error line is pending they are also read as signs of life
         # (the line that logged the error is not one of its own).
         watch = self._ev.pending_error() and not is_error
-        for marker in MARKERS:
+        said = mentions(msg)
+        for marker in said.markers:
             ahead = self._phase.rank < marker.phase.rank
-            if not (ahead or watch) or not any(n in msg for n in marker.needles):
+            if not (ahead or watch):
                 continue
             m = marker.pattern.search(msg)
             if m is None:
@@ -213,7 +211,7 @@ class LineRules(EvidenceRules):
             if watch and shows_life(m):
                 self._sign_of_life()
                 watch = False
-        if self._phase.rank < Phase.SERVING.rank and any(n in msg for n in SHARD_NEEDLES):
+        if said.shards and self._phase.rank < Phase.SERVING.rank:
             shards = read_shards(msg)
             if shards is not None:
                 if self._shards is None or (shards.done, shards.total) != (self._shards.done, self._shards.total):
@@ -223,10 +221,10 @@ class LineRules(EvidenceRules):
                 self._advance(Phase.LOADING)
                 if watch:
                     self._sign_of_life()
-        if self._ev.stop_line is not None and any(n in msg for n in RESTART_NEEDLES) and RESTART_RE.search(msg):
+        if said.restart and self._ev.stop_line is not None and RESTART_RE.search(msg):
             self._ev.stop_line = self._ev.clean_line = None  # a later run, appended to the same log
             self._dirty = True
-        if self._ev.stop_line is None and any(n in msg for n in CLEAN_NEEDLES) and CLEAN_RE.search(msg):
+        if said.clean and self._ev.stop_line is None and CLEAN_RE.search(msg):
             if self._ev.clean_line is None:
                 self._ev.clean_line = line_no
                 self._dirty = True

@@ -11,6 +11,7 @@ from importlib import resources
 from typing import Any
 
 from orchestrator.logparse import native
+from orchestrator.logparse.memo import Memo
 
 
 class Severity(str, Enum):
@@ -60,6 +61,9 @@ class Catalogue:
     _keys_b: tuple[bytes, ...] = field(init=False, repr=False, compare=False)
     echoes: tuple[Signature, ...] = field(init=False, repr=False, compare=False)  # those with ``points_to``
     symptoms: tuple[Signature, ...] = field(init=False, repr=False, compare=False)
+    _seen: Memo[tuple[Signature, ...]] = field(init=False, repr=False, compare=False)  # _shown, kept
+    echo_refs: Memo[tuple[str, ...]] = field(init=False, repr=False, compare=False)
+    shows_symptom: Memo[bool] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         needles = {n for s in self.signatures for n in s.needles}
@@ -82,6 +86,10 @@ class Catalogue:
         object.__setattr__(self, "_keys_b", tuple(sorted(k.encode() for k in keys)))
         object.__setattr__(self, "echoes", tuple(s for s in self.signatures if s.points_to is not None))
         object.__setattr__(self, "symptoms", tuple(s for s in self.signatures if s.severity is Severity.SYMPTOM))
+        object.__setattr__(self, "_seen", Memo(self._shown))
+        # What a traceback's exception lines say about it, kept: a server failing requests repeats them.
+        object.__setattr__(self, "echo_refs", Memo(self._echo_refs))
+        object.__setattr__(self, "shows_symptom", Memo(self._shows_symptom))
 
     def by_id(self, sig_id: str) -> Signature | None:
         for sig in self.signatures:
@@ -89,21 +97,32 @@ class Catalogue:
                 return sig
         return None
 
-    def match(self, text: str) -> list[Signature]:
+    def match(self, text: str) -> tuple[Signature, ...]:
         """Every signature shown by ``text``, in catalogue order."""
         if self._gate.search(text) is None:  # most lines: rejected faster than a native call is made
             for word in self._gate_words:
                 if word in text:
                     break
             else:
-                return []
+                return ()
+        return self._seen(text)
+
+    def _shown(self, text: str) -> tuple[Signature, ...]:
         by_needle, sigs = self._by_needle, self.signatures
         if native.available():  # the needles in one pass; ids are positions in ``_by_needle``
             shown = native.literal_set(self._needles_b).ids_in(text.encode())
         else:
             shown = {k for k, (needle, _) in enumerate(by_needle) if needle in text}
         found = {i for k in shown for i in by_needle[k][1]}
-        return [sigs[i] for i in sorted(found) if sigs[i].pattern.search(text) is not None]
+        return tuple(sigs[i] for i in sorted(found) if sigs[i].pattern.search(text) is not None)
+
+    def _echo_refs(self, text: str) -> tuple[str, ...]:
+        """The messages ``text`` points back to (``Worker failed with error 'X'`` -> X), per echo signature."""
+        refs = (sig.referenced_message(text) for sig in self.echoes)
+        return tuple(r for r in refs if r is not None)
+
+    def _shows_symptom(self, text: str) -> bool:
+        return any(s.matches(text) for s in self.symptoms)
 
     def may_match(self, text: str) -> bool:
         """False when no line of ``text`` (one line or many) can show any signature: what ``match`` checks

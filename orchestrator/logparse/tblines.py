@@ -8,11 +8,14 @@ as a line (``rules.LineRules``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from orchestrator.logparse import frameruns
 from orchestrator.logparse.events import LogEvent
 from orchestrator.logparse.lines import LINE_CAP, Ending, ending_at, line_end
 from orchestrator.logparse.prefixes import is_prefix_only, quick_key
 from orchestrator.logparse.rules import LineRules
+from orchestrator.logparse.signatures import Catalogue
 
 #: Longest line kept as "the line before" (a prefix-only line, a ``Process EngineCore:`` header).
 PREV_CAP = 256
@@ -22,6 +25,10 @@ class TracebackLines(LineRules):
     """Reading the lines of a log while a traceback is open."""
 
     _line_no: int  # the parser's count of lines read (``LogParser``)
+
+    def __init__(self, catalogue: Catalogue | None = None) -> None:
+        super().__init__(catalogue)
+        self._runs = frameruns.KnownRuns()
 
     def _slow(self, buf: bytes, cursor: int, end: int, prev_raw: bytes | None, prev_cr: bool,
               events: list[LogEvent]) -> int:
@@ -72,12 +79,16 @@ class TracebackLines(LineRules):
         match, add, may_match = self._cat.match, self._tbs.add_frame, self._cat.may_match
         crlf_record = self._tbs.frame_head(key, Ending.LF) is None  # a bare "\n" would end the traceback
         while True:
-            stop = frameruns.run_end(buf, cursor, end, head, crlf_record)
-            if stop is not None:
-                msgs = frameruns.messages(buf, cursor, stop, head)
-                k = len(msgs)
-                if may_match("\n".join(msgs)):  # some line may show a signature: the lines before the first one
-                    k = next(i for i, m in enumerate(msgs) if may_match(m))
+            run = self._runs.at(buf, cursor, end, head, crlf_record)
+            if run is not None:
+                stop: int | None = cursor + len(run.raw)
+            else:
+                stop = frameruns.run_end(buf, cursor, end, head, crlf_record)
+                if stop is not None:
+                    run = _run(buf, cursor, stop, head, may_match)
+                    self._runs.keep(head, crlf_record, run)
+            if run is not None and stop is not None:
+                msgs, k = run.messages, run.plain
                 if k:
                     first = self._line_no if taken is None else self._line_no + 1
                     self._tbs.add_frames(key, msgs[:k] if k < len(msgs) else msgs, first)
@@ -112,3 +123,11 @@ class TracebackLines(LineRules):
             cursor = nxt
             if cursor >= end:
                 return taken
+
+
+def _run(buf: bytes, cursor: int, stop: int, head: bytes, may_match: Callable[[str], bool]) -> frameruns.Run:
+    msgs = tuple(frameruns.messages(buf, cursor, stop, head))
+    k = len(msgs)
+    if may_match("\n".join(msgs)):  # some line may show a signature: the lines before the first one
+        k = next(i for i, m in enumerate(msgs) if may_match(m))
+    return frameruns.Run(buf[cursor:stop], msgs, k)

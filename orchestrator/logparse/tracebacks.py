@@ -15,6 +15,7 @@ The exception of a chained traceback is the *first* one: the others happened whi
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -184,18 +185,23 @@ class TracebackAssembler:
         """A frame line (indented, after ``frame_head``) of ``key``'s open traceback: what ``feed`` does."""
         self._open[key].add(msg, line_no)
 
-    def add_frames(self, key: str, msgs: list[str], first_line: int) -> None:
+    def add_frames(self, key: str, msgs: Sequence[str], first_line: int) -> None:
         """``add_frame`` for a run of frame lines numbered from ``first_line``."""
         tb = self._open[key]
-        lines, size = tb.lines, tb.size
-        for msg in msgs:
-            size += len(msg) + 1
-            if size > TRACEBACK_CAP:
-                size -= len(msg) + 1
-                tb.truncated = True
-            else:
-                lines.append(msg)
-        tb.size = size
+        whole = sum(map(len, msgs)) + len(msgs)
+        if tb.size + whole <= TRACEBACK_CAP:
+            tb.lines.extend(msgs)
+            tb.size += whole
+        else:
+            lines, size = tb.lines, tb.size
+            for msg in msgs:
+                size += len(msg) + 1
+                if size > TRACEBACK_CAP:
+                    size -= len(msg) + 1
+                    tb.truncated = True
+                else:
+                    lines.append(msg)
+            tb.size = size
         tb.last_line = first_line + len(msgs) - 1
 
     def feed(self, line: ParsedLine, line_no: int, ending: Ending) -> tuple[bool, list[Traceback]]:

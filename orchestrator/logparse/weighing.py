@@ -46,7 +46,7 @@ class EvidenceRules:
     _terminate_line: int | None
     _dirty: bool
 
-    def _weigh_line(self, line: ParsedLine, line_no: int, sigs: list[Signature], is_error: bool) -> None:
+    def _weigh_line(self, line: ParsedLine, line_no: int, sigs: tuple[Signature, ...], is_error: bool) -> None:
         msg = line.message
         for sig in sigs:
             ref = sig.referenced_message(msg)
@@ -104,13 +104,11 @@ class EvidenceRules:
         chosen = next((s for s in sigs if s.severity is Severity.CAUSE), sigs[0] if sigs else None)
         first_exc = tb.exception_lines[0] if tb.exception_lines else ""
         for exc_line in tb.exception_lines:
-            for sig in self._cat.echoes:
-                ref = sig.referenced_message(exc_line)
-                if ref is not None:
-                    self._ev.add_echo(ref)
+            for ref in self._cat.echo_refs(exc_line):
+                self._ev.add_echo(ref)
         cause = RootCause(tb.exception, tb.message, tb.process, tb.text, chosen.id if chosen else None,
                           tb.line_no, chosen.hint if chosen else None)
-        symptom = any(s.matches(first_exc) for s in self._cat.symptoms)
+        symptom = self._cat.shows_symptom(first_exc)
         request = tb.key in self._request_tbs
         if request:
             self._request_tbs.remove(tb.key)

