@@ -75,6 +75,17 @@ def _unended(a: Analysis) -> str | None:
             "it was killed without a word (SIGKILL: the OOM killer?); give --exit-code N once it has ended")
 
 
+#: Where the values of the summary's labelled lines start.
+_PAD = " " * 14
+
+
+def _indented(text: str, pad: str, first: str | None = None) -> str:
+    """``text`` with every line indented by ``pad`` (the first by ``first``, when given): a multi-line message
+    stays in its column."""
+    lines = text.split("\n")
+    return "\n".join([(pad if first is None else first) + lines[0], *(pad + line for line in lines[1:])])
+
+
 def _summary(name: str, a: Analysis) -> None:
     console.print(f"[bold]{escape(name)}[/]  {a.lines} lines, {a.bytes} bytes")
     console.print(f"  phase       {a.phase.value}    verdict: {_verdict(a)}")
@@ -102,7 +113,7 @@ def _summary(name: str, a: Analysis) -> None:
         sig = "  " + escape(f"[{rc.signature}]") if rc.signature else ""
         console.print(f"  root cause  [bold]{what}[/]{where} (line {rc.line_no}){sig}", highlight=False)
         message = escape(rc.message) if rc.message else "(empty message)"
-        console.print(f"              {message}", highlight=False, soft_wrap=True)
+        console.print(_indented(message, _PAD), highlight=False, soft_wrap=True)
         if not a.failed:
             console.print("              (not a failure by itself: nothing after it shows the job going on; "
                           "the cause if the process then died)", highlight=False)
@@ -113,8 +124,8 @@ def _summary(name: str, a: Analysis) -> None:
     if a.errors and first is not None and (rc is None or rc.line_no != first.line_no):
         where = f" in {escape(first.process)}" if first.process else ""
         text = escape(f"{first.exception}: {first.message}" if first.exception else first.message or "(empty)")
-        console.print(f"  errors      {a.errors} error line(s), first at line {first.line_no}{where}: {text}",
-                      highlight=False, soft_wrap=True)
+        console.print(_indented(f"{a.errors} error line(s), first at line {first.line_no}{where}: {text}", _PAD,
+                                "  errors      "), highlight=False, soft_wrap=True)
     if a.signatures:
         sigs = ", ".join(f"{escape(s.id)} x{s.count} (line {s.first_line})" for s in a.signatures)
         console.print(f"  signatures  {sigs}", highlight=False)

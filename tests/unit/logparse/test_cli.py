@@ -111,3 +111,18 @@ def test_dash_reads_standard_input_like_the_file() -> None:
     assert human.stdout.decode().startswith("(standard input)  ")
     twice = eorch("log", "analyze", "-", "-")
     assert twice.returncode == 2 and "can be given once" in twice.stderr and "Traceback" not in twice.stderr
+
+
+def test_a_multi_line_root_cause_message_stays_in_its_column() -> None:
+    """A CUDA error's message runs over five lines; each is indented under the first, not printed flush left
+    among the summary's labels."""
+    real = Path(__file__).resolve().parents[2] / "data" / "real"
+    out = eorch("log", "analyze", str(next(real.glob("r25_*.log"))))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  root cause"))
+    assert "[cuda_runtime_oom]" in lines[at]
+    assert lines[at + 1] == " " * 14 + "CUDA error: out of memory"
+    assert lines[at + 2].startswith(" " * 14 + "Search for `cudaErrorMemoryAllocation'")
+    assert lines[at + 5].startswith(" " * 14 + "Compile with `TORCH_USE_CUDA_DSA`")
+    assert lines[at + 6].startswith("  hint        The GPU ran out of memory")
