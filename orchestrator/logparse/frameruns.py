@@ -71,8 +71,9 @@ class Run:
     plain: int
 
 
-#: Longest run kept, and how many heads are kept before ``KnownRuns`` starts again.
-_RUN_CAP, _HEADS_CAP = 64 * 1024, 64
+#: Longest run kept, and how many heads are kept before ``KnownRuns`` starts again (at most ~1 MB a parser:
+#: the daemon holds one parser per followed run).
+_RUN_CAP, _HEADS_CAP = 32 * 1024, 16
 
 
 class KnownRuns:
