@@ -6,8 +6,9 @@ Evidence comes in tiers; the root cause is the earliest item of the best non-emp
    error '...'`` echo, ``EngineDeadError`` or ``Engine core initialization failed``); when an echo quotes a
    message, the traceback with that message wins;
 2. lines matching a ``cause`` signature outside tracebacks (``Hidden-states write failed ...``);
-3. other error lines (an ``ERROR`` record, a script's ``ERROR: <text>``) still *pending*: no sign of life
-   (a request answered below 500, a throughput line, progress, a phase marker) came after them;
+3. other error lines (an ``ERROR`` record, a script's ``ERROR: <text>``, one request's traceback) still
+   *pending*: no sign of life (a request answered below 500, a throughput line, progress, a phase marker)
+   came after them; the first with a traceback when there is one;
 4. symptoms (``Parent process exited``, ``WorkerProc shutting down``, ...), only when nothing above exists.
 
 A log has failed when tiers 1-2 hold anything, or when symptoms appear and the log never shows a clean
@@ -105,9 +106,13 @@ class Evidence:
         """The kept cause ``root_cause`` is made of (cheap: the parser asks after every changed line)."""
         if self.tb_causes:
             return self.tb_causes[self._echoed_index()]
-        for tier in (self.line_causes, self.error_lines):
-            if tier:
-                return tier[0]
+        if self.line_causes:
+            return self.line_causes[0]
+        if self.error_lines:
+            # A traceback says more than the line that announced it ("Exception in ASGI application",
+            # "Invocation of wake_up method failed", a bare ERROR record): the first pending one with a
+            # traceback, when there is one.
+            return next((item for item in self.error_lines if item.get("traceback")), self.error_lines[0])
         if self.symptoms and self.failed():
             return self.symptoms[0]
         return None

@@ -40,7 +40,7 @@ from orchestrator.logparse.phases import (
 from orchestrator.logparse.prefixes import ParsedLine, multiprocessing_header, parse_line, prefix_only
 from orchestrator.logparse.signatures import Catalogue, load_catalogue
 from orchestrator.logparse.tracebacks import TracebackAssembler, is_bare_exception, is_header
-from orchestrator.logparse.weighing import ERROR_LINE, EvidenceRules, after_frame
+from orchestrator.logparse.weighing import CALL_FAILED, ERROR_LINE, EvidenceRules, after_frame
 
 _WEIGHTS = re.compile(r"Loading weights took (?P<s>[\d.]+)")
 _WHAT = re.compile(r"^\s*what\(\):\s*(?P<msg>.*)$")
@@ -66,7 +66,7 @@ class LineRules(EvidenceRules):
         self._weights_s: float | None = None
         self._errors = 0
         self._dirty = False
-        self._asgi: dict[str, int] = {}  # writer -> line of its last "Exception in ASGI application"
+        self._asgi: dict[str, int] = {}  # writer -> line of its last announcement of one call's failure
         self._request_tbs: list[str] = []  # writers whose open traceback is one request's failure
         self._terminate_line: int | None = None
         self._head: str | None = None  # the text before the message of the line being classified  # a C++ "terminate called ..." waiting for its what() line
@@ -171,7 +171,7 @@ class LineRules(EvidenceRules):
             self._mark_request(line, line_no)
             self._traceback_line(line, line_no, events)
             return
-        if "Exception in ASGI application" in msg:
+        if "Exception in ASGI application" in msg or ("method failed" in msg and CALL_FAILED.search(msg)):
             self._asgi[line.key] = line_no
         if self._terminate_line is not None and "what():" in msg:
             m = _WHAT.match(msg)

@@ -3,8 +3,9 @@
 The half of ``LineRules`` that turns what a line or a traceback *is* into evidence (``analysis.Evidence``):
 signatures decide first; a traceback that is a symptom, a stop (``SystemExit``, ``KeyboardInterrupt``), or
 printed after an orderly stop began is a symptom; a traceback of the server front end while serving (an
-error record, or uvicorn's ``Exception in ASGI application``) is one request's failure, kept as pending
-evidence like a bare ``ERROR`` record; a C++ ``terminate called ...`` takes its message from the ``what():``
+error record, or uvicorn's ``Exception in ASGI application``), or one the engine logs for a utility call it
+answers with the failure (``Invocation of wake_up method failed``: sleep mode, LoRA loading,
+``collective_rpc``), is one request's failure, kept as pending evidence like a bare ``ERROR`` record; a C++ ``terminate called ...`` takes its message from the ``what():``
 line after it.
 """
 
@@ -31,6 +32,8 @@ _STOP_EXCEPTIONS = frozenset({"SystemExit", "KeyboardInterrupt", "asyncio.except
 STOP_WINDOW = 2000
 #: Writers whose tracebacks while serving are one request's failure (the server answers it and serves on).
 _FRONTENDS = frozenset({"APIServer", "main"})
+#: The engine's record of a utility call that failed: the caller gets the failure, the engine goes on.
+CALL_FAILED = re.compile(r"^Invocation of \S+ method failed")
 
 
 class EvidenceRules:
@@ -132,13 +135,16 @@ class EvidenceRules:
         self._dirty = True
 
     def _mark_request(self, line: ParsedLine, line_no: int) -> None:
-        """A traceback of the server front end while serving, logged as an error record or by uvicorn's
-        ``Exception in ASGI application``: the failure of one request."""
-        if self._phase.rank < Phase.SERVING.rank or line.process not in _FRONTENDS:
+        """A traceback while serving that is the failure of one call: the front end's, logged as an error
+        record or after uvicorn's ``Exception in ASGI application``, or any process's right after it said a
+        utility call failed."""
+        if self._phase.rank < Phase.SERVING.rank:
             return
-        asgi = self._asgi.pop(line.key, None)
-        logged = line.level == "ERROR" or (asgi is not None and line_no - asgi <= 3)
-        if logged and line.key not in self._request_tbs:
+        said = self._asgi.pop(line.key, None)
+        announced = said is not None and line_no - said <= 3
+        if line.process not in _FRONTENDS and not announced:
+            return
+        if (line.level == "ERROR" or announced) and line.key not in self._request_tbs:
             self._request_tbs.append(line.key)
 
 
