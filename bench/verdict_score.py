@@ -1,6 +1,6 @@
 """Figure: the share of right verdicts of ``eorch log analyze`` on a directory of real logs (issue 15).
 
-    .venv/bin/python bench/verdict_score.py tests/data/heldout [--json] [--verbose]
+    .venv/bin/python bench/verdict_score.py tests/data/heldout [--json] [--verbose] [--collectors]
 
 The directory holds ``*.log`` files and one ``expected.json`` (a list of objects, one per file) written
 before the parser was run on them.  Both key styles are read:
@@ -12,6 +12,8 @@ A verdict is right when ``failed`` agrees and, for a failed log, the root cause'
 is the expected one and its message or exception line holds one of the expected texts (and the process
 matches, when expected).  Every log is scored twice: as stored, and with its line endings normalised
 (``\\r\\n`` and lone ``\\r`` -> ``\\n``, as a copy-paste, ``kubectl logs`` or ``dos2unix`` leave it).
+With ``--collectors``, also as seven log collectors write it (normalised, and each line prefixed: kubectl's and
+docker compose's timestamps and columns, journalctl's two formats, ``srun --label``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,22 @@ from orchestrator.logparse import analyze_bytes
 def normalise(data: bytes) -> bytes:
     """Line endings as a copy-paste leaves them: every terminator a plain ``\\n``."""
     return re.sub(rb"\r\n?", b"\n", data)
+
+
+#: What a log collector puts in front of every line (``--collectors``).
+COLLECTORS = {
+    "kubectl --timestamps": b"2026-03-11T17:57:09.855212259Z ",
+    "kubectl --prefix": b"[pod/vllm-7d9f8c-x2x4q/vllm] ",
+    "docker compose": b"vllm-openai-1  | ",
+    "docker compose -t": b"vllm-openai-1  | 2026-12-01T09:00:00.123456789Z ",
+    "journalctl": b"Dec 01 09:00:00 gpu1 vllm[4242]: ",
+    "journalctl short-iso": b"2026-12-01T09:00:00+0000 gpu1 vllm[4242]: ",
+    "srun --label": b"0: ",
+}
+
+
+def prefixed(data: bytes, prefix: bytes) -> bytes:
+    return b"".join(prefix + line for line in normalise(data).splitlines(keepends=True))
 
 
 def _wanted(item: dict[str, Any]) -> tuple[bool, str | None, list[str], str | None]:
@@ -63,12 +81,15 @@ def judge(item: dict[str, Any], verdict: dict[str, Any]) -> str | None:
     return None
 
 
-def score(directory: Path) -> dict[str, Any]:
+def score(directory: Path, collectors: bool = False) -> dict[str, Any]:
     items = json.loads((directory / "expected.json").read_text())
     rows = []
     for item in items:
         data = (directory / item["file"]).read_bytes()
-        for form, payload in (("as stored", data), ("normalised", normalise(data))):
+        forms = [("as stored", data), ("normalised", normalise(data))]
+        if collectors:
+            forms += [(name, prefixed(data, prefix)) for name, prefix in COLLECTORS.items()]
+        for form, payload in forms:
             verdict = analyze_bytes(payload).to_json(file=item["file"])
             rows.append({"file": item["file"], "form": form, "wrong": judge(item, verdict)})
     right = sum(1 for r in rows if r["wrong"] is None)
@@ -81,8 +102,9 @@ def main() -> None:
     ap.add_argument("directory", type=Path)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--verbose", action="store_true", help="list every verdict, right ones too")
+    ap.add_argument("--collectors", action="store_true", help="also score each log as 7 log collectors write it")
     args = ap.parse_args()
-    result = score(args.directory)
+    result = score(args.directory, args.collectors)
     if args.json:
         print(json.dumps(result, indent=2))
         return

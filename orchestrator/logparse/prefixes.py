@@ -9,8 +9,10 @@ Two styles reach a log file:
 Both parse the same way: an optional ``(name pid=N)`` group (Ray adds ``, ip=...`` and may nest two; 0.8-0.9
 write ``(VllmWorker rank=4 pid=N)``, Ray's bare ``(pid=N)`` has no name), then an optional
 ``LEVEL MM-DD HH:MM:SS [file:line] `` header (vLLM <= 0.7 wrote ``file:line]`` without the ``[``).  Lines
-without either belong to process ``main``.  A timestamp that a log collector put in front of every line
-(``kubectl logs --timestamps``, ``docker logs -t``, journalctl's short format) is skipped first.
+without either belong to process ``main``.  What a log collector put in front of every line is skipped
+first: a timestamp (``kubectl logs --timestamps``, ``docker logs -t``), journalctl's ``short`` and
+``short-iso`` formats, docker compose's ``service-1  | `` (with or without its timestamps), ``kubectl logs
+--prefix``'s ``[pod/name/container] `` and ``srun --label``'s task number (``0: ``).
 """
 
 from __future__ import annotations
@@ -32,14 +34,19 @@ _HEADER_RE = re.compile(
 )
 # Only a prefix and blanks: 0.16 writes "(Worker_TP0 pid=1) " then "\r" + a tqdm frame.
 _PREFIX_ONLY_RE = re.compile(r"^\s*" + _PROC + r"\s*$")
-#: What a log collector prepends: RFC 3339 (kubectl/docker ``--timestamps``), or journalctl's
-#: ``Dec 01 09:00:00 host unit[pid]: ``.
-_COLLECTOR_RE = re.compile(
-    r"(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
-    r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.\-]+ [\w.\-@/]+(?:\[\d+\])?:) "
+#: What a log collector prepends: docker compose's service column or ``kubectl logs --prefix``'s pod, then an
+#: RFC 3339 stamp (kubectl/docker ``--timestamps``) or a syslog one, either with journalctl's ``host unit[pid]:``
+#: after it, or ``srun --label``'s task number.
+_ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?"
+_SYSLOG = r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?"
+_JOURNAL = r" [\w.\-]+ [\w.\-@/]+(?:\[\d+\])?:"  # host unit[pid]: -- only after journalctl's own stamps
+_COLLECTOR = (
+    r"(?:[A-Za-z0-9][\w.\-]*\s+\| |\[pod/[^\]\s]+\] )?"
+    rf"(?:(?:(?:{_ISO}[+-]\d\d:?\d\d|{_SYSLOG})(?:{_JOURNAL})?|{_ISO}Z?) |\s{{0,3}}\d{{1,4}}: )?"
 )
-_COLLECTOR_BYTES_RE = re.compile(_COLLECTOR_RE.pattern.encode())
-_MONTHS = frozenset(["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"])
+_COLLECTOR_RE = re.compile(_COLLECTOR, re.ASCII)  # as the bytes pattern reads it (``quick_key``)
+_COLLECTOR_BYTES_RE = re.compile(_COLLECTOR.encode())
+# Both match the empty string; a line starting with "(" (a process prefix) has no collector's prefix.
 
 
 def _name(m: re.Match[str]) -> str:
@@ -76,8 +83,7 @@ def parse_line(text: str, inherited: tuple[str, int] | None = None) -> ParsedLin
 def _parse(text: str, inherited: tuple[str, int] | None = None) -> ParsedLine:
     process, pid = (inherited if inherited else (MAIN, None))
     rest = text
-    c = _COLLECTOR_RE.match(rest) if rest[:1].isdigit() or rest[:3] in _MONTHS else None
-    pos = c.end() if c is not None else 0
+    pos = 0 if rest[:1] == "(" else _COLLECTOR_RE.match(rest).end()  # type: ignore[union-attr]
     # Leading VLLM_LOGGING_PREFIX or Ray nesting: take the last "(name pid=N)" group at the front.
     while True:
         m = _PROC_RE.match(rest, pos)
@@ -103,9 +109,7 @@ def quick_key(raw: bytes) -> str | None:
     (ANSI codes or NULs in the line)."""
     if b"\x1b" in raw or b"\x00" in raw:
         return None
-    if (raw[:1].isdigit() or raw[:3].decode("latin-1") in _MONTHS) and _COLLECTOR_BYTES_RE.match(raw):
-        return None
-    m = _QUICK_RE.match(raw)
+    m = _QUICK_RE.match(raw, 0 if raw[:1] == b"(" else _COLLECTOR_BYTES_RE.match(raw).end())  # type: ignore[union-attr]
     if m is None:
         return MAIN
     proc = (m.group("proc") or b"pid").decode("ascii") + (m.group("rank") or b"").decode("ascii")

@@ -118,15 +118,42 @@ def test_log_ending_mid_record_still_names_the_exception(form: str) -> None:
                                                                "Worker_TP3")
 
 
-@pytest.mark.parametrize("prefix", [b"2026-03-11T17:57:09.855212259Z ", b"Dec 01 09:00:00 gpu1 vllm[4242]: "])
-def test_collector_timestamps_do_not_change_the_verdict(prefix: bytes) -> None:
-    """``kubectl logs --timestamps`` / journalctl put a stamp before every line: r27's verdict is unchanged."""
-    data = plain((REAL / "r27_flashinfer_import_typeerror_py311.log").read_bytes())
-    stamped = b"".join(prefix + ln for ln in data.splitlines(keepends=True))
-    want, got = verdict(data), verdict(stamped)
-    assert got["root_cause"]["exception"] == want["root_cause"]["exception"] == "TypeError"
-    assert (got["root_cause"]["message"], got["root_cause"]["process"], got["failed"]) == (
-        want["root_cause"]["message"], want["root_cause"]["process"], True)
+COLLECTED = {  # what a log collector puts in front of every line
+    "kubectl --timestamps": b"2026-03-11T17:57:09.855212259Z ",
+    "journalctl": b"Dec 01 09:00:00 gpu1 vllm[4242]: ",
+    "journalctl -o short-iso": b"2026-12-01T09:00:00+0000 gpu1 vllm[4242]: ",
+    "docker compose logs": b"vllm-openai-1  | ",
+    "docker compose logs -t": b"vllm-openai-1  | 2026-12-01T09:00:00.123456789Z ",
+    "kubectl logs --prefix": b"[pod/vllm-7d9f8c-x2x4q/vllm] ",
+    "srun --label": b"0: ",
+}
+
+
+@pytest.mark.parametrize("collector", COLLECTED)
+def test_what_a_collector_prepends_does_not_change_any_verdict(collector: str) -> None:
+    """Every real log of tests/data/real, each line prefixed as the collector writes it: the same verdict,
+    root cause (exception, message, process) and phase as the log itself."""
+    prefix = COLLECTED[collector]
+
+    def said(v: dict[str, object]) -> tuple[object, ...]:
+        rc = v["root_cause"] or {}
+        assert isinstance(rc, dict)
+        return v["failed"], v["phase"], rc.get("exception"), rc.get("message"), rc.get("process")
+
+    for path in sorted(REAL.glob("*.log")):
+        data = plain(path.read_bytes())
+        stamped = b"".join(prefix + ln for ln in data.splitlines(keepends=True))
+        assert said(verdict(stamped)) == said(verdict(data)), path.name
+
+
+@pytest.mark.parametrize("text", ["Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:01<00:01]",
+                                  "100%|##########| 3/3", "vllm serve: error: unrecognized arguments: --x",
+                                  "12:00 is the time", "INFO:     Started server process [7]"])
+def test_text_that_only_looks_like_a_collector_prefix_is_kept(text: str) -> None:
+    from orchestrator.logparse.prefixes import parse_line
+
+    assert parse_line(text).message == text
+    assert parse_line("2026-12-01T09:00:00Z " + text).message == text  # not journalctl's "host unit:"
 
 
 def test_harmless_fa2_error_record_is_never_the_cause() -> None:
