@@ -1,6 +1,6 @@
 """Figure: the share of right verdicts of ``eorch log analyze`` on a directory of real logs (issue 15).
 
-    .venv/bin/python bench/verdict_score.py tests/data/heldout [--json] [--verbose] [--collectors]
+    .venv/bin/python bench/verdict_score.py tests/data/heldout [--json] [--verbose] [--transforms]
 
 The directory holds ``*.log`` files and one ``expected.json`` (a list of objects, one per file) written
 before the parser was run on them.  Both key styles are read:
@@ -12,8 +12,9 @@ A verdict is right when ``failed`` agrees and, for a failed log, the root cause'
 is the expected one and its message or exception line holds one of the expected texts (and the process
 matches, when expected).  Every log is scored twice: as stored, and with its line endings normalised
 (``\\r\\n`` and lone ``\\r`` -> ``\\n``, as a copy-paste, ``kubectl logs`` or ``dos2unix`` leave it).
-With ``--collectors``, also as seven log collectors write it (normalised, and each line prefixed: kubectl's and
-docker compose's timestamps and columns, journalctl's two formats, ``srun --label``).
+With ``--transforms``, also as seven log collectors write it (normalised, and each line prefixed: kubectl's and
+docker compose's timestamps and columns, journalctl's two formats, ``srun --label``), as a terminal's copy
+hard-wraps it (at 120 columns), and with every line ending in ``\\r\\n`` (``unix2dos``, a Windows editor).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def normalise(data: bytes) -> bytes:
     return re.sub(rb"\r\n?", b"\n", data)
 
 
-#: What a log collector puts in front of every line (``--collectors``).
+#: What a log collector puts in front of every line (``--transforms``).
 COLLECTORS = {
     "kubectl --timestamps": b"2026-03-11T17:57:09.855212259Z ",
     "kubectl --prefix": b"[pod/vllm-7d9f8c-x2x4q/vllm] ",
@@ -49,6 +50,23 @@ COLLECTORS = {
 
 def prefixed(data: bytes, prefix: bytes) -> bytes:
     return b"".join(prefix + line for line in normalise(data).splitlines(keepends=True))
+
+
+def hard_wrapped(data: bytes, width: int) -> bytes:
+    rows: list[bytes] = []
+    for line in normalise(data).split(b"\n"):
+        while len(line) > width:
+            rows.append(line[:width])
+            line = line[width:]
+        rows.append(line)
+    return b"\n".join(rows)
+
+
+def transforms(data: bytes) -> list[tuple[str, bytes]]:
+    """The log as it reaches a user by other ways than the file (``--transforms``)."""
+    forms = [(name, prefixed(data, prefix)) for name, prefix in COLLECTORS.items()]
+    return [*forms, ("hard-wrapped at 120", hard_wrapped(data, 120)),
+            ("unix2dos", normalise(data).replace(b"\n", b"\r\n"))]
 
 
 def _wanted(item: dict[str, Any]) -> tuple[bool, str | None, list[str], str | None]:
@@ -81,14 +99,14 @@ def judge(item: dict[str, Any], verdict: dict[str, Any]) -> str | None:
     return None
 
 
-def score(directory: Path, collectors: bool = False) -> dict[str, Any]:
+def score(directory: Path, more: bool = False) -> dict[str, Any]:
     items = json.loads((directory / "expected.json").read_text())
     rows = []
     for item in items:
         data = (directory / item["file"]).read_bytes()
         forms = [("as stored", data), ("normalised", normalise(data))]
-        if collectors:
-            forms += [(name, prefixed(data, prefix)) for name, prefix in COLLECTORS.items()]
+        if more:
+            forms += transforms(data)
         for form, payload in forms:
             verdict = analyze_bytes(payload).to_json(file=item["file"])
             rows.append({"file": item["file"], "form": form, "wrong": judge(item, verdict)})
@@ -102,9 +120,10 @@ def main() -> None:
     ap.add_argument("directory", type=Path)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--verbose", action="store_true", help="list every verdict, right ones too")
-    ap.add_argument("--collectors", action="store_true", help="also score each log as 7 log collectors write it")
+    ap.add_argument("--transforms", action="store_true",
+                    help="also score each log as 7 log collectors write it, hard-wrapped, and unix2dos'd")
     args = ap.parse_args()
-    result = score(args.directory, args.collectors)
+    result = score(args.directory, args.transforms)
     if args.json:
         print(json.dumps(result, indent=2))
         return

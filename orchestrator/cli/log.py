@@ -45,16 +45,16 @@ def _check_readable(files: list[Path]) -> None:
             raise UsageError(f"{path}: cannot read: {err.strerror or err}") from None
 
 
-def _analyze(path: Path) -> Analysis:
+def _analyze(path: Path, notes: list[str]) -> Analysis:
     try:
         if str(path) != STDIN:
-            return analyze_path(path)
+            return analyze_path(path, notes=notes)
         stdin = sys.stdin.buffer
         # A paste at a terminal: read what each line brings, up to the first Ctrl-D (a buffered read waits for two).
         if sys.stdin.isatty() and isinstance(stdin, io.BufferedReader):
             err_console.print("reading the log from standard input: paste it, then Ctrl-D", highlight=False)
-            return analyze_bytes(b"".join(iter(lambda: stdin.read1(1 << 16), b"")))
-        return analyze_stream(stdin)
+            return analyze_bytes(b"".join(iter(lambda: stdin.read1(1 << 16), b"")), notes)
+        return analyze_stream(stdin, notes=notes)
     except OSError as err:
         raise UsageError(f"{path}: cannot read: {err.strerror or err}") from None
 
@@ -86,8 +86,10 @@ def _indented(text: str, pad: str, first: str | None = None) -> str:
     return "\n".join([(pad if first is None else first) + lines[0], *(pad + line for line in lines[1:])])
 
 
-def _summary(name: str, a: Analysis) -> None:
+def _summary(name: str, a: Analysis, notes: list[str]) -> None:
     console.print(f"[bold]{escape(name)}[/]  {a.lines} lines, {a.bytes} bytes")
+    for note in notes:
+        console.print(f"  note        {escape(note)}", highlight=False, soft_wrap=True)
     console.print(f"  phase       {a.phase.value}    verdict: {_verdict(a)}")
     unended = _unended(a)
     if unended:
@@ -152,12 +154,15 @@ def analyze(
     """Read whole log files (plain, gzip, bzip2 or xz) and say how far each job got, whether it failed, and
     why."""
     _check_readable(files)
-    results = [(str(path), with_exit_code(_analyze(path), exit_code)) for path in files]
+    results = []
+    for path in files:
+        notes: list[str] = []
+        results.append((str(path), with_exit_code(_analyze(path, notes), exit_code), notes))
     if json_:
-        print_json([a.to_json(file=name) for name, a in results])
+        print_json([a.to_json(file=name) for name, a, _ in results])
         return
-    for name, a in results:
-        _summary("(standard input)" if name == STDIN else name, a)
+    for name, a, notes in results:
+        _summary("(standard input)" if name == STDIN else name, a, notes)
 
 
 def register(app: typer.Typer) -> None:

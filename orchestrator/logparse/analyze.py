@@ -1,5 +1,6 @@
 """Whole-file analysis: read a log in large chunks through one ``LogParser``.
 
+A log pasted from a terminal may have its long lines hard-wrapped: they are joined again (``unwrap``).
 A rotated or archived log is often compressed (``logrotate``'s ``.gz``, an ``.xz`` attached to an issue):
 gzip, bzip2 and xz are read transparently, recognised by their first bytes (not the file's name).
 """
@@ -8,15 +9,19 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import io
 import lzma
 from pathlib import Path
 from typing import Any, Protocol
 
 from orchestrator.logparse.analysis import Analysis
 from orchestrator.logparse.parser import LogParser
+from orchestrator.logparse.unwrap import Unwrapper, wrap_width
 
 #: Read size for offline analysis: large enough for the funnel to pay off, small enough for bounded memory.
 CHUNK = 8 * 1024 * 1024
+#: The least of a log's start read before deciding how to read it (compressed? hard-wrapped?).
+SAMPLE = 1024 * 1024
 
 
 #: First bytes of the compressed formats read transparently, and of one that is not (zstd: not in the stdlib).
@@ -41,26 +46,36 @@ def compression(head: bytes) -> str | None:
     return next((name for magic, name in _MAGIC.items() if head.startswith(magic)), None)
 
 
-def analyze_path(path: str | Path, chunk_size: int = CHUNK) -> Analysis:
-    """Parse a whole file (decompressed when it is gzip, bzip2 or xz); raises OSError when it cannot be read."""
+def analyze_path(path: str | Path, chunk_size: int = CHUNK, notes: list[str] | None = None) -> Analysis:
+    """Parse a whole file (as ``analyze_stream`` reads it); raises OSError when it cannot be read."""
     with open(path, "rb") as fh:
-        return analyze_stream(fh, chunk_size)
+        return analyze_stream(fh, chunk_size, notes)
 
 
-def analyze_stream(stream: Readable, chunk_size: int = CHUNK) -> Analysis:
+def analyze_stream(stream: Readable, chunk_size: int = CHUNK, notes: list[str] | None = None) -> Analysis:
     """Parse everything an open binary stream gives until its end (a pipe: ``kubectl logs POD | …``),
-    decompressed when it is gzip, bzip2 or xz."""
-    parser = LogParser()
-    first = stream.read(chunk_size)
+    decompressed when it is gzip, bzip2 or xz, and put back together when a terminal hard-wrapped its lines
+    (``unwrap``: said in ``notes``; line numbers stay the file's)."""
+    first = stream.read(max(chunk_size, SAMPLE))  # what the format and a wrap are recognised on
     kind = compression(first)
     if kind is not None:
-        return analyze_stream(_decompressed(first, stream, kind), chunk_size)
+        return analyze_stream(_decompressed(first, stream, kind), chunk_size, notes)
+    parser = LogParser()
+    wrapping = wrap_width(first[:SAMPLE])
+    unwrapper = None if wrapping is None else Unwrapper(wrapping)
     chunk = first
     while chunk:
-        parser.feed(chunk)
+        parser.feed(chunk if unwrapper is None else unwrapper.feed(chunk))
         chunk = stream.read(chunk_size)
+    if unwrapper is None:
+        parser.finish()
+        return parser.analysis()
+    parser.feed(unwrapper.finish())
     parser.finish()
-    return parser.analysis()
+    if notes is not None and wrapping is not None:
+        notes.append(f"hard-wrapped at {wrapping.width} columns (a terminal's copy): its rows of that width were joined "
+                     "to the next; line numbers are the file's")
+    return unwrapper.remap(parser.analysis())
 
 
 def _decompressed(first: bytes, rest: Readable, kind: str) -> Readable:
@@ -97,9 +112,6 @@ class _Checked:
             raise CompressedLogError(f"damaged {self._kind} data ({err})") from None
 
 
-def analyze_bytes(data: bytes) -> Analysis:
-    """Parse a complete log held in memory."""
-    parser = LogParser()
-    parser.feed(data)
-    parser.finish()
-    return parser.analysis()
+def analyze_bytes(data: bytes, notes: list[str] | None = None) -> Analysis:
+    """Parse a complete log held in memory (as ``analyze_stream`` reads it)."""
+    return analyze_stream(io.BytesIO(data), max(len(data), 1), notes)

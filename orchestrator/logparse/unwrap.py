@@ -1,0 +1,118 @@
+"""A log pasted from a terminal that hard-wrapped its long lines, put back together.
+
+Copying from some terminals (a web console, PuTTY, ``tmux capture-pane`` without ``-J``) breaks every line
+longer than the window into rows of exactly its width.  A wrapped frame line then reads as an exception line
+and an exception's message is cut at the edge.  ``wrap_width`` recognises the shape on a sample: many lines of
+exactly the longest length, with different texts, whose next lines do not start the way the log's lines
+usually start, nor the way the row itself does (a log cut at a width -- ``cut -c-200`` --, near-identical
+lines repeated, or a drawn table have them start normally, and are left alone).
+``Unwrapper`` joins each row of that width with the next, and keeps where it did so, so that line numbers
+in the verdict are still the file's (``remap``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from bisect import bisect_right
+from collections import Counter
+from dataclasses import dataclass
+
+from orchestrator.logparse.analysis import Analysis, SignatureCount
+from orchestrator.logparse.events import RootCause
+
+#: Widths taken for a terminal's; rows of exactly the width needed, and the share of them whose next line
+#: may start like an ordinary line (a continuation starts anywhere in a line's text).
+_WIDTHS = range(60, 1001)
+_MIN_ROWS = 3
+_MAX_NORMAL_NEXT = 0.5
+_START = 6  # bytes compared for "starts like the log's lines usually do"
+
+
+@dataclass(frozen=True)
+class Wrapping:
+    """How a log was hard-wrapped: the width, and how its lines usually start (a row after a row of the
+    width that starts so is a line of its own: the line before was exactly that long)."""
+
+    width: int
+    starts: frozenset[bytes]
+
+
+def wrap_width(sample: bytes) -> Wrapping | None:
+    """How the sample's lines were hard-wrapped, or None when they were not."""
+    if sample.count(b"\r") != sample.count(b"\r\n"):  # a lone \r (a tqdm bar): a raw log, never pasted
+        return None
+    lines = [ln[:-1] if ln.endswith(b"\r") else ln for ln in sample.split(b"\n")[:-1]]
+    if len(lines) < 2 * _MIN_ROWS:
+        return None
+    width = max(map(len, lines))
+    # Rows of the width, less a drawn table's (nvidia-smi's ``| ... |`` / ``+---+``: all of one width).
+    rows = [i for i, ln in enumerate(lines) if len(ln) == width and not (ln[:1] in b"|+" and ln[-1:] in b"|+")]
+    if width not in _WIDTHS or len(rows) < _MIN_ROWS or len({lines[i] for i in rows}) < _MIN_ROWS:
+        return None
+    # How lines start, counted on lines that surely start one (not after a row of the width).
+    usual = Counter(ln[:_START] for i, ln in enumerate(lines) if i == 0 or len(lines[i - 1]) != width)
+    common = {start for start, n in usual.most_common(8) if n >= max(2, sum(usual.values()) // 20)}
+    # A next line starting like lines do, or like the row itself (lines repeated with small changes: one
+    # device-side assert per GPU thread), is a line of its own; a continuation starts mid-text.
+    after = [(lines[i + 1][:_START], lines[i][:_START]) for i in rows if i + 1 < len(lines)]
+    normal = sum(1 for start, own in after if start in common or (start == own and own.strip()))
+    return Wrapping(width, frozenset(common)) if after and normal <= _MAX_NORMAL_NEXT * len(after) else None
+
+
+class Unwrapper:
+    """Joins rows of ``width`` bytes with the line after them, chunk by chunk."""
+
+    def __init__(self, wrapping: Wrapping) -> None:
+        self._width, self._starts_like = wrapping.width, wrapping.starts
+        self._rest = b""
+        self._line = 0  # lines given out
+        self._joined = False  # the line being given out continues on the next row
+        self._starts: list[int] = []  # given-out lines (0-based) after which the input had one more line
+        self.read = 0  # input bytes
+
+    def feed(self, chunk: bytes) -> bytes:
+        self.read += len(chunk)
+        data = self._rest + chunk
+        cut = data.rfind(b"\n") + 1
+        self._rest = data[cut:]
+        return self._join(data[:cut])
+
+    def finish(self) -> bytes:
+        rest, self._rest = self._rest, b""
+        return rest
+
+    def _join(self, block: bytes) -> bytes:
+        out: list[bytes] = []
+        for row in block.splitlines(keepends=True):
+            text = row.rstrip(b"\r\n")
+            if self._joined and text[:_START] in self._starts_like:  # the row before was a line that long
+                out.append(b"\n")
+                self._line += 1
+            elif self._joined:
+                self._starts.append(self._line)
+            self._joined = len(text) == self._width
+            if self._joined:
+                out.append(text)
+            else:
+                out.append(row)
+                self._line += 1
+        return b"".join(out)
+
+    def file_line(self, line_no: int) -> int:
+        """The file's line number (1-based) of the first row of joined line ``line_no``."""
+        return line_no + bisect_right(self._starts, line_no - 2)
+
+    def remap(self, analysis: Analysis) -> Analysis:
+        """``analysis`` with line numbers and sizes of the file, not of the joined text."""
+
+        def cause(rc: RootCause | None) -> RootCause | None:
+            return None if rc is None else dataclasses.replace(rc, line_no=self.file_line(rc.line_no))
+
+        return dataclasses.replace(
+            analysis,
+            root_cause=cause(analysis.root_cause),
+            first_error=cause(analysis.first_error),
+            signatures=tuple(SignatureCount(s.id, s.count, self.file_line(s.first_line)) for s in analysis.signatures),
+            lines=analysis.lines + len(self._starts),
+            bytes=self.read,
+        )

@@ -1,0 +1,84 @@
+"""A log pasted from a terminal that hard-wrapped its long lines: recognised, joined again, and read with the
+verdict of the log itself, line numbers the file's; no log that was not wrapped is ever taken for one."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+from orchestrator.logparse import analyze_bytes
+from orchestrator.logparse.analyze import analyze_stream
+from orchestrator.logparse.unwrap import wrap_width
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+LOGS = sorted(DATA.glob("*/*.log"))
+REAL = sorted((DATA / "real").glob("*.log")) + sorted((DATA / "heldout").glob("*.log"))
+
+
+def plain(data: bytes) -> bytes:
+    return re.sub(rb"\r\n?", b"\n", data)
+
+
+def wrapped(data: bytes, width: int) -> bytes:
+    rows: list[bytes] = []
+    for line in plain(data).split(b"\n"):
+        while len(line) > width:
+            rows, line = [*rows, line[:width]], line[width:]
+        rows.append(line)
+    return b"\n".join(rows)
+
+
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name)
+def test_a_log_that_was_not_wrapped_is_left_alone(path: Path) -> None:
+    data = path.read_bytes()
+    assert wrap_width(data) is None and wrap_width(plain(data)) is None
+
+
+def test_a_drawn_table_or_repeated_lines_of_one_width_are_not_a_wrap() -> None:
+    smi = (DATA / "nvidia-smi" / "nvidia-smi.txt").read_bytes()
+    assert wrap_width(smi) is None
+    assert wrap_width(b"".join(b"IndexKernel.cu:94: block: [12,0,0], thread: [%d,0,0] Assertion failed.\n" % i
+                               for i in range(10, 40)) + b"RuntimeError: CUDA error\n") is None
+
+
+def _long_lines(path: Path, width: int) -> int:
+    return sum(1 for line in plain(path.read_bytes()).split(b"\n") if len(line) > width)
+
+
+#: Each real log at each width where it has 3 lines or more to be wrapped (fewer: nothing shows a wrap).
+WRAPS = [(p, w) for p in REAL for w in (80, 120, 200) if _long_lines(p, w) >= 3]
+
+
+def test_most_real_logs_have_lines_to_wrap() -> None:
+    assert len(WRAPS) >= 2 * len(REAL)
+
+
+@pytest.mark.parametrize(("path", "width"), WRAPS, ids=lambda v: v.name if isinstance(v, Path) else str(v))
+def test_a_wrapped_log_reads_as_the_log_itself(path: Path, width: int) -> None:
+    data = path.read_bytes()
+    rows = wrapped(data, width)
+    found = wrap_width(rows)
+    assert found is not None and found.width == width
+    notes: list[str] = []
+    got, want = analyze_bytes(rows, notes), analyze_bytes(plain(data))
+    assert notes and f"hard-wrapped at {width} columns" in notes[0]
+    assert (got.failed, got.phase) == (want.failed, want.phase)
+    assert got.lines == rows.count(b"\n") + (not rows.endswith(b"\n")) and got.bytes == len(rows)
+    if want.root_cause is not None:
+        assert got.root_cause is not None
+        assert (got.root_cause.exception, got.root_cause.message, got.root_cause.process) == (
+            want.root_cause.exception, want.root_cause.message, want.root_cause.process)
+        # The line number is the file's: its row starts the line the unwrapped log names.
+        file_row = rows.split(b"\n")[got.root_cause.line_no - 1]
+        log_line = plain(data).split(b"\n")[want.root_cause.line_no - 1]
+        assert log_line.startswith(file_row)
+
+
+def test_a_wrapped_log_reads_alike_whatever_its_chunks() -> None:
+    rows = wrapped((DATA / "real" / "r25_lambo_tp4_worker_oom_cudagraph_then_hang.log").read_bytes(), 120)
+    whole = analyze_bytes(rows)
+    for size in (4096, 777, 10_000):
+        assert analyze_stream(io.BytesIO(rows), size) == whole
