@@ -86,8 +86,21 @@ def _indented(text: str, pad: str, first: str | None = None) -> str:
     return "\n".join([(pad if first is None else first) + lines[0], *(pad + line for line in lines[1:])])
 
 
+def _earlier(e: Analysis) -> str:
+    """One earlier run of the log, in a line."""
+    rc = e.root_cause
+    verdict = "FAILED" if e.failed else ("stopped" if e.phase.is_terminal() else f"ended while {e.phase.value}")
+    if rc is None:
+        return escape(verdict)
+    what = f"{rc.exception}: {rc.message}" if rc.exception else rc.message
+    return escape(f"{verdict}: {what.splitlines()[0] if what else '(empty message)'} (line {rc.line_no})")
+
+
 def _summary(name: str, a: Analysis, notes: list[str]) -> None:
     console.print(f"[bold]{escape(name)}[/]  {a.lines} lines, {a.bytes} bytes")
+    if a.earlier:
+        console.print(f"  runs        {len(a.earlier) + 1} tries in this log; the verdict is the last one's "
+                      f"(from line {a.first_line})", highlight=False)
     for note in notes:
         console.print(f"  note        {escape(note)}", highlight=False, soft_wrap=True)
     console.print(f"  phase       {a.phase.value}    verdict: {_verdict(a)}")
@@ -128,6 +141,10 @@ def _summary(name: str, a: Analysis, notes: list[str]) -> None:
         text = escape(f"{first.exception}: {first.message}" if first.exception else first.message or "(empty)")
         console.print(_indented(f"{a.errors} error line(s), first at line {first.line_no}{where}: {text}", _PAD,
                                 "  errors      "), highlight=False, soft_wrap=True)
+    for n, e in enumerate(a.earlier, 1):
+        said = _earlier(e)
+        console.print(_indented(f"try {n} of {len(a.earlier) + 1} (lines {e.first_line}-{e.lines}): {said}", _PAD,
+                                "  earlier     "), highlight=False, soft_wrap=True)
     if a.signatures:
         sigs = ", ".join(f"{escape(s.id)} x{s.count} (line {s.first_line})" for s in a.signatures)
         console.print(f"  signatures  {sigs}", highlight=False)

@@ -20,6 +20,8 @@ life follows, it leaves the verdict and stays visible as ``first_error`` and in 
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -172,6 +174,22 @@ class Analysis:
     weights_load_s: float | None = None  # the model's "Loading weights took", never the drafter's
     errors: int = 0  # error lines (ERROR records, `ERROR: ...`), whether or not they are the root cause
     first_error: RootCause | None = None  # the first error line kept as evidence (not part of the JSON)
+    #: Where this run's lines start (``lines`` is its last line), and the runs before it in the same log (a
+    #: log appended to by each try: ``runs.py``; offline analysis only).
+    first_line: int = 1
+    earlier: tuple[Analysis, ...] = ()
+
+    def renumbered(self, line_of: Callable[[int], int], lines: int, size: int) -> Analysis:
+        """This analysis with every line number ``n`` read as ``line_of(n)`` and ``lines``/``bytes`` given."""
+
+        def cause(rc: RootCause | None) -> RootCause | None:
+            return None if rc is None else dataclasses.replace(rc, line_no=line_of(rc.line_no))
+
+        return dataclasses.replace(
+            self, root_cause=cause(self.root_cause), first_error=cause(self.first_error),
+            signatures=tuple(SignatureCount(s.id, s.count, line_of(s.first_line)) for s in self.signatures),
+            lines=lines, bytes=size, first_line=line_of(self.first_line),
+            earlier=tuple(e.renumbered(line_of, line_of(e.lines), e.bytes) for e in self.earlier))
 
     def to_json(self, file: str) -> dict[str, Any]:
         """The ``eorch log analyze --json`` object for one file (a stable contract)."""
@@ -186,4 +204,8 @@ class Analysis:
             ],
             "lines": self.lines,
             "bytes": self.bytes,
+            "earlier_runs": [
+                {"first_line": e.first_line, "last_line": e.lines, "phase": e.phase.value, "failed": e.failed,
+                 "root_cause": None if e.root_cause is None else e.root_cause.to_json()} for e in self.earlier
+            ],
         }

@@ -1,6 +1,7 @@
 """Whole-file analysis: read a log in large chunks through one ``LogParser``.
 
-A log pasted from a terminal may have its long lines hard-wrapped: they are joined again (``unwrap``).
+A log pasted from a terminal may have its long lines hard-wrapped: they are joined again (``unwrap``).  A log
+that several tries were appended to is read run by run, the verdict being the last one's (``runs``).
 A rotated or archived log is often compressed (``logrotate``'s ``.gz``, an ``.xz`` attached to an issue):
 gzip, bzip2 and xz are read transparently, recognised by their first bytes (not the file's name).
 """
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from orchestrator.logparse.analysis import Analysis
-from orchestrator.logparse.parser import LogParser
+from orchestrator.logparse.runs import RunSplitter
 from orchestrator.logparse.unwrap import Unwrapper, wrap_width
 
 #: Read size for offline analysis: large enough for the funnel to pay off, small enough for bounded memory.
@@ -60,7 +61,7 @@ def analyze_stream(stream: Readable, chunk_size: int = CHUNK, notes: list[str] |
     kind = compression(first)
     if kind is not None:
         return analyze_stream(_decompressed(first, stream, kind), chunk_size, notes)
-    parser = LogParser()
+    parser = RunSplitter()
     wrapping = wrap_width(first[:SAMPLE])
     unwrapper = None if wrapping is None else Unwrapper(wrapping)
     chunk = first

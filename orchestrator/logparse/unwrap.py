@@ -12,13 +12,11 @@ in the verdict are still the file's (``remap``).
 
 from __future__ import annotations
 
-import dataclasses
 from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass
 
-from orchestrator.logparse.analysis import Analysis, SignatureCount
-from orchestrator.logparse.events import RootCause
+from orchestrator.logparse.analysis import Analysis
 
 #: Widths taken for a terminal's; rows of exactly the width needed, and the share of them whose next line
 #: may start like an ordinary line (a continuation starts anywhere in a line's text).
@@ -104,15 +102,4 @@ class Unwrapper:
 
     def remap(self, analysis: Analysis) -> Analysis:
         """``analysis`` with line numbers and sizes of the file, not of the joined text."""
-
-        def cause(rc: RootCause | None) -> RootCause | None:
-            return None if rc is None else dataclasses.replace(rc, line_no=self.file_line(rc.line_no))
-
-        return dataclasses.replace(
-            analysis,
-            root_cause=cause(analysis.root_cause),
-            first_error=cause(analysis.first_error),
-            signatures=tuple(SignatureCount(s.id, s.count, self.file_line(s.first_line)) for s in analysis.signatures),
-            lines=analysis.lines + len(self._starts),
-            bytes=self.read,
-        )
+        return analysis.renumbered(self.file_line, analysis.lines + len(self._starts), self.read)

