@@ -1,7 +1,8 @@
 """Line-level helpers: terminators, ANSI stripping, decoding and the line cap.
 
-A line ends at ``\\n``, ``\\r\\n`` or a bare ``\\r`` (tqdm separates its frames with ``\\r``).  Each of these
-counts as one physical line.  A ``\\r\\n`` split across two chunks is still one terminator.
+A line ends at ``\\n``, ``\\r\\n`` or a bare ``\\r`` (tqdm separates its frames with ``\\r``), and is read as
+a line of its own; lines are numbered as an editor numbers them, by ``\\n`` (a bare ``\\r`` goes on with the
+same number).  A ``\\r\\n`` split across two chunks is still one terminator.
 """
 
 from __future__ import annotations
@@ -20,26 +21,6 @@ class Ending(str, Enum):
     LF = "lf"  # "\n": the end of a log record
     CR = "cr"  # "\r" or "\r\n": more of the same record (or a tqdm frame) follows
     EOF = "eof"  # no terminator: the last line of a finished stream
-
-
-def count_terminators(buf: bytes, start: int, end: int) -> int:
-    """Number of line terminators in ``buf[start:end]`` (both ends on line boundaries).
-
-    ``\n`` is counted in one pass; ``\r`` (usually much rarer) is walked with ``find`` (a memchr), looking
-    at the byte after each one, and only counted in passes when it turns out to be frequent.
-    """
-    n = buf.count(b"\n", start, end)
-    find = buf.find
-    pos = find(b"\r", start, end)
-    budget = (end - start) // 3000 + 16
-    while pos >= 0:
-        if budget == 0:  # frequent: count the rest in two passes
-            return n + buf.count(b"\r", pos, end) - buf.count(b"\r\n", pos, end)
-        budget -= 1
-        if pos + 1 >= end or buf[pos + 1] != 0x0A:
-            n += 1
-        pos = find(b"\r", pos + 1, end)
-    return n
 
 
 def line_end(buf: bytes, pos: int, limit: int) -> tuple[int, int]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from orchestrator.logparse.analysis import Analysis, SignatureCount
 from orchestrator.logparse.events import LogEvent
-from orchestrator.logparse.lines import LINE_CAP, Ending, count_terminators, ending_at, line_end
+from orchestrator.logparse.lines import LINE_CAP, Ending, ending_at, line_end
 from orchestrator.logparse.phases import ProgressReading, frame_at, frame_run, frame_unit
 from orchestrator.logparse.regionhits import RegionHits
 from orchestrator.logparse.signatures import Catalogue
@@ -21,7 +21,7 @@ from orchestrator.logparse.tail import LogTail
 from orchestrator.logparse.tblines import PREV_CAP as _PREV_CAP
 from orchestrator.logparse.tblines import TracebackLines
 
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = 2  # 2: line numbers are an editor's (bare "\r" ends a line but not a numbered one)
 #: The funnel scans a region in windows: small first (phases change early in a log), doubling after.
 _WINDOW = 512 * 1024
 _MAX_WINDOW = 16 * 1024 * 1024
@@ -39,7 +39,10 @@ class LogParser(TracebackLines):
     def __init__(self, catalogue: Catalogue | None = None) -> None:
         super().__init__(catalogue)
         self._offset = 0
-        self._line_no = 0
+        self._line_no = 0  # the number of the line being (or last) handled
+        self._nl = 0  # newlines consumed (before the region being scanned, or its anchor)
+        self._mid = False  # the last terminator consumed was a bare "\r": the numbered line goes on
+        self._anchor = 0  # a position in the region being scanned, with self._nl the newlines before it
         self._skip_lf = False
         self._pending = b""
         self._pending_len = 0
@@ -72,6 +75,7 @@ class LogParser(TracebackLines):
             if buf[0] == _LF:
                 pos = 1
                 self._offset += 1
+                self._nl, self._mid = self._nl + 1, False  # the "\n" of a "\r\n" split by the chunks
         if pos < size and self._pending_len:
             pos = self._complete_pending(buf, pos, events)
         if pos >= size:
@@ -94,7 +98,8 @@ class LogParser(TracebackLines):
         events: list[LogEvent] = []
         self._tail.finish()
         if self._pending_len:
-            self._line_no += 1
+            self._line_no = self._nl + 1
+            self._mid = True
             self._offset += self._pending_len
             raw = self._pending
             self._pending, self._pending_len = b"", 0
@@ -115,7 +120,7 @@ class LogParser(TracebackLines):
             failed=self._ev.failed(),
             root_cause=rc,
             signatures=tuple(SignatureCount(k, v[0], v[1]) for k, v in sigs),
-            lines=self._line_no,
+            lines=self._nl + self._mid,
             bytes=self._offset + self._pending_len,
             progress=self._progress,
             weights_load_s=self._weights_s,
@@ -128,7 +133,8 @@ class LogParser(TracebackLines):
         return {
             "v": SNAPSHOT_VERSION,
             "offset": self._offset,
-            "line_no": self._line_no,
+            "nl": self._nl,
+            "mid": self._mid,
             "skip_lf": self._skip_lf,
             "prev": None if self._prev_raw is None else self._prev_raw.decode("latin-1"),
             "prev_cr": self._prev_cr,
@@ -139,11 +145,14 @@ class LogParser(TracebackLines):
     @classmethod
     def restore(cls, snap: dict[str, Any], catalogue: Catalogue | None = None) -> LogParser:
         """A parser that continues as if the bytes before ``snap['offset']`` had been fed."""
-        if snap.get("v") != SNAPSHOT_VERSION:
+        if snap.get("v") not in (1, SNAPSHOT_VERSION):
             raise ValueError(f"unsupported log parser snapshot version {snap.get('v')!r}")
         p = cls(catalogue)
         p._offset = int(snap["offset"])
-        p._line_no = int(snap["line_no"])
+        # Version 1 counted a bare "\r" as a line: a run followed across the upgrade numbers on from there.
+        p._nl = int(snap["nl"] if "nl" in snap else snap["line_no"])
+        p._mid = bool(snap.get("mid", False))
+        p._line_no = p._nl
         p._skip_lf = bool(snap["skip_lf"])
         p._prev_raw = None if snap["prev"] is None else str(snap["prev"]).encode("latin-1")
         p._prev_cr = bool(snap["prev_cr"])
@@ -177,8 +186,10 @@ class LogParser(TracebackLines):
         self._offset += self._pending_len + (nxt - pos)
         whole = self._pending_len + (t - pos)
         self._pending, self._pending_len = b"", 0
-        self._line_no += 1
+        self._line_no = self._nl + 1
         ending = Ending.CR if buf[t] == _CR else Ending.LF
+        self._mid = buf[nxt - 1] == _CR
+        self._nl += not self._mid
         self._examine(raw, self._line_no, ending, self._prev_raw, self._prev_cr, False, events)
         self._prev_raw, self._prev_cr = (raw if whole <= _PREV_CAP else None), ending is Ending.CR
         return nxt
@@ -205,12 +216,19 @@ class LogParser(TracebackLines):
             return None, cr
         return buf[ps:pe], cr
 
+    def _number(self, buf: bytes, s: int) -> int:
+        """The number of the line starting at ``s`` in the region being scanned, as an editor counts (one more
+        than the newlines before it); positions asked for only move forward."""
+        self._nl += buf.count(b"\n", self._anchor, s)
+        self._anchor = s
+        return self._nl + 1
+
     def _scan_region(self, buf: bytes, start: int, end: int, events: list[LogEvent]) -> None:
         """Handle the complete lines in ``buf[start:end]`` (``end`` is just past a terminator).
 
         Two sorted hit lists are merged on the fly: ``general`` (needles) and ``frames`` (tqdm marks).  A line
-        holding only frames takes the cheap progress path.  ``self._line_no`` counts the lines before
-        ``counted``; terminators are counted lazily, only up to lines that need a number.
+        holding only frames takes the cheap progress path.  Newlines are counted lazily, only up to lines that
+        need a number (``_number``).
 
         When the funnel state changes inside a window, needles that dropped out make the rest of the window
         be rescanned (from a small window).  Needles that came in (the signs of life looked for while an
@@ -218,6 +236,7 @@ class LogParser(TracebackLines):
         hits (the window is cut there, and restored when the state returns to the scanned one), so an error
         line cleared a few lines later costs no rescan.
         """
+        self._anchor = start
         state = handled = self._funnel_state()  # the state the window was scanned with; the last one handled
         relevant = self._funnel.relevant(*state)
         general: list[int] | None = None
@@ -227,14 +246,13 @@ class LogParser(TracebackLines):
         full_end = -1  # the scanned window's end while w_end is cut short for ``extra``
         gi = fi = 0
         window, w_end = self._window, start
-        cursor = counted = start
+        cursor = start
         rfind, find = buf.rfind, buf.find
         region: RegionHits | None = None  # after a rescan: hits found once per unit, sliced per window
         touched = False  # a rule ran on the last line: the state may have changed
         while cursor < end:
             if self._tbs.any_open():
-                self._line_no += count_terminators(buf, counted, cursor)
-                cursor = counted = self._slow(buf, cursor, end, *self._prev_line(buf, start, cursor), events)
+                cursor = self._slow(buf, cursor, end, *self._prev_line(buf, start, cursor), events)
                 touched = True
                 continue
             if touched:
@@ -316,20 +334,20 @@ class LogParser(TracebackLines):
                             self._frame = (before[0], before[1], buf[before[2]:line_end(buf, before[2], end)[0]])
                             cursor, fi = at, k
                     continue
-                self._line_no += count_terminators(buf, counted, s) + 1
-                counted = nxt
+                self._line_no = self._number(buf, s)
                 self._on_progress(ProgressReading(done, total, frame_unit(buf, f, e)), self._line_no, events)
                 self._settle(self._line_no, "", events)
                 touched = True
                 continue
-            self._line_no += count_terminators(buf, counted, s) + 1
-            counted = nxt
+            self._line_no = self._number(buf, s)
             prev_raw, prev_cr = self._prev_line(buf, start, s)
             checked = self._funnel_state() == state
             self._examine(buf[s:cap], self._line_no, ending_at(buf, e, end), prev_raw, prev_cr, checked,
                           events)
             touched = True
-        self._line_no += count_terminators(buf, counted, end)
+        self._nl = self._number(buf, end) - 1
+        self._anchor = 0
+        self._mid = buf[end - 1] == _CR
         self._prev_raw, self._prev_cr = self._prev_line(buf, start, end)
         if self._frame is not None:
             done, total, tail = self._frame

@@ -24,7 +24,10 @@ PREV_CAP = 256
 class TracebackLines(LineRules):
     """Reading the lines of a log while a traceback is open."""
 
-    _line_no: int  # the parser's count of lines read (``LogParser``)
+    _line_no: int  # the number of the line being read (``LogParser``)
+
+    def _number(self, buf: bytes, s: int) -> int:
+        raise NotImplementedError  # ``LogParser._number``
 
     def __init__(self, catalogue: Catalogue | None = None) -> None:
         super().__init__(catalogue)
@@ -36,7 +39,7 @@ class TracebackLines(LineRules):
         returns where the fast path may resume."""
         while cursor < end and self._tbs.any_open():
             e, nxt = line_end(buf, cursor, end)
-            self._line_no += 1
+            self._line_no = self._number(buf, cursor)
             raw = buf[cursor:min(e, cursor + LINE_CAP)]
             ending = ending_at(buf, e, end)
             inherits = prev_cr and prev_raw is not None and (
@@ -90,15 +93,15 @@ class TracebackLines(LineRules):
             if run is not None and stop is not None:
                 msgs, k = run.messages, run.plain
                 if k:
-                    first = self._line_no if taken is None else self._line_no + 1
+                    first = self._number(buf, cursor)
                     self._tbs.add_frames(key, msgs[:k] if k < len(msgs) else msgs, first)
-                    self._line_no = first + k - 1
                     pos = stop
                     if k < len(msgs):
                         pos = cursor
                         for _ in range(k):
                             pos = line_end(buf, pos, end)[1]
                     ls, te, cr = frameruns.line_before(buf, cursor, pos)
+                    self._line_no = self._number(buf, ls)  # the run's last line
                     taken = (pos, buf[ls:te] if te - ls <= PREV_CAP else None, cr)
                     cursor = pos
                     if cursor >= end:
@@ -117,7 +120,7 @@ class TracebackLines(LineRules):
             if match(msg):
                 return taken
             if taken is not None:
-                self._line_no += 1
+                self._line_no = self._number(buf, cursor)
             add(key, msg, self._line_no)
             taken = (nxt, raw if e - cursor <= PREV_CAP else None, ending is Ending.CR)
             cursor = nxt

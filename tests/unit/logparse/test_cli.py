@@ -61,7 +61,7 @@ def test_summary_of_a_served_request_error_shows_it_without_failing() -> None:
     assert out.returncode == 0, out.stderr
     text = " ".join(out.stdout.split())
     assert "phase stopped" in text and "not failed" in text and "root cause" not in text
-    assert "1 error line(s), first at line 110 in APIServer: Exception caught. Request id: None" in text
+    assert "1 error line(s), first at line 108 in APIServer: Exception caught. Request id: None" in text
     assert "warning request_error:" in text
 
 

@@ -2,23 +2,28 @@
 
 from __future__ import annotations
 
+import re
 import resource
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from orchestrator.logparse import LogParser
-from orchestrator.logparse.lines import LINE_CAP, count_terminators, decode
+from orchestrator.logparse.lines import LINE_CAP, decode
 from orchestrator.logparse.prefixes import parse_line
 
 from .conftest import parse_all
 
 
 class TestTerminators:
-    def test_lf_crlf_and_bare_cr_each_end_a_line(self) -> None:
-        """\\n, \\r\\n and a bare \\r each count as one line break."""
+    def test_lines_are_numbered_as_an_editor_numbers_them(self) -> None:
+        """\\n and \\r\\n end a numbered line; a bare \\r (between tqdm frames) ends a line for parsing but
+        not a numbered one: ``grep -n``, ``less -N`` and an editor count the same lines."""
         _, p = parse_all(b"a\nb\r\nc\rd\n")
-        assert p.analysis().lines == 4
+        assert p.analysis().lines == 3
+        _, p = parse_all(b"a\nb\rERROR boom\nc\n")
+        assert p.analysis().lines == 3 and p.analysis().first_error is not None
+        assert p.analysis().first_error.line_no == 2
 
     def test_tqdm_frames_on_one_physical_line_are_separate_lines(self) -> None:
         """Frames joined by \\r are lines of their own; the last reading wins."""
@@ -27,7 +32,7 @@ class TestTerminators:
                 k * 100 // 64, k) for k in range(55))
         _, p = parse_all(frames + b"\n")
         a = p.analysis()
-        assert a.lines == 56  # the empty line before the first \r, 55 frames
+        assert a.lines == 1  # the empty line before the first \r and 55 frames: one line in an editor
         assert a.shards is not None and (a.shards.done, a.shards.total) == (54, 64)
 
     def test_trailing_partial_line_counts_only_after_finish(self) -> None:
@@ -83,8 +88,13 @@ class TestDecoding:
 
 
 
-@given(st.lists(st.sampled_from([b"\n", b"\r", b"\r\n", b"a", b"bc" * 40]), max_size=400).map(b"".join))
-def test_count_terminators_matches_a_naive_split(data: bytes) -> None:
-    """The adaptive counter agrees with splitting on \\r\\n, \\r and \\n."""
-    naive = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").count(b"\n")
-    assert count_terminators(data, 0, len(data)) == naive
+@given(st.lists(st.sampled_from([b"\n", b"\r", b"\r\n", b"a", b"bc" * 40, b"ERROR x"]), max_size=300)
+       .map(b"".join), st.lists(st.integers(1, 64), max_size=40))
+def test_lines_and_error_lines_are_numbered_as_grep_n_numbers_them(data: bytes, chunks: list[int]) -> None:
+    """Whatever the terminators and however the bytes are cut: ``lines`` is what ``wc -l`` gives (one more
+    for an unterminated last line) and each error line's number is ``grep -n``'s."""
+    events, p = parse_all(data, chunks or None)
+    assert p.analysis().lines == data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+    want = [i + 1 for i, line in enumerate(data.split(b"\n")) for part in re.split(rb"\r", line)
+            if part.startswith(b"ERROR x")]
+    assert [e.line_no for e in events if e.kind == "error_seen"] == want
