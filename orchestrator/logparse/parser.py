@@ -133,6 +133,7 @@ class LogParser(TracebackLines):
         return {
             "v": SNAPSHOT_VERSION,
             "offset": self._offset,
+            "line_no": self._line_no,
             "nl": self._nl,
             "mid": self._mid,
             "skip_lf": self._skip_lf,
@@ -150,9 +151,9 @@ class LogParser(TracebackLines):
         p = cls(catalogue)
         p._offset = int(snap["offset"])
         # Version 1 counted a bare "\r" as a line: a run followed across the upgrade numbers on from there.
-        p._nl = int(snap["nl"] if "nl" in snap else snap["line_no"])
+        p._line_no = int(snap["line_no"])
+        p._nl = int(snap.get("nl", p._line_no))
         p._mid = bool(snap.get("mid", False))
-        p._line_no = p._nl
         p._skip_lf = bool(snap["skip_lf"])
         p._prev_raw = None if snap["prev"] is None else str(snap["prev"]).encode("latin-1")
         p._prev_cr = bool(snap["prev_cr"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -120,3 +121,18 @@ def test_snapshot_stays_small_after_many_crashes() -> None:
     assert len(json.dumps(parser.snapshot())) < 200 * 1024
     rc = parser.analysis().root_cause
     assert rc is not None and rc.process == "Worker_TP3"
+
+
+@pytest.mark.parametrize("data", [b"Traceback (most recent call last):\r", b"a\rb\r",
+                                  b'x\nTraceback (most recent call last):\r\n  File "a"\rValueError: x\r'])
+def test_restored_mid_line_after_a_bare_cr_numbers_on(data: bytes) -> None:
+    """A snapshot taken after a bare ``\\r`` (the numbered line goes on): restored, it numbers and settles on
+    the same line as a parser that never stopped, wherever the cut."""
+    whole_events, whole = parse_all(data)
+    for cut in range(len(data) + 1):
+        parser = LogParser()
+        events = parser.feed(data[:cut])
+        parser = LogParser.restore(json.loads(json.dumps(parser.snapshot())))
+        events += parser.feed(data[parser.line_end_offset:]) + parser.finish()
+        assert _dicts(events) == _dicts(whole_events), cut
+        assert parser.analysis() == whole.analysis()
