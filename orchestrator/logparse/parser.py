@@ -59,6 +59,11 @@ class LogParser(TracebackLines):
         return self._tail.lines
 
     @property
+    def partial_line(self) -> bool:
+        """Whether bytes of a line not yet terminated are held (the next chunk goes on with that line)."""
+        return self._pending_len > 0
+
+    @property
     def line_end_offset(self) -> int:
         """Bytes consumed up to and including the last line terminator seen."""
         return self._offset
