@@ -21,52 +21,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from logforms import COLLECTORS, hard_wrapped, plain, prefixed
 
 from orchestrator.logparse import analyze_bytes
-
-
-def normalise(data: bytes) -> bytes:
-    """Line endings as a copy-paste leaves them: every terminator a plain ``\\n``."""
-    return re.sub(rb"\r\n?", b"\n", data)
-
-
-#: What a log collector puts in front of every line (``--transforms``).
-COLLECTORS = {
-    "kubectl --timestamps": b"2026-03-11T17:57:09.855212259Z ",
-    "kubectl --prefix": b"[pod/vllm-7d9f8c-x2x4q/vllm] ",
-    "docker compose": b"vllm-openai-1  | ",
-    "docker compose -t": b"vllm-openai-1  | 2026-12-01T09:00:00.123456789Z ",
-    "journalctl": b"Dec 01 09:00:00 gpu1 vllm[4242]: ",
-    "journalctl short-iso": b"2026-12-01T09:00:00+0000 gpu1 vllm[4242]: ",
-    "srun --label": b"0: ",
-}
-
-
-def prefixed(data: bytes, prefix: bytes) -> bytes:
-    return b"".join(prefix + line for line in normalise(data).splitlines(keepends=True))
-
-
-def hard_wrapped(data: bytes, width: int) -> bytes:
-    rows: list[bytes] = []
-    for line in normalise(data).split(b"\n"):
-        while len(line) > width:
-            rows.append(line[:width])
-            line = line[width:]
-        rows.append(line)
-    return b"\n".join(rows)
 
 
 def transforms(data: bytes) -> list[tuple[str, bytes]]:
     """The log as it reaches a user by other ways than the file (``--transforms``)."""
     forms = [(name, prefixed(data, prefix)) for name, prefix in COLLECTORS.items()]
     return [*forms, ("hard-wrapped at 120", hard_wrapped(data, 120)),
-            ("unix2dos", normalise(data).replace(b"\n", b"\r\n"))]
+            ("unix2dos", plain(data).replace(b"\n", b"\r\n"))]
 
 
 def _wanted(item: dict[str, Any]) -> tuple[bool, str | None, list[str], str | None]:
@@ -104,7 +75,7 @@ def score(directory: Path, more: bool = False) -> dict[str, Any]:
     rows = []
     for item in items:
         data = (directory / item["file"]).read_bytes()
-        forms = [("as stored", data), ("normalised", normalise(data))]
+        forms = [("as stored", data), ("normalised", plain(data))]
         if more:
             forms += transforms(data)
         for form, payload in forms:

@@ -66,7 +66,7 @@ class LineRules(EvidenceRules):
         self._weights_s: float | None = None
         self._errors = 0
         self._dirty = False
-        self._asgi: dict[str, int] = {}  # writer -> line of its last announcement of one call's failure
+        self._call_failed_at: dict[str, int] = {}  # writer -> line of its last announcement of one call's failure
         self._request_tbs: list[str] = []  # writers whose open traceback is one request's failure
         self._terminate_line: int | None = None
         self._head: str | None = None  # the text before the message of the line being classified  # a C++ "terminate called ..." waiting for its what() line
@@ -88,7 +88,7 @@ class LineRules(EvidenceRules):
             "root_key": self._root_key,
             "weights_s": self._weights_s,
             "errors": self._errors,
-            "asgi": dict(self._asgi),
+            "asgi": dict(self._call_failed_at),  # the key of snapshots written before it was renamed
             "request_tbs": list(self._request_tbs),
             "terminate_line": self._terminate_line,
         }
@@ -107,7 +107,7 @@ class LineRules(EvidenceRules):
         self._root_key = snap["root_key"]
         self._weights_s = snap["weights_s"]
         self._errors = int(snap["errors"])
-        self._asgi = {str(k): int(v) for k, v in snap.get("asgi", {}).items()}
+        self._call_failed_at = {str(k): int(v) for k, v in snap.get("asgi", {}).items()}
         self._request_tbs = [str(k) for k in snap.get("request_tbs", [])]
         self._terminate_line = snap.get("terminate_line")
 
@@ -172,7 +172,7 @@ class LineRules(EvidenceRules):
             self._traceback_line(line, line_no, events)
             return
         if "Exception in ASGI application" in msg or ("method failed" in msg and CALL_FAILED.search(msg)):
-            self._asgi[line.key] = line_no
+            self._call_failed_at[line.key] = line_no
         if self._terminate_line is not None and "what():" in msg:
             m = _WHAT.match(msg)
             if m is not None and line_no - self._terminate_line <= 3:

@@ -25,9 +25,8 @@ class TracebackLines(LineRules):
     """Reading the lines of a log while a traceback is open."""
 
     _line_no: int  # the number of the line being read (``LogParser``)
-
-    def _number(self, buf: bytes, s: int) -> int:
-        raise NotImplementedError  # ``LogParser._number``
+    #: The number of the line starting at ``s`` in the region being scanned (``LogParser._number``).
+    _number: Callable[[bytes, int], int]
 
     def __init__(self, catalogue: Catalogue | None = None) -> None:
         super().__init__(catalogue)

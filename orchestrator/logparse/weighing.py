@@ -44,7 +44,7 @@ class EvidenceRules:
     _phase: Phase
     _sigs: dict[str, list[int]]
     _tb_sigs: dict[str, list[str]]
-    _asgi: dict[str, int]
+    _call_failed_at: dict[str, int]  # writer -> line where it said one call failed (ASGI, utility call)
     _request_tbs: list[str]
     _terminate_line: int | None
     _dirty: bool
@@ -140,7 +140,7 @@ class EvidenceRules:
         utility call failed."""
         if self._phase.rank < Phase.SERVING.rank:
             return
-        said = self._asgi.pop(line.key, None)
+        said = self._call_failed_at.pop(line.key, None)
         announced = said is not None and line_no - said <= 3
         if line.process not in _FRONTENDS and not announced:
             return

@@ -4,10 +4,10 @@ foreign formats, failures without a Python exception, false alarms, and symptoms
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import pytest
+from logforms import COLLECTORS, plain, prefixed
 
 from orchestrator.logparse import analyze_bytes, load_catalogue, with_exit_code
 from orchestrator.logparse.signatures import Severity
@@ -17,11 +17,6 @@ from .conftest import LOG_DIR, parse_all
 REAL = LOG_DIR.parent / "real"
 ITEMS: list[dict[str, Any]] = json.loads((REAL / "expected.json").read_text())
 SYMPTOM_IDS = {s.id for s in load_catalogue().signatures if s.severity is Severity.SYMPTOM}
-
-
-def plain(data: bytes) -> bytes:
-    """The log after a copy-paste, ``kubectl logs`` or ``dos2unix``: every line ends in a bare ``\\n``."""
-    return re.sub(rb"\r\n?", b"\n", data)
 
 
 def verdict(data: bytes) -> dict[str, Any]:
@@ -118,22 +113,10 @@ def test_log_ending_mid_record_still_names_the_exception(form: str) -> None:
                                                                "Worker_TP3")
 
 
-COLLECTED = {  # what a log collector puts in front of every line
-    "kubectl --timestamps": b"2026-03-11T17:57:09.855212259Z ",
-    "journalctl": b"Dec 01 09:00:00 gpu1 vllm[4242]: ",
-    "journalctl -o short-iso": b"2026-12-01T09:00:00+0000 gpu1 vllm[4242]: ",
-    "docker compose logs": b"vllm-openai-1  | ",
-    "docker compose logs -t": b"vllm-openai-1  | 2026-12-01T09:00:00.123456789Z ",
-    "kubectl logs --prefix": b"[pod/vllm-7d9f8c-x2x4q/vllm] ",
-    "srun --label": b"0: ",
-}
-
-
-@pytest.mark.parametrize("collector", COLLECTED)
+@pytest.mark.parametrize("collector", COLLECTORS)
 def test_what_a_collector_prepends_does_not_change_any_verdict(collector: str) -> None:
     """Every real log of tests/data/real, each line prefixed as the collector writes it: the same verdict,
     root cause (exception, message, process) and phase as the log itself."""
-    prefix = COLLECTED[collector]
 
     def said(v: dict[str, object]) -> tuple[object, ...]:
         rc = v["root_cause"] or {}
@@ -142,8 +125,7 @@ def test_what_a_collector_prepends_does_not_change_any_verdict(collector: str) -
 
     for path in sorted(REAL.glob("*.log")):
         data = plain(path.read_bytes())
-        stamped = b"".join(prefix + ln for ln in data.splitlines(keepends=True))
-        assert said(verdict(stamped)) == said(verdict(data)), path.name
+        assert said(verdict(prefixed(data, COLLECTORS[collector]))) == said(verdict(data)), path.name
 
 
 @pytest.mark.parametrize("text", ["Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:01<00:01]",

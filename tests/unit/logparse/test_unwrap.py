@@ -4,10 +4,10 @@ verdict of the log itself, line numbers the file's; no log that was not wrapped 
 from __future__ import annotations
 
 import io
-import re
 from pathlib import Path
 
 import pytest
+from logforms import hard_wrapped, plain
 
 from orchestrator.logparse import analyze_bytes
 from orchestrator.logparse.analyze import analyze_stream
@@ -16,19 +16,6 @@ from orchestrator.logparse.unwrap import wrap_width
 DATA = Path(__file__).resolve().parents[2] / "data"
 LOGS = sorted(DATA.glob("*/*.log"))
 REAL = sorted((DATA / "real").glob("*.log")) + sorted((DATA / "heldout").glob("*.log"))
-
-
-def plain(data: bytes) -> bytes:
-    return re.sub(rb"\r\n?", b"\n", data)
-
-
-def wrapped(data: bytes, width: int) -> bytes:
-    rows: list[bytes] = []
-    for line in plain(data).split(b"\n"):
-        while len(line) > width:
-            rows, line = [*rows, line[:width]], line[width:]
-        rows.append(line)
-    return b"\n".join(rows)
 
 
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name)
@@ -59,7 +46,7 @@ def test_most_real_logs_have_lines_to_wrap() -> None:
 @pytest.mark.parametrize(("path", "width"), WRAPS, ids=lambda v: v.name if isinstance(v, Path) else str(v))
 def test_a_wrapped_log_reads_as_the_log_itself(path: Path, width: int) -> None:
     data = path.read_bytes()
-    rows = wrapped(data, width)
+    rows = hard_wrapped(data, width)
     found = wrap_width(rows)
     assert found is not None and found.width == width
     notes: list[str] = []
@@ -78,7 +65,7 @@ def test_a_wrapped_log_reads_as_the_log_itself(path: Path, width: int) -> None:
 
 
 def test_a_wrapped_log_reads_alike_whatever_its_chunks() -> None:
-    rows = wrapped((DATA / "real" / "r25_lambo_tp4_worker_oom_cudagraph_then_hang.log").read_bytes(), 120)
+    rows = hard_wrapped((DATA / "real" / "r25_lambo_tp4_worker_oom_cudagraph_then_hang.log").read_bytes(), 120)
     whole = analyze_bytes(rows)
     for size in (4096, 777, 10_000):
         assert analyze_stream(io.BytesIO(rows), size) == whole

@@ -1,0 +1,39 @@
+"""The forms a log reaches a user in, other than the file vLLM wrote: line endings normalised by a copy-paste,
+each line prefixed by a log collector, hard-wrapped by a terminal.  One definition for the tests and for
+``bench/verdict_score.py --transforms`` (which puts ``tests/`` on its path)."""
+
+from __future__ import annotations
+
+import re
+
+#: What a log collector puts in front of every line.
+COLLECTORS = {
+    "kubectl --timestamps": b"2026-03-11T17:57:09.855212259Z ",
+    "kubectl --prefix": b"[pod/vllm-7d9f8c-x2x4q/vllm] ",
+    "docker compose": b"vllm-openai-1  | ",
+    "docker compose -t": b"vllm-openai-1  | 2026-12-01T09:00:00.123456789Z ",
+    "journalctl": b"Dec 01 09:00:00 gpu1 vllm[4242]: ",
+    "journalctl short-iso": b"2026-12-01T09:00:00+0000 gpu1 vllm[4242]: ",
+    "srun --label": b"0: ",
+}
+
+
+def plain(data: bytes) -> bytes:
+    """The log after a copy-paste, ``kubectl logs`` or ``dos2unix``: every line ends in a bare ``\\n``."""
+    return re.sub(rb"\r\n?", b"\n", data)
+
+
+def prefixed(data: bytes, prefix: bytes) -> bytes:
+    """The log as a collector writes it: ``plain``, each line after ``prefix``."""
+    return b"".join(prefix + line for line in plain(data).splitlines(keepends=True))
+
+
+def hard_wrapped(data: bytes, width: int) -> bytes:
+    """The log as a terminal's copy gives it: ``plain``, every line cut into rows of ``width`` bytes."""
+    rows: list[bytes] = []
+    for line in plain(data).split(b"\n"):
+        while len(line) > width:
+            rows.append(line[:width])
+            line = line[width:]
+        rows.append(line)
+    return b"\n".join(rows)
