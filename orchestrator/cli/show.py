@@ -102,9 +102,12 @@ def show(
                           highlight=False, markup=False)
     cause = record["root_cause"]
     if cause:
+        # A multi-line message (a CUDA error's advice, pydantic's fields) goes on indented under its first line.
+        first, *more = (cause.get("message") or "(empty message)").split("\n")
         console.print(Text.assemble(("root cause", "bold red"), f" ({cause.get('process') or '?'}): "
-                                    f"{cause.get('exception') or 'error'}: {cause.get('message') or '(empty message)'}"),
-                      highlight=False)
+                                    f"{cause.get('exception') or 'error'}: {first}"), highlight=False)
+        for line in more:
+            console.print("  " + line, highlight=False, markup=False)
         if cause.get("signature"):
             from orchestrator.logparse import signature_hint
 

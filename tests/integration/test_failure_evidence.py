@@ -23,6 +23,24 @@ class TestFailureEvidence:
         assert "first error line: error: something bad" in text
         assert "last 10 lines of the log:\n  step 22\n" in text and text.rstrip().endswith("error: something bad")
 
+    def test_show_indents_the_lines_of_a_multi_line_root_cause_under_its_first(self, eorch_home: Path,
+                                                                               tmp_path: Path) -> None:
+        """A CUDA error in a vLLM record: its advice lines belong to the message, and read as part of it."""
+        head = "ERROR 12-03 10:00:00 [core.py:1] "
+        record = [head + "EngineCore failed to start.", head + "Traceback (most recent call last):",
+                  head + '  File "core.py", line 1, in run', head + "    step()",
+                  head + "RuntimeError: CUDA error: an illegal memory access was encountered",
+                  head + "CUDA kernel errors might be asynchronously reported at some other API call."]
+        add_testbox(tmp_path)
+        run = launch("sh", "-c", 'printf "%s" "$1"; exit 1', "sh", "\r\n".join(record) + "\n")
+        eorch("watch", run["id"], "--until-done", check=False)
+        assert show(run["id"])["root_cause"]["message"] == (
+            "CUDA error: an illegal memory access was encountered\n"
+            "CUDA kernel errors might be asynchronously reported at some other API call.")
+        text = eorch("show", run["id"]).stdout
+        assert ("RuntimeError: CUDA error: an illegal memory access was encountered\n"
+                "  CUDA kernel errors might be asynchronously reported at some other API call.\n") in text
+
     def test_succeeded_runs_carry_no_evidence(self, eorch_home: Path, tmp_path: Path) -> None:
         add_testbox(tmp_path)
         run = launch("sh", "-c", "echo fine")
