@@ -189,7 +189,7 @@ class Analysis:
             self, root_cause=cause(self.root_cause), first_error=cause(self.first_error),
             signatures=tuple(SignatureCount(s.id, s.count, line_of(s.first_line)) for s in self.signatures),
             lines=lines, bytes=size, first_line=line_of(self.first_line),
-            earlier=tuple(e.renumbered(line_of, line_of(e.lines), e.bytes) for e in self.earlier))
+            earlier=tuple(e.renumbered(line_of, line_of(e.lines + 1) - 1, e.bytes) for e in self.earlier))
 
     def to_json(self, file: str) -> dict[str, Any]:
         """The ``eorch log analyze --json`` object for one file (a stable contract)."""

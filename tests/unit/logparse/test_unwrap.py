@@ -69,3 +69,15 @@ def test_a_wrapped_log_reads_alike_whatever_its_chunks() -> None:
     whole = analyze_bytes(rows)
     for size in (4096, 777, 10_000):
         assert analyze_stream(io.BytesIO(rows), size) == whole
+
+
+def test_an_earlier_try_ends_on_the_last_row_of_its_last_line() -> None:
+    """Two tries appended to one log, pasted hard-wrapped; the first ends in a line longer than the width: its
+    last line is the file's row where that line ends, and the next try starts on the row after."""
+    first = plain((DATA / "real" / "r27_flashinfer_import_typeerror_py311.log").read_bytes())
+    first += b"x" * 300 + b"\n"  # a line of three rows at 120 columns
+    second = b"INFO 12-03 10:00:00 [api_server.py:1] vLLM API server version 0.11.0\nINFO ok\n"
+    rows = hard_wrapped(first, 120).count(b"\n")
+    got = analyze_bytes(hard_wrapped(first + second, 120))
+    assert [(e.first_line, e.lines) for e in got.earlier] == [(1, rows)]
+    assert got.first_line == rows + 1
