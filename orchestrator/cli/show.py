@@ -100,6 +100,7 @@ def show(
                     "finite" if gate.get("verified") else f"sample {gate.get('index')}: {gate.get('error')}")
             console.print(f"first-sample gate: {'passed' if gate.get('verified') else 'FAILED'} ({what})",
                           highlight=False, markup=False)
+    _print_earlier_runs(record.get("earlier_runs") or [])
     cause = record["root_cause"]
     if cause:
         # A multi-line message (a CUDA error's advice, pydantic's fields) goes on indented under its first line.
@@ -120,6 +121,18 @@ def show(
             console.print(cause["traceback"], highlight=False, markup=False)
     elif record.get("evidence"):
         _print_evidence(record["evidence"])
+
+
+def _print_earlier_runs(earlier: list[dict[str, Any]]) -> None:
+    """The runs before the last one in the job's log (it started vLLM again): the run's verdict is the last's."""
+    for n, e in enumerate(earlier, 1):
+        rc = e.get("root_cause") or {}
+        phase = e.get("phase")
+        said = "FAILED" if e.get("failed") else ("stopped" if phase in ("stopped", "failed") else f"ended while {phase}")
+        if rc:
+            said += f": {rc.get('exception') or 'error'}: {str(rc.get('message') or '').split(chr(10))[0]}"
+        console.print(f"earlier: try {n} of {len(earlier) + 1} (lines {e.get('first_line')}-{e.get('last_line')}): "
+                      f"{said}", highlight=False, markup=False)
 
 
 #: Lines of a failed run's log tail that `eorch show` prints (`--json` has all that are kept).

@@ -58,6 +58,12 @@ class LogParser(TracebackLines):
         """The log's last lines as a terminal shows them (inert text): the evidence when no exception is."""
         return self._tail.lines
 
+    def next_run(self) -> LogParser:
+        """A parser for the run that follows this one in the same log (``runs.py``): the log's tail goes on."""
+        parser = LogParser(self._cat)
+        parser._tail = self._tail
+        return parser
+
     @property
     def partial_line(self) -> bool:
         """Whether bytes of a line not yet terminated are held (the next chunk goes on with that line)."""

@@ -6,15 +6,20 @@ is not a failed log.  The runs before it are kept (``Analysis.earlier``) with th
 starts at a line where a vLLM process says it starts (the API server's version line, or an engine's
 ``Initializing ... LLM engine (v...)``), when the run before it has ended as far as its log says: failed,
 stopped, or with an error pending (a data-parallel run's engines each print their start while the first is
-still starting: no new run).  Offline analysis only: a followed job has a log of its own.
+still starting: no new run).  A followed job is read the same way (a script that restarts ``vllm serve`` until
+it comes up writes one log of several tries), so ``eorch log analyze`` and the monitor agree on its verdict:
+``RunSplitter`` has the parser's incremental surface (events numbered as lines of the whole log, snapshots).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+from typing import Any
 
 from orchestrator.logparse.analysis import Analysis
+from orchestrator.logparse.events import LogEvent, RootCause, RootCauseFound
+from orchestrator.logparse.lines import LINE_CAP
 from orchestrator.logparse.parser import LogParser
 from orchestrator.logparse.phases import Phase
 
@@ -27,58 +32,138 @@ _ENGINE_START = re.compile(rb"Initializing an? (?:V1 )?LLM engine \(v")
 _API, _ENGINE, _ENGINE_REACH = b"vLLM API server version ", b"LLM engine (v", len(b"Initializing an V1 ")
 #: Runs kept before the last one (the earliest ones are dropped first).
 KEEP_EARLIER = 16
+#: The unterminated end of a chunk is held back until its line is whole (a start line split by the chunks is
+#: still found), up to this much: a longer line cannot be cut at, and is handed to the parser as it comes.
+HOLD_CAP = LINE_CAP
 
 
 class RunSplitter:
-    """``LogParser.feed``/``finish``/``analysis`` over a stream of several runs."""
+    """``LogParser``'s ``feed``/``finish``/``analysis``/``snapshot`` over a stream of several runs."""
 
     def __init__(self) -> None:
         self._parser = LogParser()
         self._lines_before = 0  # lines of the runs before the current one
         self._bytes_before = 0
         self._earlier: list[Analysis] = []
+        self._held = b""  # the end of the last chunk, after its last terminator
 
-    def feed(self, chunk: bytes) -> None:
-        pos = 0
-        for at in starts(chunk):
-            start = chunk.rfind(b"\n", 0, at) + 1
-            if start < pos or (start == 0 and self._parser.line_end_offset + self._bytes_before == 0):
-                continue  # a second mark on the line, or the log's very first line
-            if start == 0 and self._pending():
-                continue  # the line began in the chunk before: it cannot be cut here
-            self._parser.feed(chunk[pos:start])
-            pos = start
-            if self._ended():
-                self._next_run()
-        self._parser.feed(chunk[pos:])
+    @property
+    def line_end_offset(self) -> int:
+        """Bytes of the log up to and including the last line terminator handed to the parser."""
+        return self._bytes_before + self._parser.line_end_offset
 
-    def finish(self) -> None:
-        self._parser.finish()
+    @property
+    def tail_lines(self) -> list[str]:
+        return self._parser.tail_lines
+
+    @property
+    def first_line(self) -> int:
+        """The log's line where the current run starts (1 until a second run started)."""
+        return self._lines_before + 1
+
+    def feed(self, chunk: bytes) -> list[LogEvent]:
+        """Consume ``chunk``; events for the lines it completed, numbered as lines of the whole log."""
+        data = self._held + chunk if self._held else bytes(chunk)
+        cut = max(data.rfind(b"\n"), data.rfind(b"\r")) + 1
+        if cut == 0 and len(data) <= HOLD_CAP:
+            self._held = data
+            return []
+        if cut == 0:  # a line longer than the cap: no run starts on it, and the parser holds what it needs
+            cut = len(data)
+        self._held = data[cut:]
+        return self._lines(data[:cut])
+
+    def finish(self) -> list[LogEvent]:
+        """The stream ended: the held end of the last line, then the parser's own ``finish``."""
+        held, self._held = self._held, b""
+        events = self._parser.feed(held) if held else []
+        return self._shifted_events(events + self._parser.finish())
 
     def analysis(self) -> Analysis:
         last = self._shifted(self._parser.analysis())
         return dataclasses.replace(last, earlier=tuple(self._earlier)) if self._earlier else last
+
+    def snapshot(self) -> dict[str, Any]:
+        """The parser's snapshot (as of ``line_end_offset``), with where its run starts in the log and the runs
+        before it: what ``failure_evidence`` reads of it stays where it was."""
+        return {**self._parser.snapshot(), "tries": {
+            "lines": self._lines_before, "bytes": self._bytes_before,
+            "earlier": [_earlier_to_json(e) for e in self._earlier]}}
+
+    @classmethod
+    def restore(cls, snap: dict[str, Any]) -> RunSplitter:
+        """A splitter that continues as if the bytes before ``line_end_offset`` had been fed (a snapshot of a
+        bare ``LogParser``, written before runs were split, restores as the log's first run)."""
+        out = cls()
+        out._parser = LogParser.restore(snap)
+        tries = snap.get("tries") or {}
+        out._lines_before, out._bytes_before = int(tries.get("lines", 0)), int(tries.get("bytes", 0))
+        out._earlier = [_earlier_from_json(e) for e in tries.get("earlier", [])]
+        return out
+
+    def _lines(self, block: bytes) -> list[LogEvent]:
+        """Feed whole lines (the last may be cut only when longer than ``HOLD_CAP``), a new run at each start."""
+        events: list[LogEvent] = []
+        pos = 0
+        for at in starts(block):
+            start = block.rfind(b"\n", 0, at) + 1
+            if start < pos or (start == 0 and self.line_end_offset == 0):
+                continue  # a second mark on the line, or the log's very first line
+            if start == 0 and self._parser.partial_line:
+                continue  # the line began in the chunk before (a line over the cap): it cannot be cut here
+            events += self._shifted_events(self._parser.feed(block[pos:start]))
+            pos = start
+            if self._ended():
+                events += self._shifted_events(self._parser.finish())
+                self._next_run()
+        return events + self._shifted_events(self._parser.feed(block[pos:]))
 
     def _shifted(self, analysis: Analysis) -> Analysis:
         """``analysis`` of the current run numbered as lines and bytes of the whole log."""
         shift = self._lines_before
         return analysis.renumbered(lambda n: n + shift, analysis.lines + shift, analysis.bytes + self._bytes_before)
 
-    def _pending(self) -> bool:
-        return self._parser.partial_line
+    def _shifted_events(self, events: list[LogEvent]) -> list[LogEvent]:
+        shift = self._lines_before
+        if not shift or not events:
+            return events
+        out: list[LogEvent] = []
+        for e in events:
+            if isinstance(e, RootCauseFound):
+                rc = dataclasses.replace(e.root_cause, line_no=e.root_cause.line_no + shift)
+                out.append(RootCauseFound(rc, e.line_no + shift))
+            else:
+                out.append(dataclasses.replace(e, line_no=e.line_no + shift))
+        return out
 
     def _ended(self) -> bool:
         a = self._parser.analysis()
         return a.failed or a.phase is Phase.STOPPED or (a.root_cause is not None and a.errors > 0)
 
     def _next_run(self) -> None:
-        self._parser.finish()
+        """Keep the run just finished as an earlier one; a new parser for the next."""
         done = self._parser.analysis()
-        self._earlier.append(self._shifted(done))
+        # Kept as a snapshot keeps it (lines, verdict, cause): a restored splitter says the same of it.
+        self._earlier.append(_earlier_from_json(_earlier_to_json(self._shifted(done))))
         del self._earlier[:-KEEP_EARLIER]
         self._lines_before += done.lines
         self._bytes_before += done.bytes
-        self._parser = LogParser()
+        self._parser = self._parser.next_run()
+
+
+def _earlier_to_json(a: Analysis) -> dict[str, Any]:
+    """What is kept of an earlier run in a snapshot: its lines, verdict and cause."""
+    return {"first_line": a.first_line, "last_line": a.lines, "bytes": a.bytes, "phase": a.phase.value,
+            "failed": a.failed, "errors": a.errors,
+            "root_cause": None if a.root_cause is None else a.root_cause.to_dict()}
+
+
+def _earlier_from_json(d: dict[str, Any]) -> Analysis:
+    rc = d.get("root_cause")
+    return Analysis(phase=Phase(d["phase"]), shards=None, failed=bool(d["failed"]),
+                    root_cause=None if rc is None else RootCause.from_dict(rc), signatures=(),
+                    lines=int(d["last_line"]), bytes=int(d["bytes"]), errors=int(d.get("errors", 0)),
+                    first_line=int(d["first_line"]))
 
 
 def starts(chunk: bytes) -> list[int]:

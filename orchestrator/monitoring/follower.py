@@ -23,7 +23,7 @@ from orchestrator.core.eventbudget import EventBudget
 from orchestrator.core.notices import LogLinesRead, Notice, RunProgressed
 from orchestrator.core.runstate import merge_phase
 from orchestrator.errors import StreamBroken
-from orchestrator.logparse import LogParser
+from orchestrator.logparse.runs import RunSplitter
 from orchestrator.logparse.shown import ShownLines
 from orchestrator.remote.hosts import HostSession
 from orchestrator.store import queries
@@ -95,7 +95,7 @@ async def _start_unless_cancelled(session: HostSession, argv: list[str]) -> Any:
         raise
 
 
-def run_fields_from(parser: LogParser) -> dict[str, Any]:
+def run_fields_from(parser: RunSplitter) -> dict[str, Any]:
     """The run columns that mirror the parser's current verdict."""
     a = parser.analysis().to_json(file="")
     root = a.get("root_cause")
@@ -113,7 +113,8 @@ class LogFollower:
         self.ctx: Context | None = ctx
         self.run_id = run.id
         self.notify = notify
-        self.parser = LogParser.restore(run.parser_state) if run.parser_state else LogParser()
+        # A job's log may hold several runs (a script that restarts the server): read as `log analyze` reads it.
+        self.parser = RunSplitter.restore(run.parser_state) if run.parser_state else RunSplitter()
         if not run.parser_state and run.log_offset:
             raise RuntimeError(f"run {run.id}: log offset without parser state")
         self.budget = EventBudget(run.event_counts)
@@ -132,7 +133,7 @@ class LogFollower:
         follower = cls.__new__(cls)
         follower.ctx = None
         follower.run_id, follower.notify = run_id, notify
-        follower.parser, follower.budget = LogParser(), EventBudget(None)
+        follower.parser, follower.budget = RunSplitter(), EventBudget(None)
         follower.fed = offset
         follower.stream = _Stream(session, log_path)
         follower.shown = ShownLines(offset, skip_partial=skip_partial)
@@ -194,11 +195,14 @@ class LogFollower:
             if not events and offset == run.log_offset:
                 return
             add_events(s, self.run_id, ((d["kind"], d.get("line_no"), d) for d in stored))
+            # A new run in the log (the job started vLLM again): its phase starts over, it does not merge.
+            new_run = self.parser.first_line != ((run.parser_state or {}).get("tries") or {}).get("lines", 0) + 1
             run.log_offset = offset
             run.parser_state = self.parser.snapshot()
             run.event_counts = budget.snapshot()
             for key, value in run_fields_from(self.parser).items():
-                setattr(run, key, merge_phase(run.phase, value) if key == "phase" else value)
+                merged = value if new_run else merge_phase(run.phase, value)
+                setattr(run, key, merged if key == "phase" else value)
             for d in dicts:
                 if d["kind"] == "shards_progressed":
                     run.shards_rate, run.shards_eta_s = d.get("rate_per_s"), d.get("eta_s")

@@ -18,7 +18,7 @@ from orchestrator.core.canary import effective_root_cause
 from orchestrator.core.humanize import iso
 from orchestrator.core.runstate import RunStatus, shown_phase
 from orchestrator.core.secretenv import redacted_env
-from orchestrator.logparse.tail import failure_evidence
+from orchestrator.logparse.tail import earlier_runs, failure_evidence
 
 if TYPE_CHECKING:
     from orchestrator.store.models import Run
@@ -80,6 +80,7 @@ class RunView:
     outputs: dict[str, Any] | None = None
     warm_server: dict[str, Any] | None = None
     evidence: dict[str, Any] | None = None  # a failure's first error line and log tail (EVIDENCE_STATUSES)
+    earlier_runs: tuple[dict[str, Any], ...] = ()  # runs before the last in a log of several (vLLM restarted)
     stall_minutes: float | None = None  # the spec's own stall threshold, if it sets one
     stale_note: str = ""
 
@@ -183,6 +184,8 @@ class RunView:
             record["warm_server"] = _copy(self.warm_server)
         if self.status in EVIDENCE_STATUSES:
             record["evidence"] = _copy(self.evidence)
+        if self.earlier_runs:
+            record["earlier_runs"] = _copy(list(self.earlier_runs))
         return record
 
     def history_record(self) -> dict[str, Any]:
@@ -238,6 +241,7 @@ def view_of(run: Run, stale_note: str = "") -> RunView:
         scheduler_job_id=run.scheduler_job_id, scheduler_state=_copy(run.scheduler_state),
         outputs=_copy(run.outputs), warm_server=_copy(run.warm_server),
         evidence=failure_evidence(run.parser_state) if run.status in EVIDENCE_STATUSES else None,
+        earlier_runs=tuple(earlier_runs(run.parser_state)),
         stall_minutes=_stall_minutes(run.spec), stale_note=stale_note,
     )
 

@@ -3,10 +3,15 @@ search (a regex alternation with no literal prefix scanned ~150 MB/s and halved 
 
 from __future__ import annotations
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+import json
+from pathlib import Path
 
-from orchestrator.logparse.runs import RUN_START, starts
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from logforms import plain
+
+from orchestrator.logparse import analyze_bytes
+from orchestrator.logparse.runs import RUN_START, RunSplitter, starts
 
 _PIECES = [
     b"vLLM API server version ", b"vLLM API server version", b"Initializing a LLM engine (v",
@@ -31,3 +36,76 @@ def test_starts_are_on_the_lines_the_regex_matches_on(pieces: list[bytes]) -> No
 def test_an_engine_line_needs_its_initializing_words() -> None:
     chunk = b"a\nINFO LLM engine (v0.6)\nINFO Initializing an LLM engine (v0.6.3) with config\n"
     assert _lines_of(chunk, starts(chunk)) == [chunk.index(b"INFO Init")]
+
+
+REAL = Path(__file__).resolve().parents[2] / "data" / "real"
+TRIES = {name: (REAL / name).read_bytes() for name in (
+    "r27_flashinfer_import_typeerror_py311.log", "r20_dgxspark_dflash_clean_sigterm_shutdown.log",
+    "r26_lambo_clean_serving_request_validation_errors.log", "r22_t4_triton_kernel_image_invalid.log")}
+
+
+def _feed_in_chunks(data: bytes, sizes: list[int], restore: bool) -> tuple[list[dict[str, object]], RunSplitter]:
+    """As the follower feeds: chunk by chunk, optionally snapshotted through JSON and restored after each,
+    re-fed from ``line_end_offset``."""
+    splitter, events, pos = RunSplitter(), [], 0
+    for size in [*sizes, len(data)]:
+        end = min(len(data), pos + size)
+        events += splitter.feed(data[pos:end])
+        pos = end
+        if restore:
+            splitter = RunSplitter.restore(json.loads(json.dumps(splitter.snapshot())))
+            pos = splitter.line_end_offset
+    events += splitter.feed(data[pos:]) + splitter.finish()
+    return [e.to_dict() for e in events], splitter
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(names=st.lists(st.sampled_from(sorted(TRIES)), min_size=1, max_size=3),
+       fractions=st.lists(st.floats(0, 1), max_size=8), restore=st.booleans(), plain_endings=st.booleans())
+def test_tries_read_alike_however_the_log_comes(names: list[str], fractions: list[float], restore: bool,
+                                                plain_endings: bool) -> None:
+    """Several tries in one log, fed whole or in chunks cut anywhere (a start line split between two), with
+    or without a snapshot and restore after each (the follower): the same events, verdict and earlier runs."""
+    data = b"".join(TRIES[n] if TRIES[n].endswith(b"\n") else TRIES[n] + b"\n" for n in names)
+    data = plain(data) if plain_endings else data
+    whole_events, whole = _feed_in_chunks(data, [], False)
+    sizes = [b - a for a, b in zip([0, *sorted({int(f * len(data)) for f in fractions})],
+                                   sorted({int(f * len(data)) for f in fractions}))]
+    events, splitter = _feed_in_chunks(data, sizes, restore)
+    assert events == whole_events
+    assert splitter.analysis() == whole.analysis()
+    assert splitter.analysis().to_json("x") == analyze_bytes(data).to_json("x")
+
+
+def test_events_are_numbered_as_lines_of_the_whole_log() -> None:
+    """A failed try, then a failed one: the second's root cause event and its analysis say the same line, the
+    log's (``grep -n``), not the line within its try."""
+    first, second = TRIES["r27_flashinfer_import_typeerror_py311.log"], TRIES["r22_t4_triton_kernel_image_invalid.log"]
+    events, splitter = _feed_in_chunks(first + second, [], False)
+    a = splitter.analysis()
+    at = RUN_START.search(second)
+    assert at is not None
+    assert len(a.earlier) == 1 and a.first_line == first.count(b"\n") + second[:at.start()].count(b"\n") + 1
+    assert a.root_cause is not None and a.root_cause.line_no > a.first_line
+    found = [e for e in events if e["kind"] == "root_cause_found"]
+    assert found[-1]["root_cause"]["line_no"] == a.root_cause.line_no == found[-1]["line_no"]
+    line = (first + second).split(b"\n")[a.root_cause.line_no - 1]
+    assert b"Traceback" in line or a.root_cause.exception is None or a.root_cause.exception.encode() in line
+
+
+def test_a_start_line_cut_between_two_chunks_still_starts_a_run() -> None:
+    """The follower's chunks end anywhere: cut around the line where the second try starts (and in its
+    marker), the log reads as when fed whole, restored from a snapshot at the cut or not."""
+    first, second = TRIES["r27_flashinfer_import_typeerror_py311.log"], TRIES["r20_dgxspark_dflash_clean_sigterm_shutdown.log"]
+    data = first + second
+    m = RUN_START.search(data, len(first))
+    assert m is not None
+    line_start, line_end = data.rfind(b"\n", 0, m.start()) + 1, data.find(b"\n", m.end()) + 1
+    whole_events, whole = _feed_in_chunks(data, [], False)
+    assert len(whole.analysis().earlier) == 1 and not whole.analysis().failed
+    cuts = {line_start - 1, line_start, line_start + 1, m.start() + 1, m.start() + 9, m.end() - 1, line_end - 2,
+            line_end - 1, line_end}  # before, at and after the line's start and end; inside its marker
+    for cut in sorted(cuts):
+        for restore in (False, True):
+            events, splitter = _feed_in_chunks(data, [cut], restore)
+            assert (events, splitter.analysis()) == (whole_events, whole.analysis()), (cut, restore)
