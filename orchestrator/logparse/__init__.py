@@ -9,8 +9,11 @@ Imports only the standard library.  Typical use::
     p.finish()
     p.analysis().to_json(file="job.log")
 
-The live follower snapshots the parser (``snapshot()``, small and JSON-able, as of ``line_end_offset``) and
-resumes with ``LogParser.restore(snap)``, feeding from that offset.
+``LogParser`` reads one vLLM run.  A job's log may hold several (a script that starts the server again):
+``runs.RunSplitter`` has the same surface and reads each run with a parser of its own, the verdict being the
+last run's; ``log analyze`` and the live follower both read a log through it.  The follower snapshots it
+(``snapshot()``, small and JSON-able, as of ``line_end_offset``) and resumes with ``RunSplitter.restore(snap)``,
+feeding from that offset.
 """
 
 from __future__ import annotations
