@@ -101,6 +101,11 @@ class RunDetail:
         return self.row.evidence
 
     @property
+    def earlier_runs(self) -> tuple[dict[str, Any], ...]:
+        """The tries before the last in the job's log (it started vLLM again): the run is judged by the last."""
+        return self.row.earlier_runs
+
+    @property
     def preflight(self) -> dict[str, Any] | None:
         """The launch's preflight report."""
         return self.row.preflight

@@ -12,7 +12,7 @@ from rich.text import Text
 from orchestrator.cli.common import console, context, print_json
 from orchestrator.cli.current import progress_words, refreshed
 from orchestrator.core.clock import utcnow
-from orchestrator.core.humanize import STATUS_STYLE
+from orchestrator.core.humanize import STATUS_STYLE, earlier_try
 from orchestrator.core.recipesteps import checklist
 from orchestrator.core.runstate import shown_phase
 from orchestrator.services import runs
@@ -126,13 +126,8 @@ def show(
 def _print_earlier_runs(earlier: list[dict[str, Any]]) -> None:
     """The runs before the last one in the job's log (it started vLLM again): the run's verdict is the last's."""
     for n, e in enumerate(earlier, 1):
-        rc = e.get("root_cause") or {}
-        phase = e.get("phase")
-        said = "FAILED" if e.get("failed") else ("stopped" if phase in ("stopped", "failed") else f"ended while {phase}")
-        if rc:
-            said += f": {rc.get('exception') or 'error'}: {str(rc.get('message') or '').split(chr(10))[0]}"
-        console.print(f"earlier: try {n} of {len(earlier) + 1} (lines {e.get('first_line')}-{e.get('last_line')}): "
-                      f"{said}", highlight=False, markup=False)
+        where, said = earlier_try(n, len(earlier) + 1, e)
+        console.print(f"earlier: {where}: {said}", highlight=False, markup=False)
 
 
 #: Lines of a failed run's log tail that `eorch show` prints (`--json` has all that are kept).

@@ -1,5 +1,5 @@
 """Values as people read them: compact durations (``55s``, ``7m05s``, ``3h12m``), ages (``3m ago``), the ISO
-stamps of ``--json``, and the colour of each run status.
+stamps of ``--json``, the colour of each run status, and an earlier try of a job's log in a line.
 
 One module for the CLI and the TUI, so a duration, a time stamp or a status reads the same everywhere.
 """
@@ -7,6 +7,7 @@ One module for the CLI and the TUI, so a duration, a time stamp or a status read
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 #: The colour (a rich style) of each run status, in `eorch runs`, `eorch show` and every TUI screen.
 STATUS_STYLE: dict[str, str] = {
@@ -74,3 +75,14 @@ def run_time(started: datetime | None, ended: datetime | None, now: datetime, *,
     if ended is not None:
         return f"ran {short_span((ended - started).total_seconds())}"
     return f"running {short_span((now - started).total_seconds())}" if active else "—"
+
+
+def earlier_try(n: int, total: int, e: dict[str, Any]) -> tuple[str, str]:
+    """One try before the last in a job's log (an ``earlier_runs`` item), as (``try 1 of 2 (lines 1-296)``,
+    ``FAILED: TypeError: …``): the second part's first line only, for a line of `show` and of the TUI."""
+    rc = e.get("root_cause") or {}
+    phase = e.get("phase")
+    said = "FAILED" if e.get("failed") else ("stopped" if phase in ("stopped", "failed") else f"ended while {phase}")
+    if rc:
+        said += f": {rc.get('exception') or 'error'}: {str(rc.get('message') or '').split(chr(10))[0]}"
+    return f"try {n} of {total} (lines {e.get('first_line')}-{e.get('last_line')})", said

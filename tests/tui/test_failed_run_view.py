@@ -89,3 +89,28 @@ class TestRecipeVerdict:
             timeline = str(app.screen.query_one("#run-timeline", Static).content)
             assert "✓ serve 21s  ✓ extract 3s  ✓ verify 0s" in timeline
             assert "outputs: 24 samples · verified · 3.0 MiB · /data/hs" in timeline
+
+
+class TestEarlierTries:
+    async def test_a_run_that_recovered_from_a_failed_try_says_so(self, make_app, ctx: Context, tmp_path: Path) -> None:
+        """A job that started vLLM again after a failed try and then stopped cleanly: not "nothing has failed",
+        but the try that failed, on the cause tab (as `eorch show` lists it)."""
+        from orchestrator.logparse.runs import RunSplitter
+
+        real = Path(__file__).resolve().parents[1] / "data" / "real"
+        log = ((real / "r27_flashinfer_import_typeerror_py311.log").read_bytes()
+               + (real / "r20_dgxspark_dflash_clean_sigterm_shutdown.log").read_bytes())
+        parser = RunSplitter()
+        parser.feed(log)
+        parser.finish()
+        with ctx.db() as s:
+            s.add(Run(id="77aa77aa", name="retried", host="local", kind="command", command=["./serve.sh"], env={},
+                      status="succeeded", phase="stopped", exit_code=0, created_at=NOW - timedelta(minutes=5),
+                      started_at=NOW - timedelta(minutes=5), ended_at=NOW - timedelta(minutes=4),
+                      log_offset=len(log), events_offset=0, cancel_requested=False, parser_state=parser.snapshot()))
+        app = make_app(open_run="77aa77aa")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, RunDetailScreen) and app.screen.detail, "detail")
+            cause = str(app.screen.query_one("#cause-text", Static).content)
+            assert "No root cause in the last try" in cause
+            assert "try 1 of 2 (lines 1-296): FAILED: TypeError: type 'array.array' is not subscriptable" in cause

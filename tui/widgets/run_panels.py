@@ -14,7 +14,7 @@ from textual.widgets.option_list import Option
 
 from orchestrator.core.envlines import env_lines
 from orchestrator.core.freshness import last_output_text
-from orchestrator.core.humanize import span
+from orchestrator.core.humanize import earlier_try, span
 from orchestrator.preflight import lines as preflight_lines
 from tui.data import RunDetail, SimilarRun
 from tui.format import progress_of, rate_text, slurm_text, stamp, status_text
@@ -163,11 +163,25 @@ def evidence_text(detail: RunDetail) -> Text:
     return text
 
 
+def earlier_text(detail: RunDetail) -> Text:
+    """The tries before the last in the job's log, a line each (empty when there is one)."""
+    text = Text()
+    earlier = detail.earlier_runs
+    for n, e in enumerate(earlier, 1):
+        where, said = earlier_try(n, len(earlier) + 1, e)
+        text.append(f"\n{where}: ", style="bold")
+        text.append(said, style="red" if e.get("failed") else "")
+    return text
+
+
 def cause_text(detail: RunDetail) -> Text:
     cause = detail.root_cause
     if not cause:
         if detail.row.status in ("failed", "lost"):
-            return evidence_text(detail)
+            return evidence_text(detail).append_text(earlier_text(detail))
+        if detail.earlier_runs:
+            return Text("No root cause in the last try; the run is judged by it.", style="dim").append_text(
+                earlier_text(detail))
         return Text("No root cause: nothing has failed.", style="dim")
     text = Text()
     text.append(str(cause.get("exception") or "error"), style="bold red")
@@ -183,6 +197,7 @@ def cause_text(detail: RunDetail) -> Text:
     if detail.similar:
         text.append("\nseen before in runs ", style="bold")
         text.append(", ".join(f"{r.id} ({r.name}, {r.status}, {stamp(r.created_at)})" for r in detail.similar))
+    text.append_text(earlier_text(detail))
     if cause.get("traceback"):
         text.append("\n\n")
         text.append(str(cause["traceback"]), style="red")
