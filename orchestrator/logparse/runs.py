@@ -152,10 +152,11 @@ class RunSplitter:
 
 
 def _earlier_to_json(a: Analysis) -> dict[str, Any]:
-    """What is kept of an earlier run in a snapshot: its lines, verdict and cause."""
+    """What is kept of an earlier run in a snapshot: its lines, verdict and cause, without the cause's
+    traceback (the follower writes the snapshot at every commit; the traceback is in the log, at its line)."""
+    rc = None if a.root_cause is None else dataclasses.replace(a.root_cause, traceback=None)
     return {"first_line": a.first_line, "last_line": a.lines, "bytes": a.bytes, "phase": a.phase.value,
-            "failed": a.failed, "errors": a.errors,
-            "root_cause": None if a.root_cause is None else a.root_cause.to_dict()}
+            "failed": a.failed, "errors": a.errors, "root_cause": None if rc is None else rc.to_dict()}
 
 
 def _earlier_from_json(d: dict[str, Any]) -> Analysis:

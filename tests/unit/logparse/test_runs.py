@@ -109,3 +109,13 @@ def test_a_start_line_cut_between_two_chunks_still_starts_a_run() -> None:
         for restore in (False, True):
             events, splitter = _feed_in_chunks(data, [cut], restore)
             assert (events, splitter.analysis()) == (whole_events, whole.analysis()), (cut, restore)
+
+
+def test_the_snapshot_stays_small_after_many_tries() -> None:
+    """Forty failed tries (a script restarting a server that never comes up): the follower writes the snapshot
+    at every commit, so it keeps at most KEEP_EARLIER earlier runs, without their tracebacks."""
+    splitter = RunSplitter()
+    splitter.feed(TRIES["r22_t4_triton_kernel_image_invalid.log"] * 40)
+    snap = splitter.snapshot()
+    assert len(snap["tries"]["earlier"]) == 16 and len(json.dumps(snap)) < 150 * 1024
+    assert splitter.analysis().earlier[-1].root_cause is not None
