@@ -70,6 +70,21 @@ class LogParser(TracebackLines):
         return self._pending_len > 0
 
     @property
+    def partial_text(self) -> bytes | None:
+        """The unterminated line held so far, when it is held whole (not longer than the line cap)."""
+        return self._pending if self._pending_len and self._pending_len == len(self._pending) else None
+
+    def take_partial_line(self) -> bytes | None:
+        """Give back the unterminated line held (no rule has read it yet) for the caller to feed again, to the
+        next run's parser (``runs.py``: a start line the chunks split); None, keeping it, when it is not held
+        whole or the tail cannot give it back."""
+        raw = self.partial_text
+        if raw is None or not self._tail.take_back(raw):
+            return None
+        self._pending, self._pending_len = b"", 0
+        return raw
+
+    @property
     def line_end_offset(self) -> int:
         """Bytes consumed up to and including the last line terminator seen."""
         return self._offset

@@ -32,9 +32,6 @@ _ENGINE_START = re.compile(rb"Initializing an? (?:V1 )?LLM engine \(v")
 _API, _ENGINE, _ENGINE_REACH = b"vLLM API server version ", b"LLM engine (v", len(b"Initializing an V1 ")
 #: Runs kept before the last one (the earliest ones are dropped first).
 KEEP_EARLIER = 16
-#: The unterminated end of a chunk is held back until its line is whole (a start line split by the chunks is
-#: still found), up to this much: a longer line cannot be cut at, and is handed to the parser as it comes.
-HOLD_CAP = LINE_CAP
 
 
 class RunSplitter:
@@ -45,7 +42,6 @@ class RunSplitter:
         self._lines_before = 0  # lines of the runs before the current one
         self._bytes_before = 0
         self._earlier: list[Analysis] = []
-        self._held = b""  # the end of the last chunk, after its last terminator
 
     @property
     def line_end_offset(self) -> int:
@@ -63,21 +59,23 @@ class RunSplitter:
 
     def feed(self, chunk: bytes) -> list[LogEvent]:
         """Consume ``chunk``; events for the lines it completed, numbered as lines of the whole log."""
-        data = self._held + chunk if self._held else bytes(chunk)
-        cut = max(data.rfind(b"\n"), data.rfind(b"\r")) + 1
-        if cut == 0 and len(data) <= HOLD_CAP:
-            self._held = data
-            return []
-        if cut == 0:  # a line longer than the cap: no run starts on it, and the parser holds what it needs
-            cut = len(data)
-        self._held = data[cut:]
-        return self._lines(data[:cut])
+        events: list[LogEvent] = []
+        held = self._parser.partial_text
+        if held is not None and chunk:
+            # The line the last chunk ended in goes on here: is it where a run starts?  Then the parser gives
+            # it back, unread, and it goes to the next run's parser (unless the parser cannot: a line of
+            # tqdm frames longer than the tail keeps, with a start after them, stays in its run).
+            reach = min(len(chunk), LINE_CAP)
+            ends = [t for t in (chunk.find(b"\r", 0, reach), chunk.find(b"\n", 0, reach)) if t >= 0]
+            if starts(held + chunk[:min(ends, default=reach)]) and self._ended():
+                taken = self._parser.take_partial_line()
+                if taken is not None:
+                    events += self._next_run()
+                    events += self._shifted_events(self._parser.feed(taken))
+        return events + self._lines(chunk)
 
     def finish(self) -> list[LogEvent]:
-        """The stream ended: the held end of the last line, then the parser's own ``finish``."""
-        held, self._held = self._held, b""
-        events = self._parser.feed(held) if held else []
-        return self._shifted_events(events + self._parser.finish())
+        return self._shifted_events(self._parser.finish())
 
     def analysis(self) -> Analysis:
         last = self._shifted(self._parser.analysis())
@@ -102,7 +100,8 @@ class RunSplitter:
         return out
 
     def _lines(self, block: bytes) -> list[LogEvent]:
-        """Feed whole lines (the last may be cut only when longer than ``HOLD_CAP``), a new run at each start."""
+        """Feed ``block``, a new run at each line where one starts (``feed`` has seen to the line the block
+        begins in, when it began in the chunk before)."""
         events: list[LogEvent] = []
         pos = 0
         for at in starts(block):
@@ -110,12 +109,11 @@ class RunSplitter:
             if start < pos or (start == 0 and self.line_end_offset == 0):
                 continue  # a second mark on the line, or the log's very first line
             if start == 0 and self._parser.partial_line:
-                continue  # the line began in the chunk before (a line over the cap): it cannot be cut here
+                continue  # the line began in the chunk before: ``feed`` judged it whole
             events += self._shifted_events(self._parser.feed(block[pos:start]))
             pos = start
             if self._ended():
-                events += self._shifted_events(self._parser.finish())
-                self._next_run()
+                events += self._next_run()
         return events + self._shifted_events(self._parser.feed(block[pos:]))
 
     def _shifted(self, analysis: Analysis) -> Analysis:
@@ -140,8 +138,10 @@ class RunSplitter:
         a = self._parser.analysis()
         return a.failed or a.phase is Phase.STOPPED or (a.root_cause is not None and a.errors > 0)
 
-    def _next_run(self) -> None:
-        """Keep the run just finished as an earlier one; a new parser for the next."""
+    def _next_run(self) -> list[LogEvent]:
+        """Finish the current run and keep it as an earlier one; a new parser for the next.  The events of
+        finishing it (tracebacks it left open)."""
+        events = self._shifted_events(self._parser.finish())
         done = self._parser.analysis()
         # Kept as a snapshot keeps it (lines, verdict, cause): a restored splitter says the same of it.
         self._earlier.append(_earlier_from_json(_earlier_to_json(self._shifted(done))))
@@ -149,6 +149,7 @@ class RunSplitter:
         self._lines_before += done.lines
         self._bytes_before += done.bytes
         self._parser = self._parser.next_run()
+        return events
 
 
 def _earlier_to_json(a: Analysis) -> dict[str, Any]:

@@ -74,6 +74,14 @@ class LogTail:
         rest = chunk[last_lf + 1:]
         self._carry = rest[:_CARRY_CAP]
 
+    def take_back(self, raw: bytes) -> bool:
+        """Forget ``raw``, the end of what was fed (an unterminated line given back to be fed again), when the
+        carry holds it whole; False, changing nothing, when it does not."""
+        if len(self._carry) >= _CARRY_CAP or not self._carry.endswith(raw):
+            return False
+        self._carry = self._carry[:len(self._carry) - len(raw)]
+        return True
+
     def finish(self) -> None:
         """The stream ended: an unterminated last line becomes a line."""
         line = shown_line(self._carry) if self._carry else None

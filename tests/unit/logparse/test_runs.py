@@ -119,3 +119,17 @@ def test_the_snapshot_stays_small_after_many_tries() -> None:
     snap = splitter.snapshot()
     assert len(snap["tries"]["earlier"]) == 16 and len(json.dumps(snap)) < 150 * 1024
     assert splitter.analysis().earlier[-1].root_cause is not None
+
+
+def test_a_partial_line_is_given_back_only_when_held_whole() -> None:
+    """What the parser gives back is exactly the unread line, and its tail forgets it; a line after tqdm
+    frames longer than the tail keeps cannot be given back, and stays."""
+    from orchestrator.logparse import LogParser
+
+    p = LogParser()
+    p.feed(b"ok\nINFO vLLM API server")
+    assert p.take_partial_line() == b"INFO vLLM API server" and not p.partial_line
+    assert p.tail_lines == ["ok"]
+    p = LogParser()
+    p.feed(b"ok\n" + b"frame\r" * 500 + b"vLLM API server")
+    assert p.take_partial_line() is None and p.partial_text == b"vLLM API server"
