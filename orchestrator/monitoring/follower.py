@@ -201,8 +201,7 @@ class LogFollower:
             run.parser_state = self.parser.snapshot()
             run.event_counts = budget.snapshot()
             for key, value in run_fields_from(self.parser).items():
-                merged = value if new_run else merge_phase(run.phase, value)
-                setattr(run, key, merged if key == "phase" else value)
+                setattr(run, key, merge_phase(run.phase, value) if key == "phase" and not new_run else value)
             for d in dicts:
                 if d["kind"] == "shards_progressed":
                     run.shards_rate, run.shards_eta_s = d.get("rate_per_s"), d.get("eta_s")

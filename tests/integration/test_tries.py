@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from helpers import add_testbox, eorch, launch, show
+from helpers import add_testbox, eorch, launch, show, wait_for
 
 REAL = Path(__file__).resolve().parents[1] / "data" / "real"
 FAILED = REAL / "r27_flashinfer_import_typeerror_py311.log"  # vLLM 0.11 on Python 3.11: TypeError at import
@@ -42,3 +42,20 @@ class TestTries:
         assert analyzed["failed"] and analyzed["root_cause"]["exception"] == "TypeError"
         assert record["root_cause"]["message"] == analyzed["root_cause"]["message"]
         assert [e["failed"] for e in record["earlier_runs"]] == [e["failed"] for e in analyzed["earlier_runs"]]
+
+    def test_while_the_next_try_loads_its_phase_is_loading_not_the_last_failure(self, eorch_home: Path,
+                                                                               tmp_path: Path) -> None:
+        """The job started vLLM again after a failed try and is loading: that is its phase (phases only move
+        forward within a try; a new try starts over)."""
+        add_testbox(tmp_path)
+        again = ["INFO 12-03 10:00:00 [api_server.py:1] vLLM API server version 0.11.0",
+                 "Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:01<00:01,  1.00s/it]"]
+        run = launch("sh", "-c", 'cat "$1"; sleep 6; printf "%s\\n" "$2" "$3"; sleep 120', "sh", str(FAILED), *again)
+        try:
+            wait_for(lambda: show(run["id"])["phase"] == "failed", timeout=60, what="the first try's failure")
+            record = wait_for(lambda: (r := show(run["id"]))["phase"] == "loading" and r, timeout=60,
+                              what="the second try's phase")
+            assert record["status"] == "running" and record["root_cause"] is None
+            assert [e["failed"] for e in record["earlier_runs"]] == [True]
+        finally:
+            eorch("cancel", run["id"], check=False)
