@@ -204,8 +204,10 @@ class Analysis:
             ],
             "lines": self.lines,
             "bytes": self.bytes,
-            "earlier_runs": [
-                {"first_line": e.first_line, "last_line": e.lines, "phase": e.phase.value, "failed": e.failed,
-                 "root_cause": None if e.root_cause is None else e.root_cause.to_json()} for e in self.earlier
-            ],
+            "earlier_runs": [e.try_json() for e in self.earlier],
         }
+
+    def try_json(self) -> dict[str, Any]:
+        """This run as one of the ``earlier_runs`` of a log of several tries: where it is, and its verdict."""
+        return {"first_line": self.first_line, "last_line": self.lines, "phase": self.phase.value,
+                "failed": self.failed, "root_cause": None if self.root_cause is None else self.root_cause.to_json()}

@@ -94,7 +94,7 @@ class RunSplitter:
         bare ``LogParser``, written before runs were split, restores as the log's first run)."""
         out = cls()
         out._parser = LogParser.restore(snap)
-        tries = snap.get("tries") or {}
+        tries = _tries(snap)
         out._lines_before, out._bytes_before = int(tries.get("lines", 0)), int(tries.get("bytes", 0))
         out._earlier = [_earlier_from_json(e) for e in tries.get("earlier", [])]
         return out
@@ -144,7 +144,7 @@ class RunSplitter:
         events = self._shifted_events(self._parser.finish())
         done = self._parser.analysis()
         # Kept as a snapshot keeps it (lines, verdict, cause): a restored splitter says the same of it.
-        self._earlier.append(_earlier_from_json(_earlier_to_json(self._shifted(done))))
+        self._earlier.append(_kept(self._shifted(done)))
         del self._earlier[:-KEEP_EARLIER]
         self._lines_before += done.lines
         self._bytes_before += done.bytes
@@ -152,10 +152,33 @@ class RunSplitter:
         return events
 
 
-def _earlier_to_json(a: Analysis) -> dict[str, Any]:
-    """What is kept of an earlier run in a snapshot: its lines, verdict and cause, without the cause's
-    traceback (the follower writes the snapshot at every commit; the traceback is in the log, at its line)."""
+def lines_before(snapshot: dict[str, Any] | None) -> int:
+    """The log's lines before the run a ``RunSplitter`` snapshot is of (0 for a bare ``LogParser``'s)."""
+    return int(_tries(snapshot).get("lines", 0))
+
+
+def earlier_runs(snapshot: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The runs before the last one, from a ``RunSplitter`` snapshot, as ``eorch log analyze --json`` lists
+    them (``earlier_runs``)."""
+    return [_earlier_from_json(e).try_json() for e in _tries(snapshot).get("earlier") or []]
+
+
+def _tries(snapshot: dict[str, Any] | None) -> dict[str, Any]:
+    tries = (snapshot or {}).get("tries")
+    return tries if isinstance(tries, dict) else {}
+
+
+def _kept(a: Analysis) -> Analysis:
+    """What is kept of an earlier run: its lines, verdict and cause, without the cause's traceback (the
+    follower writes the snapshot at every commit; the traceback is in the log, at its line)."""
     rc = None if a.root_cause is None else dataclasses.replace(a.root_cause, traceback=None)
+    return Analysis(phase=a.phase, shards=None, failed=a.failed, root_cause=rc, signatures=(), lines=a.lines,
+                    bytes=a.bytes, errors=a.errors, first_line=a.first_line)
+
+
+def _earlier_to_json(a: Analysis) -> dict[str, Any]:
+    """A kept run (``_kept``) in a snapshot."""
+    rc = a.root_cause
     return {"first_line": a.first_line, "last_line": a.lines, "bytes": a.bytes, "phase": a.phase.value,
             "failed": a.failed, "errors": a.errors, "root_cause": None if rc is None else rc.to_dict()}
 

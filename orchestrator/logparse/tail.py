@@ -98,11 +98,12 @@ class LogTail:
         return cls([str(x) for x in data] if isinstance(data, list) else None)
 
 
-def failure_evidence(snapshot: dict[str, Any] | None) -> dict[str, Any]:
+def failure_evidence(snapshot: dict[str, Any] | None, lines_before: int = 0) -> dict[str, Any]:
     """What a run's log shows when it failed without an exception, from the parser's stored snapshot.
 
     ``first_error_line``: the parser's first error record of the whole log (``ERROR …``), else the first
     error-like line of the tail (``error: …``, ``… failed``); ``log_tail``: the log's last lines.
+    ``lines_before``: the log's lines before the snapshot's run (``runs.lines_before``).
     """
     snap = snapshot or {}
     tail = [str(x) for x in snap.get("tail") or []]
@@ -112,22 +113,5 @@ def failure_evidence(snapshot: dict[str, Any] | None) -> dict[str, Any]:
         text = ": ".join(str(x) for x in (first.get("exception"), first.get("message")) if x)
         line = inert_line(text)[:LINE_CHARS]
         if first.get("line_no"):  # numbered in its run: the runs before it in the log come first
-            line = f"line {int(first['line_no']) + _tries(snap).get('lines', 0)}: {line}"
+            line = f"line {int(first['line_no']) + lines_before}: {line}"
     return {"first_error_line": line or first_error_line(tail), "log_tail": tail}
-
-
-def earlier_runs(snapshot: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """The runs before the last one in a log of several tries (``runs.RunSplitter``), from the parser's stored
-    snapshot, as ``eorch log analyze --json`` lists them (``earlier_runs``)."""
-    out: list[dict[str, Any]] = []
-    for e in _tries(snapshot or {}).get("earlier") or []:
-        rc = e.get("root_cause")
-        out.append({"first_line": e.get("first_line"), "last_line": e.get("last_line"), "phase": e.get("phase"),
-                    "failed": bool(e.get("failed")), "root_cause": None if not rc else {
-                        k: rc.get(k) for k in ("exception", "message", "process", "traceback", "signature")}})
-    return out
-
-
-def _tries(snap: dict[str, Any]) -> dict[str, Any]:
-    tries = snap.get("tries")
-    return tries if isinstance(tries, dict) else {}

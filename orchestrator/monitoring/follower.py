@@ -23,7 +23,7 @@ from orchestrator.core.eventbudget import EventBudget
 from orchestrator.core.notices import LogLinesRead, Notice, RunProgressed
 from orchestrator.core.runstate import merge_phase
 from orchestrator.errors import StreamBroken
-from orchestrator.logparse.runs import RunSplitter
+from orchestrator.logparse.runs import RunSplitter, lines_before
 from orchestrator.logparse.shown import ShownLines
 from orchestrator.remote.hosts import HostSession
 from orchestrator.store import queries
@@ -196,7 +196,7 @@ class LogFollower:
                 return
             add_events(s, self.run_id, ((d["kind"], d.get("line_no"), d) for d in stored))
             # A new run in the log (the job started vLLM again): its phase starts over, it does not merge.
-            new_run = self.parser.first_line != ((run.parser_state or {}).get("tries") or {}).get("lines", 0) + 1
+            new_run = self.parser.first_line != lines_before(run.parser_state) + 1
             run.log_offset = offset
             run.parser_state = self.parser.snapshot()
             run.event_counts = budget.snapshot()

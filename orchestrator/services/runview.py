@@ -18,7 +18,8 @@ from orchestrator.core.canary import effective_root_cause
 from orchestrator.core.humanize import iso
 from orchestrator.core.runstate import RunStatus, shown_phase
 from orchestrator.core.secretenv import redacted_env
-from orchestrator.logparse.tail import earlier_runs, failure_evidence
+from orchestrator.logparse.runs import earlier_runs, lines_before
+from orchestrator.logparse.tail import failure_evidence
 
 if TYPE_CHECKING:
     from orchestrator.store.models import Run
@@ -240,7 +241,8 @@ def view_of(run: Run, stale_note: str = "") -> RunView:
         rerun_of=run.rerun_of, alerts_muted_at=run.alerts_muted_at,
         scheduler_job_id=run.scheduler_job_id, scheduler_state=_copy(run.scheduler_state),
         outputs=_copy(run.outputs), warm_server=_copy(run.warm_server),
-        evidence=failure_evidence(run.parser_state) if run.status in EVIDENCE_STATUSES else None,
+        evidence=(failure_evidence(run.parser_state, lines_before(run.parser_state))
+                  if run.status in EVIDENCE_STATUSES else None),
         earlier_runs=tuple(earlier_runs(run.parser_state)),
         stall_minutes=_stall_minutes(run.spec), stale_note=stale_note,
     )
