@@ -10,6 +10,7 @@ from textual.widgets import Static, TabbedContent
 
 from orchestrator.context import Context
 from orchestrator.logparse import LogParser
+from orchestrator.logparse.runs import RunSplitter
 from orchestrator.store.models import Run
 from tui.screens.run_detail import RunDetailScreen
 
@@ -21,16 +22,21 @@ def add_plain_failure(ctx: Context, local_root: Path) -> str:
     run_dir = local_root / "runs" / "ff00ff00"
     run_dir.mkdir(parents=True)
     (run_dir / "log").write_bytes(PLAIN_LOG)
-    parser = LogParser()
-    parser.feed(PLAIN_LOG)
+    add_ended_run(ctx, "ff00ff00", "plain-fail", PLAIN_LOG, LogParser(), status="failed", phase="starting",
+                  exit_code=3, remote_dir=str(run_dir))
+    return "ff00ff00"
+
+
+def add_ended_run(ctx: Context, run_id: str, name: str, log: bytes, parser: LogParser | RunSplitter,
+                  **fields: object) -> None:
+    """A command's run that ended five minutes after it started, its whole ``log`` read by ``parser``."""
+    parser.feed(log)
     parser.finish()
     with ctx.db() as s:
-        s.add(Run(id="ff00ff00", name="plain-fail", host="local", kind="command", command=["./job.sh"], env={},
-                  status="failed", phase="starting", exit_code=3, created_at=NOW - timedelta(minutes=5),
-                  started_at=NOW - timedelta(minutes=5), ended_at=NOW - timedelta(minutes=4),
-                  remote_dir=str(run_dir), log_offset=len(PLAIN_LOG), events_offset=0, cancel_requested=False,
-                  parser_state=parser.snapshot()))
-    return "ff00ff00"
+        s.add(Run(id=run_id, name=name, host="local", kind="command", command=["./job.sh"], env={},
+                  created_at=NOW - timedelta(minutes=5), started_at=NOW - timedelta(minutes=5),
+                  ended_at=NOW - timedelta(minutes=4), log_offset=len(log), events_offset=0, cancel_requested=False,
+                  parser_state=parser.snapshot(), **fields))
 
 
 async def until(pilot, predicate, what: str, tries: int = 250) -> None:
@@ -95,19 +101,11 @@ class TestEarlierTries:
     async def test_a_run_that_recovered_from_a_failed_try_says_so(self, make_app, ctx: Context, tmp_path: Path) -> None:
         """A job that started vLLM again after a failed try and then stopped cleanly: not "nothing has failed",
         but the try that failed, on the cause tab (as `eorch show` lists it)."""
-        from orchestrator.logparse.runs import RunSplitter
-
         real = Path(__file__).resolve().parents[1] / "data" / "real"
         log = ((real / "r27_flashinfer_import_typeerror_py311.log").read_bytes()
                + (real / "r20_dgxspark_dflash_clean_sigterm_shutdown.log").read_bytes())
-        parser = RunSplitter()
-        parser.feed(log)
-        parser.finish()
-        with ctx.db() as s:
-            s.add(Run(id="77aa77aa", name="retried", host="local", kind="command", command=["./serve.sh"], env={},
-                      status="succeeded", phase="stopped", exit_code=0, created_at=NOW - timedelta(minutes=5),
-                      started_at=NOW - timedelta(minutes=5), ended_at=NOW - timedelta(minutes=4),
-                      log_offset=len(log), events_offset=0, cancel_requested=False, parser_state=parser.snapshot()))
+        add_ended_run(ctx, "77aa77aa", "retried", log, RunSplitter(), status="succeeded", phase="stopped",
+                      exit_code=0)
         app = make_app(open_run="77aa77aa")
         async with app.run_test(size=(80, 24)) as pilot:
             await until(pilot, lambda: isinstance(app.screen, RunDetailScreen) and app.screen.detail, "detail")
