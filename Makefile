@@ -45,7 +45,7 @@ test-fast: $(STAMP) system-deps
 	$(PY) -m pytest -q -n 2 -m "not e2e"
 
 check: $(STAMP)
-	$(VENV)/bin/ruff check orchestrator worker tui tests
+	$(VENV)/bin/ruff check orchestrator worker tui tests bench
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 

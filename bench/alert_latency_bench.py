@@ -109,14 +109,14 @@ def main() -> None:
             run = json.loads(eorch(env, "launch", "--host", "box", "--json", "--", sys.executable, "-c", JOB,
                                    str(go), str(stamp)))
             db = sqlite3.connect(home / "eorch.db")
-            wait(lambda: db.execute("select log_offset from runs where id=?", (run["id"],)).fetchone()[0] > 0,
+            wait(lambda db=db, run=run: db.execute("select log_offset from runs where id=?", (run["id"],)).fetchone()[0] > 0,
                  60, "the daemon to follow the run")
             time.sleep(0.2 + (trial % 5) * 0.13)  # crash at varying points of the poll cycle
             go.touch()
-            arrived = wait(lambda: next((t for t, b in receiver.arrivals
+            arrived = wait(lambda run=run: next((t for t, b in receiver.arrivals
                                          if run["id"] in b.get("message", "") and b.get("type") == "failure"), None),
                            60, "the failed alert")
-            crashed = float(wait(lambda: stamp.exists() and stamp.read_text(), 5, "crash stamp"))
+            crashed = float(wait(lambda stamp=stamp: stamp.exists() and stamp.read_text(), 5, "crash stamp"))
             latencies.append((arrived - crashed) * 1000)
             db.close()
             print(f"trial {trial + 1:2d}: run {run['id']} crash → alert {latencies[-1]:7.1f} ms", flush=True)

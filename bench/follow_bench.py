@@ -91,8 +91,8 @@ def setup(base: Path):
 async def latency(ctx, base: Path, lines: int) -> list[float]:
     from orchestrator.actions.launcher import launch
     from orchestrator.core.launchrequest import LaunchRequest
-    from orchestrator.monitoring.monitor import Monitor
     from orchestrator.core.notices import RunProgressed
+    from orchestrator.monitoring.monitor import Monitor
 
     stamps_file = base / "stamps.json"
     run = await launch(ctx, "gpu", LaunchRequest.command([sys.executable, "-c", JOB, str(lines), str(stamps_file)],

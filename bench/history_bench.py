@@ -150,7 +150,7 @@ def main() -> None:
     print(f"history: {args.db} · median of {args.repeat} · limit 50 rows per list (the CLI default)")
     for label, fn in cases.items():
         with maker() as s:
-            ms, result = timed(lambda: fn(s), args.repeat)
+            ms, result = timed(lambda fn=fn, s=s: fn(s), args.repeat)
         n = len(result) if isinstance(result, list) else (len(result[1]) if isinstance(result, tuple) else "-")
         print(f"  {label:<52} {ms:8.2f} ms   ({n} rows)")
     if tmp is not None:

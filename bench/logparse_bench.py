@@ -50,8 +50,8 @@ REAL = REPO / "tests" / "data" / "real"
 ANALYZE = [sys.executable, "-m", "orchestrator.cli.main", "log", "analyze", "--json"]
 #: ``--parser-only``: the same parse without the CLI (``orchestrator.logparse`` is stdlib-only), for a machine
 #: that has a Python but not eorch's dependencies; the start-up subtracted is then the interpreter's.
-PARSER_ONLY = [sys.executable, "-c", "import json, sys; from orchestrator.logparse import analyze_path; "
-               "print(json.dumps([analyze_path(sys.argv[1]).to_json(file=sys.argv[1])]))"]
+PARSER_ONLY = [sys.executable, "-c", ("import json, sys; from orchestrator.logparse import analyze_path; "
+                                     "print(json.dumps([analyze_path(sys.argv[1]).to_json(file=sys.argv[1])]))")]
 
 
 def _lines(name: str) -> list[bytes]:
