@@ -37,3 +37,20 @@ def hard_wrapped(data: bytes, width: int) -> bytes:
             line = line[width:]
         rows.append(line)
     return b"\n".join(rows)
+
+
+def flattened(data: bytes) -> bytes:
+    """The log copied from a page that rendered it as text (Markdown without a code block, a chat message):
+    ``plain``, every run of blanks one space, no blank at a line's start or end (a traceback's indentation
+    is gone)."""
+    return b"\n".join(re.sub(rb"[ \t]+", b" ", line).strip() for line in plain(data).split(b"\n"))
+
+
+def cr_to_newline(data: bytes) -> bytes:
+    """The log after ``tr '\\r' '\\n'`` (to make tqdm's bars readable): each ``\\r\\n`` two line ends."""
+    return data.replace(b"\r", b"\n")
+
+
+def double_spaced(data: bytes) -> bytes:
+    """The log with an empty line after every line (some web pages and chat clients give it so)."""
+    return b"".join(line + b"\n" for line in plain(data).splitlines(keepends=True))

@@ -4,7 +4,7 @@ Evidence comes in tiers; the root cause is the earliest item of the best non-emp
 
 1. tracebacks that are not symptoms (a worker's ``AssertionError``, not the engine's ``Worker failed with
    error '...'`` echo, ``EngineDeadError`` or ``Engine core initialization failed``); when an echo quotes a
-   message, the traceback with that message wins;
+   message, the traceback with that message wins; one cut before its exception line yields to one that has it;
 2. lines matching a ``cause`` signature outside tracebacks (``Hidden-states write failed ...``);
 3. other error lines (an ``ERROR`` record, a script's ``ERROR: <text>``, one request's traceback) still
    *pending*: no sign of life (a request answered below 500, a throughput line, progress, a phase marker)
@@ -47,6 +47,7 @@ class Evidence:
     clean_line: int | None = None
     stop_line: int | None = None  # the job was told to stop (a signal, a shutdown request) or said it is done
     first_error: dict[str, Any] | None = None  # the first error line of the log, pending or not
+    died_line: int | None = None  # a process died (a fatal symptom) before any clean end or stop
 
     @staticmethod
     def _keep(items: list[dict[str, Any]], cause: RootCause, text_cap: int) -> None:
@@ -98,7 +99,7 @@ class Evidence:
     def failed(self) -> bool:
         if self.tb_causes or self.line_causes:
             return True
-        return bool(self.symptoms) and self.clean_line is None
+        return bool(self.symptoms) and (self.clean_line is None or self.died_line is not None)
 
     def root_cause(self) -> RootCause | None:
         item = self.root_item()
@@ -107,7 +108,12 @@ class Evidence:
     def root_item(self) -> dict[str, Any] | None:
         """The kept cause ``root_cause`` is made of (cheap: the parser asks after every changed line)."""
         if self.tb_causes:
-            return self.tb_causes[self._echoed_index()]
+            chosen = self.tb_causes[self._echoed_index()]
+            if chosen.get("exception") or chosen.get("message"):
+                return chosen
+            # A traceback cut before its exception line (the paste, or the record, ended early) names nothing:
+            # the first one that names its exception says more.
+            return next((item for item in self.tb_causes if item.get("exception")), chosen)
         if self.line_causes:
             return self.line_causes[0]
         if self.error_lines:

@@ -1,9 +1,10 @@
 """Whole-file analysis: read a log in large chunks through one ``LogParser``.
 
-A log pasted from a terminal may have its long lines hard-wrapped: they are joined again (``unwrap``).  A log
-that several tries were appended to is read run by run, the verdict being the last one's (``runs``).
-A rotated or archived log is often compressed (``logrotate``'s ``.gz``, an ``.xz`` attached to an issue):
-gzip, bzip2 and xz are read transparently, recognised by their first bytes (not the file's name).
+A log pasted from a terminal may have its long lines hard-wrapped: they are joined again (``unwrap``); one
+with an empty line after every line (some web pages and chat clients) is read without them (``spacing``). A
+log that several tries were appended to is read run by run, the verdict being the last one's (``runs``). A
+rotated or archived log is often compressed (``logrotate``'s ``.gz``, an ``.xz`` attached to an issue): gzip,
+bzip2 and xz are read transparently, recognised by their first bytes (not the file's name).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, Protocol
 
 from orchestrator.logparse.analysis import Analysis
 from orchestrator.logparse.runs import RunSplitter
+from orchestrator.logparse.spacing import Undoubler, double_spaced
 from orchestrator.logparse.unwrap import Unwrapper, wrap_width
 
 #: Read size for offline analysis: large enough for the funnel to pay off, small enough for bounded memory.
@@ -32,6 +34,14 @@ _ZSTD = b"\x28\xb5\x2f\xfd"
 
 class Readable(Protocol):
     def read(self, size: int = -1, /) -> bytes: ...
+
+
+class Reshaper(Protocol):
+    """Gives the log back as it was before something reshaped it on its way (``Unwrapper``, ``Undoubler``)."""
+
+    def feed(self, chunk: bytes) -> bytes: ...
+    def finish(self) -> bytes: ...
+    def remap(self, analysis: Analysis) -> Analysis: ...
 
 
 class CompressedLogError(OSError):
@@ -62,21 +72,31 @@ def analyze_stream(stream: Readable, chunk_size: int = CHUNK, notes: list[str] |
     if kind is not None:
         return analyze_stream(_decompressed(first, stream, kind), chunk_size, notes)
     parser = RunSplitter()
-    wrapping = wrap_width(first[:SAMPLE])
-    unwrapper = None if wrapping is None else Unwrapper(wrapping)
+    reshaper, note = _reshaper(first[:SAMPLE])
     chunk = first
     while chunk:
-        parser.feed(chunk if unwrapper is None else unwrapper.feed(chunk))
+        parser.feed(chunk if reshaper is None else reshaper.feed(chunk))
         chunk = stream.read(chunk_size)
-    if unwrapper is None:
+    if reshaper is None:
         parser.finish()
         return parser.analysis()
-    parser.feed(unwrapper.finish())
+    parser.feed(reshaper.finish())
     parser.finish()
-    if notes is not None and wrapping is not None:
-        notes.append(f"hard-wrapped at {wrapping.width} columns (a terminal's copy): its rows of that width were joined "
-                     "to the next; line numbers are the file's")
-    return unwrapper.remap(parser.analysis())
+    if notes is not None:
+        notes.append(note)
+    return reshaper.remap(parser.analysis())
+
+
+def _reshaper(sample: bytes) -> tuple[Reshaper | None, str]:
+    """What puts the log back together, when the sample shows it was reshaped, and the note that says so."""
+    if double_spaced(sample):
+        return Undoubler(), ("double-spaced (every line followed by an empty one): read without those empty lines; "
+                             "line numbers are the file's")
+    wrapping = wrap_width(sample)
+    if wrapping is None:
+        return None, ""
+    return Unwrapper(wrapping), (f"hard-wrapped at {wrapping.width} columns (a terminal's copy): its rows of that "
+                                 "width were joined to the next; line numbers are the file's")
 
 
 def _decompressed(first: bytes, rest: Readable, kind: str) -> Readable:

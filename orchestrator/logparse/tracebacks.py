@@ -36,6 +36,12 @@ _EXC_RE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*)(?::\s?(?P<msg>.*))?$")
 #: An exception line that can stand without its header: a (dotted) name that says it is an error.
 _BARE_EXC_RE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)(?::\s?.*)?$")
 _PYDANTIC_LOC_RE = re.compile(r"^[\w.\[\]\-]+$")
+_PYDANTIC_ITEM_RE = re.compile(r"^(?:Value error, |Assertion failed, |Input should |Field required|For further "
+                               r"information visit https://errors\.pydantic\.dev)|\[type=\w+")
+#: A frame line whose indentation was lost (a paste rendered as text: Markdown, a chat message, a web page).
+_FRAME_RE = re.compile(r'^File "[^"]*", line \d+|^[~^]+$')  # a caret line marks a part of the source line
+#: Names of exceptions that may stand with no message (``KeyboardInterrupt``, ``StopIteration``).
+_BARE_NAMES = ("Error", "Exception", "Interrupt", "Exit", "Iteration")
 #: Lines of a raw exception's message kept after its first line.
 _CONTINUATION_CAP = 32
 _FRAMES, _AFTER_EXC, _CHAINED = "frames", "after_exc", "chain"
@@ -48,6 +54,22 @@ def is_header(message: str) -> bool:
 def is_bare_exception(message: str) -> bool:
     """``ValueError: ...`` standing alone: the exception line of a traceback whose header was cut off."""
     return _BARE_EXC_RE.match(message.rstrip()) is not None
+
+
+def is_frame_line(message: str) -> bool:
+    """A frame's ``File "...", line N`` line or a caret line, at column 0 (its indentation lost)."""
+    return _FRAME_RE.match(message) is not None
+
+
+def exception_like(message: str) -> bool:
+    """Whether a line may be an exception line rather than a frame's source line: a (dotted) class name
+    (capitalised: ``inner: T = f()`` is an annotated assignment) with a message after its colon, or a name
+    that says it is an exception (``KeyboardInterrupt``)."""
+    m = _EXC_RE.match(message)
+    if m is None:
+        return False
+    name = m.group("exc")
+    return name.endswith(_BARE_NAMES) or (bool(m.group("msg")) and name.rpartition(".")[2][:1].isupper())
 
 
 @dataclass(frozen=True)
@@ -85,6 +107,7 @@ class _Open:
     crlf: bool = True  # the header line ended in "\r": the record ends at the first bare "\n"
     head: str | None = None  # prefix + record header of the header line: frame lines start with it too
     continued: int = 0  # continuation lines of a raw exception message
+    code_next: bool = False  # the last line was a frame line at column 0: the next may be its source line
 
     def add(self, text: str, line_no: int, important: bool = False) -> None:
         self.last_line = line_no
@@ -221,7 +244,14 @@ class TracebackAssembler:
 
     def _step(self, tb: _Open, msg: str, line_no: int) -> bool:
         if tb.state == _FRAMES:
+            code, tb.code_next = tb.code_next, False
             if not msg or msg[:1].isspace() or is_header(msg):
+                tb.add(msg, line_no)
+                return True
+            if _FRAME_RE.match(msg) is not None or (code and not exception_like(msg)):
+                # The traceback lost its indentation on the way (pasted as text): a frame line, and the source
+                # line after it, are still frames.
+                tb.code_next = msg.startswith("File ")
                 tb.add(msg, line_no)
                 return True
             self._exception_line(tb, msg, line_no)
@@ -244,7 +274,7 @@ class TracebackAssembler:
             return False
         if tb.state == _AFTER_EXC and (tb.record is not None or self._continues(tb, msg)):
             # More lines of a multi-line exception message (inside the same log record, or indented).
-            tb.continued += 1
+            tb.continued, tb.blanks = tb.continued + 1, 0  # blank lines end a traceback only in a row
             if len(tb.exception_lines) == 1 and tb.message is not None and len(tb.message) < 4096:
                 tb.message = f"{tb.message}\n{msg}"
             tb.add(msg, line_no)
@@ -260,8 +290,11 @@ class TracebackAssembler:
         if msg[:1].isspace():
             return True
         first = tb.exception_lines[0] if tb.exception_lines else ""
-        if "validation error" in first and _PYDANTIC_LOC_RE.match(msg) is not None:
-            return True  # the field a pydantic error is about, on its own line: "gpu_memory_utilization"
+        if "validation error" in first and (_PYDANTIC_LOC_RE.match(msg) is not None
+                                             or _PYDANTIC_ITEM_RE.search(msg) is not None):
+            # The field a pydantic error is about, on its own line ("gpu_memory_utilization"), and its error's
+            # lines, when their indentation was lost on the way ("Value error, ...", "[type=...]").
+            return True
         return msg.startswith("- ") and ("validation error" in first or tb.continued > 0)
 
     def _exception_line(self, tb: _Open, msg: str, line_no: int) -> None:

@@ -19,7 +19,7 @@ from orchestrator.logparse.lines import decode
 from orchestrator.logparse.phases import Phase
 from orchestrator.logparse.prefixes import ParsedLine, parse_line
 from orchestrator.logparse.signatures import Catalogue, Severity, Signature
-from orchestrator.logparse.tracebacks import Traceback
+from orchestrator.logparse.tracebacks import Traceback, is_frame_line
 
 ERROR_LINE = re.compile(r"^(?:\[\d\d:\d\d:\d\d\])?\s*ERROR\b:?\s*")
 _EXC_LINE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)):?\s?(?P<msg>.*)$")
@@ -77,6 +77,8 @@ class EvidenceRules:
             self._ev.add_line_cause(cause)
         elif symptoms:
             self._ev.add_symptom(cause)
+            if self._ev.clean_line is None and self._ev.died_line is None and any(s.fatal for s in symptoms):
+                self._ev.died_line = line_no  # the shutdown that may follow is the death's, not an orderly one
         elif is_error:
             # Evidence, not a failure: a pending error until the log shows the job going on (_sign_of_life).
             self._ev.add_error_line(cause)
@@ -149,9 +151,13 @@ class EvidenceRules:
 
 
 def after_frame(line: ParsedLine, prev_raw: bytes | None) -> bool:
-    """Whether the line before ``line`` was a traceback frame (``  File ...`` or its indented code) of the
-    same writer."""
+    """Whether the line before ``line`` was a traceback frame of the same writer: ``  File ...`` or its
+    indented code, or, with the indentation lost on the way, a ``File ...`` line, a caret line or the
+    ``raise`` statement the innermost frame shows."""
     if prev_raw is None:
         return False
     prev = parse_line(decode(prev_raw))
-    return prev.key == line.key and prev.record == line.record and prev.message[:1].isspace()
+    if prev.key != line.key or prev.record != line.record:
+        return False
+    msg = prev.message
+    return msg[:1].isspace() or msg.startswith("raise ") or is_frame_line(msg)

@@ -163,3 +163,25 @@ def test_a_run_appended_after_a_clean_stop_is_judged_afresh() -> None:
     v = verdict(data)
     assert v["failed"] is True
     assert (v["root_cause"]["exception"], v["root_cause"]["process"]) == ("ValueError", "Worker")
+
+
+SERVING = (b"(APIServer pid=9) INFO 04-27 15:11:04 [loggers.py:236] Engine 000: Avg prompt throughput: 0.0 tokens/s, "
+           b"Avg generation throughput: 7.5 tokens/s, Running: 0 reqs, Waiting: 0 reqs\n")
+DIED = (b"(APIServer pid=9) ERROR 04-27 18:09:47 [core_client.py:600] Engine core proc EngineCore_DP0 died "
+        b"unexpectedly, shutting down client.\n")
+SHUTDOWN = (b"(APIServer pid=9) INFO:     Shutting down\n(APIServer pid=9) INFO:     Waiting for application shutdown.\n"
+            b"(APIServer pid=9) INFO:     Application shutdown complete.\n")
+
+
+def test_a_server_that_shuts_down_because_its_engine_died_has_failed() -> None:
+    """The engine core was killed (the OOM killer, hours into serving); the API server then closes in order.
+    That shutdown is the death's consequence: the log has failed, and the death is what it shows."""
+    a = analyze_bytes(SERVING + DIED + SHUTDOWN)
+    assert a.failed and a.root_cause is not None
+    assert "EngineCore_DP0 died unexpectedly" in a.root_cause.message and a.root_cause.line_no == 2
+
+
+def test_an_engine_that_dies_during_an_orderly_stop_is_not_a_failure() -> None:
+    """Stopped first (uvicorn's ``Shutting down``), then the engine process goes: a clean stop."""
+    a = analyze_bytes(SERVING + SHUTDOWN + DIED)
+    assert not a.failed

@@ -1,0 +1,82 @@
+"""A log whose every line is followed by an empty one, read as the log it was.
+
+Some web pages, chat clients and editors put an empty line after each line of a pasted log (a CRLF file
+read as if ``\\r`` and ``\\n`` were each a line end).  The empty lines then break up what belongs together: a
+raw traceback, the lines of a multi-line exception message.  (``tr '\\r' '\\n'``, run to make tqdm's bars
+readable, leaves empty lines only inside vLLM's multi-line records: not this shape, and read as it is.)
+``double_spaced`` recognises the shape on a sample (nearly every line followed by exactly one empty line);
+``Undoubler`` drops the empty line after each line and keeps where the shape was broken, so that line
+numbers in the verdict are still the file's (``remap``).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+
+from orchestrator.logparse.analysis import Analysis
+
+#: Lines with text needed in the sample, and the share of them that must be followed by one empty line.
+_MIN_LINES = 4
+_MIN_SHARE = 0.9
+
+
+def double_spaced(sample: bytes) -> bool:
+    """Whether nearly every line of ``sample`` with text is followed by exactly one empty line."""
+    lines = sample.split(b"\n")[:-1]  # the last may be cut
+    texts = followed = 0
+    for i, line in enumerate(lines[:-2]):
+        if line.strip():
+            texts += 1
+            followed += not lines[i + 1].strip() and bool(lines[i + 2].strip())
+    return texts >= _MIN_LINES and followed >= _MIN_SHARE * texts
+
+
+class Undoubler:
+    """Drops the empty line after each line with text, chunk by chunk."""
+
+    def __init__(self) -> None:
+        self._rest = b""
+        self._after_text = False  # the last line given out had text: an empty line now is dropped
+        self._kept = 0  # lines given out
+        self._irregular: list[int] = []  # given-out lines (1-based) that no dropped empty line follows
+        self.dropped = 0
+        self.read = 0  # input bytes
+
+    def feed(self, chunk: bytes) -> bytes:
+        self.read += len(chunk)
+        data = self._rest + chunk
+        cut = data.rfind(b"\n") + 1
+        self._rest = data[cut:]
+        return self._drop(data[:cut])
+
+    def finish(self) -> bytes:
+        rest, self._rest = self._rest, b""
+        if rest and self._after_text:
+            self._irregular.append(self._kept)
+        return rest
+
+    def _drop(self, block: bytes) -> bytes:
+        out: list[bytes] = []
+        for line in block.splitlines(keepends=True):
+            empty = not line.strip()
+            if empty and self._after_text:
+                self._after_text = False
+                self.dropped += 1
+                continue
+            if self._after_text:  # a line with text after a line with text: nothing dropped between
+                self._irregular.append(self._kept)
+            out.append(line)
+            self._kept += 1
+            self._after_text = not empty
+            if empty:
+                self._irregular.append(self._kept)
+        return b"".join(out)
+
+    def file_line(self, line_no: int) -> int:
+        """The file's line number (1-based) of given-out line ``line_no``: one empty line was dropped after
+        each line before it, except the irregular ones."""
+        return 2 * line_no - 1 - bisect_left(self._irregular, line_no)
+
+    def remap(self, analysis: Analysis) -> Analysis:
+        """``analysis`` with line numbers and sizes of the file, not of the text read."""
+        return analysis.renumbered(self.file_line, analysis.lines + self.dropped, self.read)

@@ -1,0 +1,120 @@
+"""Logs reshaped on their way to the user (issue 15): indentation lost (a paste rendered as text), an empty line
+after every line (a web page), the empty lines ``tr '\\r' '\\n'`` leaves in records, a paste that begins with
+the exception line or after a ``raise`` line. Each gives the verdict of the log as vLLM wrote it, with the
+file's line numbers."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from logforms import cr_to_newline, double_spaced, flattened, plain
+
+from orchestrator.logparse import analyze_bytes
+from orchestrator.logparse.analyze import analyze_stream
+from orchestrator.logparse.spacing import double_spaced as looks_double_spaced
+from orchestrator.logparse.tracebacks import exception_like
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+#: The real logs of public repositories and the held-out ones, with their expected verdicts.
+SETS = ("real", "heldout", "wild")
+ITEMS = [(DATA / s / item["file"], item) for s in SETS for item in json.loads((DATA / s / "expected.json").read_text())]
+FORMS = {"flattened": flattened, "tr CR LF": cr_to_newline, "double-spaced": double_spaced}
+
+
+def said(data: bytes) -> tuple[Any, ...]:
+    v = analyze_bytes(data).to_json(file="x.log")
+    rc = v["root_cause"] or {}
+    return v["failed"], rc.get("exception"), " ".join(str(rc.get("message") or "").split())[:24]
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_a_reshaped_log_has_the_verdict_of_the_log(form: str) -> None:
+    """Every real log, reshaped: the same verdict, root-cause exception and message (its start, blanks aside)
+    as the log itself.  (``tr`` leaves an empty line inside each multi-line record: a message continued on
+    the record's next lines may lose that continuation.)"""
+    wrong = []
+    for path, _item in ITEMS:
+        data = path.read_bytes()
+        want, got = said(data), said(FORMS[form](data))
+        if got != want:
+            wrong.append(f"{path.name}: {got} (want {want})")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_flattened_traceback_keeps_its_frames_and_exception() -> None:
+    """A raw traceback with no indentation: frame and source lines are frames, caret lines too, an
+    annotated assignment (``inner: T = f()``) is a source line, and the exception line ends it."""
+    log = (b"Traceback (most recent call last):\n"
+           b'File "/x/core.py", line 81, in __init__\n'
+           b"inner: _Encoding = _load(name)\n"
+           b"^^^^^^^^^^^^^\n"
+           b'File "/x/utils.py", line 12, in _load\n'
+           b"raise ValueError(\n"
+           b"ValueError: The model's max seq len (131072) is larger than the KV cache (45232).\n")
+    a = analyze_bytes(log)
+    rc = a.root_cause
+    assert a.failed and rc is not None
+    assert (rc.exception, rc.line_no) == ("ValueError", 1)
+    assert rc.message.startswith("The model's max seq len (131072)")
+    assert rc.traceback is not None and rc.traceback.count("File ") == 2
+
+
+@pytest.mark.parametrize("line, exc", [
+    ("ValueError: bad", True), ("torch.OutOfMemoryError: CUDA out of memory", True), ("KeyboardInterrupt", True),
+    ("inner: _PyHarmonyEncoding = _load_harmony_encoding(name)", False), ("raise RuntimeError(f'x')", False),
+    ("compilation_times: list[CompilationTimes] = self.collective_rpc(", False), ("main()", False),
+])
+def test_an_exception_line_is_told_from_a_source_line(line: str, exc: bool) -> None:
+    assert exception_like(line) is exc
+
+
+def test_a_paste_that_begins_with_the_exception_line() -> None:
+    """The paste starts at a worker's exception line (its traceback above was not copied); another worker's
+    traceback after it is cut before its own exception line: the first names the cause."""
+    log = (b"(VllmWorkerProcess pid=7) ERROR 12-29 07:45:20 multiproc_worker_utils.py:236] RuntimeError: Cannot "
+           b"re-initialize CUDA in forked subprocess.\n"
+           b"(VllmWorkerProcess pid=8) ERROR 12-29 07:45:20 multiproc_worker_utils.py:236] Traceback (most recent "
+           b"call last):\n"
+           b'(VllmWorkerProcess pid=8) ERROR 12-29 07:45:20 multiproc_worker_utils.py:236]   File "/x/worker.py", '
+           b"line 138, in init_device\n")
+    rc = analyze_bytes(log).root_cause
+    assert rc is not None and (rc.exception, rc.process, rc.line_no) == ("RuntimeError", "VllmWorkerProcess", 1)
+    assert rc.message.startswith("Cannot re-initialize CUDA")
+
+
+def test_a_flattened_paste_cut_above_the_raise_line() -> None:
+    """Frames at column 0 and no header (a paste rendered as text, cut at the top): the exception line after
+    the ``raise`` line is the cause, not the ``raise`` line that mentions the error."""
+    log = (b'File "/sgl/pynccl.py", line 110, in __init__\n'
+           b"self.comm = self.nccl.ncclCommInitRank(\n"
+           b'File "/sgl/pynccl_wrapper.py", line 350, in NCCL_CHECK\n'
+           b'raise RuntimeError(f"NCCL error: {error_str}")\n'
+           b"RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)\n")
+    rc = analyze_bytes(log).root_cause
+    assert rc is not None and (rc.exception, rc.line_no) == ("RuntimeError", 5)
+    assert rc.message.startswith("NCCL error: unhandled system error")
+
+
+def test_double_spaced_log_keeps_the_files_line_numbers() -> None:
+    """r27 with an empty line after every line: the cause is found at the file's line, and the note says
+    how the log was read."""
+    data = (DATA / "real" / "r27_flashinfer_import_typeerror_py311.log").read_bytes()
+    spaced = double_spaced(data)
+    notes: list[str] = []
+    got, want = analyze_stream(io.BytesIO(spaced), notes=notes), analyze_bytes(plain(data))
+    assert got.root_cause is not None and want.root_cause is not None
+    assert got.root_cause.line_no == 2 * want.root_cause.line_no - 1
+    assert spaced.split(b"\n")[got.root_cause.line_no - 1] == plain(data).split(b"\n")[want.root_cause.line_no - 1]
+    assert (got.lines, got.bytes) == (spaced.count(b"\n"), len(spaced))
+    assert notes and notes[0].startswith("double-spaced")
+
+
+def test_logs_with_some_empty_lines_are_not_double_spaced() -> None:
+    """No stored log is taken for a double-spaced one (they have empty lines, not one after every line)."""
+    for path in sorted(p for s in (*SETS, "logs", "gpu") for p in (DATA / s).glob("*.log")):
+        data = path.read_bytes()
+        assert not looks_double_spaced(data[:1 << 20]) and not looks_double_spaced(plain(data)[:1 << 20]), path.name
