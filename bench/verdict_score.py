@@ -14,7 +14,8 @@ matches, when expected).  Every log is scored twice: as stored, and with its lin
 (``\\r\\n`` and lone ``\\r`` -> ``\\n``, as a copy-paste, ``kubectl logs`` or ``dos2unix`` leave it).
 With ``--transforms``, also as seven log collectors write it (normalised, and each line prefixed: kubectl's and
 docker compose's timestamps and columns, journalctl's two formats, ``srun --label``), as a terminal's copy
-hard-wraps it (at 120 columns), and with every line ending in ``\\r\\n`` (``unix2dos``, a Windows editor).
+hard-wraps it (at 120 columns), with every line ending in ``\\r\\n`` (``unix2dos``, a Windows editor), with its
+indentation lost (a paste rendered as text) and with an empty line after every line (a web page's copy).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from logforms import COLLECTORS, hard_wrapped, plain, prefixed
+from logforms import COLLECTORS, double_spaced, flattened, hard_wrapped, plain, prefixed
 
 from orchestrator.logparse import analyze_bytes
 
@@ -37,7 +38,8 @@ def transforms(data: bytes) -> list[tuple[str, bytes]]:
     """The log as it reaches a user by other ways than the file (``--transforms``)."""
     forms = [(name, prefixed(data, prefix)) for name, prefix in COLLECTORS.items()]
     return [*forms, ("hard-wrapped at 120", hard_wrapped(data, 120)),
-            ("unix2dos", plain(data).replace(b"\n", b"\r\n"))]
+            ("unix2dos", plain(data).replace(b"\n", b"\r\n")),
+            ("flattened (indentation lost)", flattened(data)), ("double-spaced", double_spaced(data))]
 
 
 def _wanted(item: dict[str, Any]) -> tuple[bool, str | None, list[str], str | None]:
@@ -92,7 +94,7 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--verbose", action="store_true", help="list every verdict, right ones too")
     ap.add_argument("--transforms", action="store_true",
-                    help="also score each log as 7 log collectors write it, hard-wrapped, and unix2dos'd")
+                    help="also score each log as 7 log collectors write it, hard-wrapped, unix2dos'd, flattened and double-spaced")
     args = ap.parse_args()
     result = score(args.directory, args.transforms)
     if args.json:
