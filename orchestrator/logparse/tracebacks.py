@@ -248,7 +248,7 @@ class TracebackAssembler:
             if not msg or msg[:1].isspace() or is_header(msg):
                 tb.add(msg, line_no)
                 return True
-            if _FRAME_RE.match(msg) is not None or (code and not exception_like(msg)):
+            if (msg[0] in "F^~" and _FRAME_RE.match(msg) is not None) or (code and not exception_like(msg)):
                 # The traceback lost its indentation on the way (pasted as text): a frame line, and the source
                 # line after it, are still frames.
                 tb.code_next = msg.startswith("File ")

@@ -50,6 +50,8 @@ EXAMPLES = {
     "device_assert": "/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [0,0,0], thread: "
                      "[5,0,0] Assertion `-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"` failed.",
     "cli_usage_error": "vllm serve: error: unrecognized arguments: --num-speculative-tokens 3",
+    "ray_gpus_short": "The number of required GPUs exceeds the total number of available GPUs in the placement "
+                      "group.",
     "sglang_watchdog_timeout": "[2025-10-29 11:25:58 TP3] Watchdog timeout (self.watchdog_timeout=300)",
     "recipe_failed": "[eorch] result: FAILED: extract: vLLM server died (exit code 1)",
     "fa_version_unsupported": "Cannot use FA version 2 is not supported due to FA2 is only supported on devices "
