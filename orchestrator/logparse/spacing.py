@@ -11,7 +11,7 @@ numbers in the verdict are still the file's (``remap``).
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_right
 
 from orchestrator.logparse.analysis import Analysis
 
@@ -38,7 +38,11 @@ class Undoubler:
         self._rest = b""
         self._after_text = False  # the last line given out had text: an empty line now is dropped
         self._kept = 0  # lines given out
-        self._irregular: list[int] = []  # given-out lines (1-based) that no dropped empty line follows
+        # Given-out lines (1-based) that no dropped empty line follows, as runs of consecutive ones (a stretch
+        # of the log that is not double-spaced is one run): where each starts and ends, and how many before it.
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+        self._before: list[int] = []
         self.dropped = 0
         self.read = 0  # input bytes
 
@@ -52,7 +56,7 @@ class Undoubler:
     def finish(self) -> bytes:
         rest, self._rest = self._rest, b""
         if rest and self._after_text:
-            self._irregular.append(self._kept)
+            self._irregular(self._kept)
         return rest
 
     def _drop(self, block: bytes) -> bytes:
@@ -64,18 +68,30 @@ class Undoubler:
                 self.dropped += 1
                 continue
             if self._after_text:  # a line with text after a line with text: nothing dropped between
-                self._irregular.append(self._kept)
+                self._irregular(self._kept)
             out.append(line)
             self._kept += 1
             self._after_text = not empty
             if empty:
-                self._irregular.append(self._kept)
+                self._irregular(self._kept)
         return b"".join(out)
+
+    def _irregular(self, line_no: int) -> None:
+        if self._ends and self._ends[-1] == line_no:
+            self._ends[-1] += 1
+            return
+        self._before.append(self._before[-1] + self._ends[-1] - self._starts[-1] if self._ends else 0)
+        self._starts.append(line_no)
+        self._ends.append(line_no + 1)
+
+    def _irregular_before(self, line_no: int) -> int:
+        i = bisect_right(self._starts, line_no - 1) - 1
+        return 0 if i < 0 else self._before[i] + min(line_no, self._ends[i]) - self._starts[i]
 
     def file_line(self, line_no: int) -> int:
         """The file's line number (1-based) of given-out line ``line_no``: one empty line was dropped after
         each line before it, except the irregular ones."""
-        return 2 * line_no - 1 - bisect_left(self._irregular, line_no)
+        return 2 * line_no - 1 - self._irregular_before(line_no)
 
     def remap(self, analysis: Analysis) -> Analysis:
         """``analysis`` with line numbers and sizes of the file, not of the text read."""

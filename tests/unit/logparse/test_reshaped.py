@@ -15,6 +15,7 @@ from logforms import cr_to_newline, double_spaced, flattened, plain
 
 from orchestrator.logparse import analyze_bytes
 from orchestrator.logparse.analyze import analyze_stream
+from orchestrator.logparse.spacing import Undoubler
 from orchestrator.logparse.spacing import double_spaced as looks_double_spaced
 from orchestrator.logparse.tracebacks import exception_like
 
@@ -118,3 +119,18 @@ def test_logs_with_some_empty_lines_are_not_double_spaced() -> None:
     for path in sorted(p for s in (*SETS, "logs", "gpu") for p in (DATA / s).glob("*.log")):
         data = path.read_bytes()
         assert not looks_double_spaced(data[:1 << 20]) and not looks_double_spaced(plain(data)[:1 << 20]), path.name
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 4096])
+def test_undoubled_line_numbers_are_the_files(chunk: int) -> None:
+    """Whatever the mix of double-spaced stretches, plain ones and kept empty lines, and however the bytes
+    arrive: each line read maps back to its line in the file."""
+    text = (b"".join(b"a%d\n\n" % i for i in range(6)) + b"plain1\nplain2\nplain3\n\n\n\nb1\n\nb2\n\n"
+            + b"".join(b"c%d\n" % i for i in range(5)) + b"end")
+    u = Undoubler()
+    out = b"".join(u.feed(text[i:i + chunk]) for i in range(0, len(text), chunk)) + u.finish()
+    file_lines = text.split(b"\n")
+    for n, line in enumerate(out.split(b"\n"), start=1):
+        if line:
+            assert file_lines[u.file_line(n) - 1] == line, (n, line)
+    assert len(out.split(b"\n")) + u.dropped == len(file_lines)
