@@ -61,8 +61,9 @@ class Undoubler:
 
     def _drop(self, block: bytes) -> bytes:
         out: list[bytes] = []
-        for line in block.splitlines(keepends=True):
-            empty = not line.strip()
+        for text in block[:-1].split(b"\n") if block else ():  # lines end in "\n" only, as the parser counts them (not a lone "\r")
+            line = text + b"\n"
+            empty = not text.strip()
             if empty and self._after_text:
                 self._after_text = False
                 self.dropped += 1

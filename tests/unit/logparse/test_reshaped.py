@@ -125,7 +125,7 @@ def test_logs_with_some_empty_lines_are_not_double_spaced() -> None:
 def test_undoubled_line_numbers_are_the_files(chunk: int) -> None:
     """Whatever the mix of double-spaced stretches, plain ones and kept empty lines, and however the bytes
     arrive: each line read maps back to its line in the file."""
-    text = (b"".join(b"a%d\n\n" % i for i in range(6)) + b"plain1\nplain2\nplain3\n\n\n\nb1\n\nb2\n\n"
+    text = (b"".join(b"a%d\n\n" % i for i in range(6)) + b"plain1\nbar 1%\rbar 2%\nplain3\n\n\n\nb1\n\nb2\n\n"
             + b"".join(b"c%d\n" % i for i in range(5)) + b"end")
     u = Undoubler()
     out = b"".join(u.feed(text[i:i + chunk]) for i in range(0, len(text), chunk)) + u.finish()
