@@ -109,6 +109,8 @@ class TestEarlierTries:
         app = make_app(open_run="77aa77aa")
         async with app.run_test(size=(80, 24)) as pilot:
             await until(pilot, lambda: isinstance(app.screen, RunDetailScreen) and app.screen.detail, "detail")
+            header = str(app.screen.query_one("#run-header", Static).content)
+            assert "try 2 of 2 in its log: 1 before it failed (the cause tab lists them)" in header
             cause = str(app.screen.query_one("#cause-text", Static).content)
             assert "No root cause in the last try" in cause
             assert "try 1 of 2 (lines 1-296): FAILED: TypeError: type 'array.array' is not subscriptable" in cause

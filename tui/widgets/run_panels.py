@@ -30,6 +30,10 @@ def header_text(detail: RunDetail) -> Text:
         text.append(" · cancelling", style="yellow")
     if row.stale_note:
         text.append(f"\n{row.stale_note}", style="yellow")
+    if detail.earlier_runs:
+        tries, failed = len(detail.earlier_runs) + 1, sum(1 for e in detail.earlier_runs if e.get("failed"))
+        text.append(f"\ntry {tries} of {tries} in its log: {failed} before it failed (the cause tab lists them)",
+                    style="yellow" if failed else "dim")
     slurm = slurm_text(row)
     if slurm is not None:
         text.append("\n")
