@@ -12,7 +12,9 @@ write ``(VllmWorker rank=4 pid=N)``, Ray's bare ``(pid=N)`` has no name), then a
 without either belong to process ``main``.  What a log collector put in front of every line is skipped
 first: a timestamp (``kubectl logs --timestamps``, ``docker logs -t``), journalctl's ``short`` and
 ``short-iso`` formats, docker compose's ``service-1  | `` (with or without its timestamps), ``kubectl logs
---prefix``'s ``[pod/name/container] `` and ``srun --label``'s task number (``0: ``).
+--prefix``'s ``[pod/name/container] `` and ``srun --label``'s task number (``0: ``).  PyTorch's rank prefix
+on a distributed process's stderr (``[rank0]: ``) names the writer when no process group does; Ray's note at
+a line's end that it folded repeats (`` [repeated 6x across cluster]``) is not part of the message.
 """
 
 from __future__ import annotations
@@ -28,6 +30,11 @@ MAIN = "main"
 #: A process group: ``(name pid=N)``, ``(name rank=R pid=N)``, ``(pid=N, ip=...)``.
 _PROC = r"\((?:(?P<proc>[A-Za-z0-9_.\-:]+)(?P<rank> rank=\d+)? )?pid=(?P<pid>\d+)(?:, ip=[^)]*)?\)"
 _PROC_RE = re.compile(_PROC + " ?")
+#: PyTorch's prefix of every stderr line of a distributed rank (``[rank0]: Traceback ...``).
+_RANK_RE = re.compile(r"\[rank(?P<rank>\d+)\]: ?")
+_RANK_BYTES_RE = re.compile(_RANK_RE.pattern.encode())
+#: Ray's note that it folded repeats of a line from several workers into this one.
+_RAY_REPEATED_RE = re.compile(r" \[repeated \d+x across cluster\]$")
 _HEADER_RE = re.compile(
     r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<ts>\d\d-\d\d \d\d:\d\d:\d\d)(?:\.\d+)? "
     r"\[?(?P<file>[^\]\s\[]+?):(?P<line>\d+)\] ?"
@@ -91,6 +98,12 @@ def _parse(text: str, inherited: tuple[str, int] | None = None) -> ParsedLine:
             break
         process, pid = _name(m), int(m.group("pid"))
         pos = m.end()
+    r = _RANK_RE.match(rest, pos) if rest.startswith("[rank", pos) else None
+    if r is not None:
+        process = f"rank{r.group('rank')}" if pid is None else process
+        pos = r.end()
+    if rest.endswith("across cluster]"):
+        rest = _RAY_REPEATED_RE.sub("", rest)
     h = _HEADER_RE.match(rest, pos)
     if h is not None:
         record = f"{h.group('lvl')} {h.group('ts')} [{h.group('file')}:{h.group('line')}]"
@@ -109,9 +122,11 @@ def quick_key(raw: bytes) -> str | None:
     (ANSI codes or NULs in the line)."""
     if b"\x1b" in raw or b"\x00" in raw:
         return None
-    m = _QUICK_RE.match(raw, 0 if raw[:1] == b"(" else _COLLECTOR_BYTES_RE.match(raw).end())  # type: ignore[union-attr]
+    pos = 0 if raw[:1] == b"(" else _COLLECTOR_BYTES_RE.match(raw).end()  # type: ignore[union-attr]
+    m = _QUICK_RE.match(raw, pos)
     if m is None:
-        return MAIN
+        r = _RANK_BYTES_RE.match(raw, pos) if raw.startswith(b"[rank", pos) else None
+        return MAIN if r is None else f"rank{int(r.group('rank'))}"
     proc = (m.group("proc") or b"pid").decode("ascii") + (m.group("rank") or b"").decode("ascii")
     return f"{proc}:{int(m.group('pid'))}"
 

@@ -301,9 +301,10 @@ class LineRules(EvidenceRules):
 
 def _head_of(raw: bytes, text: str, message: str) -> str | None:
     """The text before ``message`` on its line, as its frame lines start with it: the decoded text's, or for
-    a line with ANSI codes (a coloured prefix), the raw bytes' when they are ASCII and end with the message."""
+    a line with ANSI codes (a coloured prefix), the raw bytes' when they are ASCII and end with the message;
+    None when the line does not end with its message (Ray's `` [repeated 6x across cluster]`` was cut off)."""
     if b"\x1b" not in raw:
-        return text[:len(text) - len(message)]
+        return text[:len(text) - len(message)] if text.endswith(message) else None
     tail = message.encode()
     if not tail or not raw.endswith(tail) or not raw[:-len(tail)].isascii():
         return None

@@ -28,6 +28,11 @@ from .conftest import parse_all
          "Worker_DP0_TP0_EP0", 9, "INFO", "ray"),
         ("INFO:     Application startup complete.", MAIN, None, None, "INFO:     Application startup complete."),
         ("Traceback (most recent call last):", MAIN, None, None, "Traceback (most recent call last):"),
+        ("[rank0]:   File \"/x/pynccl.py\", line 256, in NCCL_CHECK", "rank0", None, None,
+         "  File \"/x/pynccl.py\", line 256, in NCCL_CHECK"),
+        ("(Worker_TP1 pid=3) [rank1]: RuntimeError: NCCL error", "Worker_TP1", 3, None, "RuntimeError: NCCL error"),
+        ("(RayWorkerWrapper pid=880) ERROR 04-16 01:01:44 [worker_base.py:620] Traceback (most recent call last): "
+         "[repeated 6x across cluster]", "RayWorkerWrapper", 880, "ERROR", "Traceback (most recent call last):"),
     ],
 )
 def test_parse_line(text: str, process: str, pid: int | None, level: str | None, message: str) -> None:
@@ -55,7 +60,8 @@ def test_tqdm_frame_after_bare_prefix_belongs_to_that_worker() -> None:
 
 
 _PARTS = [b"(Worker_TP3 pid=12) ", b"(RayWorkerProc pid=8, ip=10.0.0.2) ", b"(EngineCore pid=7)", b"(x pid=)",
-          b"INFO 11-29 10:02:27 [core.py:1512] ", b"\x1b[36m", b"\x00", b"\xff", b"(", b")", b" pid=3", b"text"]
+          b"INFO 11-29 10:02:27 [core.py:1512] ", b"\x1b[36m", b"\x00", b"\xff", b"(", b")", b" pid=3", b"text",
+          b"[rank3]: ", b"[rank", b"0: "]
 
 
 @given(st.lists(st.sampled_from(_PARTS), max_size=6).map(b"".join))

@@ -52,6 +52,8 @@ EXAMPLES = {
     "cli_usage_error": "vllm serve: error: unrecognized arguments: --num-speculative-tokens 3",
     "ray_gpus_short": "The number of required GPUs exceeds the total number of available GPUs in the placement "
                       "group.",
+    "ray_worker_crashed": "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR "
+                          "Worker exit detail: Worker unexpectedly exits with a connection error code 2.",
     "sglang_watchdog_timeout": "[2025-10-29 11:25:58 TP3] Watchdog timeout (self.watchdog_timeout=300)",
     "recipe_failed": "[eorch] result: FAILED: extract: vLLM server died (exit code 1)",
     "fa_version_unsupported": "Cannot use FA version 2 is not supported due to FA2 is only supported on devices "
