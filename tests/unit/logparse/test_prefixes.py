@@ -31,8 +31,8 @@ from .conftest import parse_all
         ("[rank0]:   File \"/x/pynccl.py\", line 256, in NCCL_CHECK", "rank0", None, None,
          "  File \"/x/pynccl.py\", line 256, in NCCL_CHECK"),
         ("(Worker_TP1 pid=3) [rank1]: RuntimeError: NCCL error", "Worker_TP1", 3, None, "RuntimeError: NCCL error"),
-        ("(RayWorkerWrapper pid=880) ERROR 04-16 01:01:44 [worker_base.py:620] Traceback (most recent call last): "
-         "[repeated 6x across cluster]", "RayWorkerWrapper", 880, "ERROR", "Traceback (most recent call last):"),
+        (("(RayWorkerWrapper pid=880) ERROR 04-16 01:01:44 [worker_base.py:620] Traceback (most recent call last): "
+          "[repeated 6x across cluster]"), "RayWorkerWrapper", 880, "ERROR", "Traceback (most recent call last):"),
     ],
 )
 def test_parse_line(text: str, process: str, pid: int | None, level: str | None, message: str) -> None:
