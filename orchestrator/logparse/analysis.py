@@ -4,7 +4,8 @@ Evidence comes in tiers; the root cause is the earliest item of the best non-emp
 
 1. tracebacks that are not symptoms (a worker's ``AssertionError``, not the engine's ``Worker failed with
    error '...'`` echo, ``EngineDeadError`` or ``Engine core initialization failed``); when an echo quotes a
-   message, the traceback with that message wins; one cut before its exception line yields to one that has it;
+   message, the traceback with that message wins; one cut before its exception line yields to one that has it,
+   or to an error line naming an exception;
 2. lines matching a ``cause`` signature outside tracebacks (``Hidden-states write failed ...``);
 3. other error lines (an ``ERROR`` record, a script's ``ERROR: <text>``, one request's traceback) still
    *pending*: no sign of life (a request answered below 500, a throughput line, progress, a phase marker)
@@ -112,8 +113,10 @@ class Evidence:
             if chosen.get("exception") or chosen.get("message"):
                 return chosen
             # A traceback cut before its exception line (the paste, or the record, ended early) names nothing:
-            # the first one that names its exception says more.
-            return next((item for item in self.tb_causes if item.get("exception")), chosen)
+            # the first one that names its exception says more, else an error line that names one (a paste
+            # that begins at a worker's exception line, its traceback above it not copied).
+            lines = [*self.error_lines, *([self.first_error] if self.first_error else [])]
+            return next((item for item in [*self.tb_causes, *lines] if item.get("exception")), chosen)
         if self.line_causes:
             return self.line_causes[0]
         if self.error_lines:

@@ -163,9 +163,8 @@ class LineRules(EvidenceRules):
             self._tb_sigs[line.key] = []
             self._mark_request(line, line_no)
             return
-        if is_bare_exception(msg) and (line_no == 1 or after_frame(line, prev_raw)):
-            # A traceback whose header was cut off (a pasted tail, maybe down to its exception line, the log's
-            # first): its exception line still names the cause.
+        if is_bare_exception(msg) and after_frame(line, prev_raw):
+            # A traceback whose header was cut off (a pasted tail): its exception line still names the cause.
             for tb in self._tbs.start_headless(line, line_no, ending):
                 self._on_traceback(tb, events)
             self._tb_sigs[line.key] = []
