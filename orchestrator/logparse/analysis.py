@@ -48,6 +48,7 @@ class Evidence:
     clean_line: int | None = None
     stop_line: int | None = None  # the job was told to stop (a signal, a shutdown request) or said it is done
     first_error: dict[str, Any] | None = None  # the first error line of the log, pending or not
+    named_error: dict[str, Any] | None = None  # the first error line naming an exception, pending or not
     died_line: int | None = None  # a process died (a fatal symptom) before any clean end or stop
 
     @staticmethod
@@ -77,6 +78,8 @@ class Evidence:
         self._keep(self.error_lines, cause, OTHER_TEXT_CAP)
         if self.first_error is None:
             self.first_error = cause.to_dict()
+        if self.named_error is None and cause.exception:
+            self.named_error = cause.to_dict()
 
     def pending_error(self) -> bool:
         """An error line with no sign of life after it."""
@@ -113,10 +116,12 @@ class Evidence:
             if chosen.get("exception") or chosen.get("message"):
                 return chosen
             # A traceback cut before its exception line (the paste, or the record, ended early) names nothing:
-            # the first one that names its exception says more, else an error line that names one (a paste
-            # that begins at a worker's exception line, its traceback above it not copied).
-            lines = [*self.error_lines, *([self.first_error] if self.first_error else [])]
-            return next((item for item in [*self.tb_causes, *lines] if item.get("exception")), chosen)
+            # the first cause that names its exception says more (another traceback, a line showing a known
+            # cause), else an error line that names one (a paste that begins at a worker's exception line, its
+            # traceback above it not copied), else a line showing a known cause.
+            lines = [*self.error_lines, *(item for item in (self.first_error, self.named_error) if item)]
+            named = (item for item in [*self.tb_causes, *self.line_causes, *lines] if item.get("exception"))
+            return next(named, self.line_causes[0] if self.line_causes else chosen)
         if self.line_causes:
             return self.line_causes[0]
         if self.error_lines:

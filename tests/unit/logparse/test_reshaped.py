@@ -100,6 +100,36 @@ def test_a_flattened_paste_cut_above_the_raise_line() -> None:
     assert rc.message.startswith("NCCL error: unhandled system error")
 
 
+
+def test_a_flattened_prefixed_paste_names_its_exception_after_many_error_lines() -> None:
+    """h01's worker traceback as a paste: cut above its first frame, indentation lost after vLLM's prefix
+    (every frame and source line an ERROR record, more of them than are kept as pending error lines; the
+    line above the exception is a source line, not a ``raise``), and cut again after the next process's
+    ``Traceback`` header: the exception line below the frames is the cause, not the header that names
+    nothing."""
+    lines = (DATA / "heldout" / "h01_v0_vllmworkerprocess_oom.log").read_bytes().splitlines(keepends=True)
+    first = next(i for i, ln in enumerate(lines) if b"multiproc_worker_utils.py:233]   File " in ln)
+    last = next(i for i, ln in enumerate(lines) if b"] torch.OutOfMemoryError: " in ln)
+    assert last - first > 8 and b"raise" not in lines[last - 1]
+    log = flattened(b"".join(lines[first:last + 1])) + b"Process SpawnProcess-1:\nTraceback (most recent call last):\n"
+    rc = analyze_bytes(log).root_cause
+    assert rc is not None and (rc.exception, rc.line_no) == ("torch.OutOfMemoryError", last - first + 1)
+    assert rc.message.startswith("CUDA out of memory")
+
+
+def test_the_first_error_line_naming_an_exception_is_kept_past_the_pending_ones() -> None:
+    """The same shape with an exception no signature knows (a weight missing from a quantised checkpoint):
+    it is the ninth error line, past those kept as pending, and still the cause."""
+    frame = (b'ERROR 12-05 20:24:46 engine.py:366] File "/v/model_executor/models/utils.py", line 175, in _load\n'
+             b"ERROR 12-05 20:24:46 engine.py:366] module_load_weights(weights)\n")
+    log = (frame * 4 + b"ERROR 12-05 20:24:46 engine.py:366] param = params_dict[name]\n"
+           b"ERROR 12-05 20:24:46 engine.py:366] KeyError: 'layers.0.mlp.down_proj.weight_scale'\n"
+           b"Process SpawnProcess-1:\nTraceback (most recent call last):\n")
+    rc = analyze_bytes(log).root_cause
+    assert rc is not None and (rc.exception, rc.line_no) == ("KeyError", 10)
+    assert rc.message == "'layers.0.mlp.down_proj.weight_scale'"
+
+
 def test_double_spaced_log_keeps_the_files_line_numbers() -> None:
     """r27 with an empty line after every line: the cause is found at the file's line, and the note says
     how the log was read."""
