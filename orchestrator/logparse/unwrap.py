@@ -12,11 +12,13 @@ in the verdict are still the file's (``remap``).
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass
 
 from orchestrator.logparse.analysis import Analysis
+from orchestrator.logparse.prefixes import parse_line
 
 #: Widths taken for a terminal's; rows of exactly the width needed, and the share of them whose next line
 #: may start like an ordinary line (a continuation starts anywhere in a line's text).
@@ -24,6 +26,8 @@ _WIDTHS = range(60, 1001)
 _MIN_ROWS = 3
 _MAX_NORMAL_NEXT = 0.5
 _START = 6  # bytes compared for "starts like the log's lines usually do"
+_ANSI = re.compile(rb"\x1b\[[0-9;]*m")
+_LEVEL_START = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?::| )")  # uvicorn's, Python logging's
 
 
 @dataclass(frozen=True)
@@ -45,16 +49,23 @@ def wrap_width(sample: bytes) -> Wrapping | None:
     width = max(map(len, lines))
     # Rows of the width, less a drawn table's (nvidia-smi's ``| ... |`` / ``+---+``: all of one width).
     rows = [i for i, ln in enumerate(lines) if len(ln) == width and not (ln[:1] in b"|+" and ln[-1:] in b"|+")]
-    if width not in _WIDTHS or len(rows) < _MIN_ROWS or len({lines[i] for i in rows}) < _MIN_ROWS:
+    # Fewer rows do when two follow each other: one line more than twice the width (a short paste).
+    enough = len(rows) >= _MIN_ROWS or any(b - a == 1 for a, b in zip(rows, rows[1:]))
+    if width not in _WIDTHS or not enough or len({lines[i] for i in rows}) < min(_MIN_ROWS, len(rows)):
         return None
+    if 2 * sum(lines[i].endswith(b"  ") for i in rows) > len(rows):
+        return None  # rows padded to the width (a layout drawn in columns, ``rich``'s), not cut at it
     # How lines start, counted on lines that surely start one (not after a row of the width).
     usual = Counter(ln[:_START] for i, ln in enumerate(lines) if i == 0 or len(lines[i - 1]) != width)
     common = {start for start, n in usual.most_common(8) if n >= max(2, sum(usual.values()) // 20)}
     # A next line starting like lines do, or like the row itself (lines repeated with small changes: one
     # device-side assert per GPU thread), is a line of its own; a continuation starts mid-text.
-    after = [(lines[i + 1][:_START], lines[i][:_START]) for i in rows if i + 1 < len(lines)]
-    normal = sum(1 for start, own in after if start in common or (start == own and own.strip()))
-    return Wrapping(width, frozenset(common)) if after and normal <= _MAX_NORMAL_NEXT * len(after) else None
+    after = [(lines[i + 1], lines[i][:_START]) for i in rows if i + 1 < len(lines)]
+    normal = sum(1 for nxt, own in after
+                 if nxt[:_START] in common or (nxt[:_START] == own and own.strip()) or _own_line(nxt))
+    # With only two rows (one long line), the line after each must be a continuation.
+    most = _MAX_NORMAL_NEXT * len(after) if len(rows) >= _MIN_ROWS else 0
+    return Wrapping(width, frozenset(common)) if after and normal <= most else None
 
 
 class Unwrapper:
@@ -83,7 +94,8 @@ class Unwrapper:
         out: list[bytes] = []
         for row in block.splitlines(keepends=True):
             text = row.rstrip(b"\r\n")
-            if self._joined and text[:_START] in self._starts_like:  # the row before was a line that long
+            if self._joined and (text[:_START] in self._starts_like or _own_line(text)):
+                # The row before was a line that long.
                 out.append(b"\n")
                 self._line += 1
             elif self._joined:
@@ -103,3 +115,15 @@ class Unwrapper:
     def remap(self, analysis: Analysis) -> Analysis:
         """``analysis`` with line numbers and sizes of the file, not of the joined text."""
         return analysis.renumbered(self.file_line, analysis.lines + len(self._starts), self.read)
+
+
+def _own_line(row: bytes) -> bool:
+    """Whether a row after a row of the width cannot continue it: an empty row (a terminal makes none for a
+    line that fills it exactly), a process prefix alone (what precedes a progress bar's frames once its
+    ``\r`` became a line break: a progress section has rows of one width), or a log record's start."""
+    text = _ANSI.sub(b"", row).strip()
+    if not text:
+        return True
+    line = parse_line(text.decode("utf-8", "replace"))
+    return (line.level is not None or (line.pid is not None and not line.message.strip())
+            or _LEVEL_START.match(line.message) is not None)

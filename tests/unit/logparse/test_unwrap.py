@@ -31,6 +31,36 @@ def test_a_drawn_table_or_repeated_lines_of_one_width_are_not_a_wrap() -> None:
                                for i in range(10, 40)) + b"RuntimeError: CUDA error\n") is None
 
 
+def test_no_short_stretch_of_a_log_is_taken_for_a_wrap() -> None:
+    """Pastes are short: every 12- and 30-line stretch of every log here, as it is and with ``\n`` endings,
+    is left alone (one line more than twice a width is enough to see a wrap, so this guards the rule)."""
+    wrong = []
+    for path in LOGS:
+        lines = plain(path.read_bytes()).splitlines(keepends=True)
+        for size in (12, 30):
+            for at in range(0, max(1, len(lines) - size), size // 2):
+                if wrap_width(b"".join(lines[at:at + size])) is not None:
+                    wrong.append(f"{path.name}:{at + 1}+{size}")
+    assert not wrong, wrong[:10]
+
+
+def test_a_short_paste_with_one_line_wrapped_twice_is_joined() -> None:
+    """The end of w01's EngineCore traceback and the start of the API server's, pasted from a 90-column
+    terminal: its one long line, the ImportError, wrapped into three rows, is enough to see the wrap, and
+    the exception's message is whole again."""
+    log = plain((DATA / "wild" / "w01_flash_attn_undefined_symbol.log").read_bytes())
+    lines = log.replace(b"\x1b[0;36m", b"").replace(b"\x1b[0;0m", b"").splitlines(keepends=True)
+    at = next(i for i, ln in enumerate(lines) if ln.startswith(b"(EngineCore_DP0 pid=531757) ImportError: "))
+    paste = b"".join(lines[at - 1:at + 1] + lines[at + 2:at + 5])  # less the other process's NCCL warning
+    rows = hard_wrapped(paste, 90)
+    assert [len(row) for row in rows.split(b"\n")].count(90) == 2
+    found = wrap_width(rows)
+    assert found is not None and found.width == 90
+    rc = analyze_bytes(rows).root_cause
+    assert rc is not None and rc.exception == "ImportError"
+    assert rc.message.endswith("undefined symbol: _ZNK3c106SymInt6sym_neERKS0_")
+
+
 def _long_lines(path: Path, width: int) -> int:
     return sum(1 for line in plain(path.read_bytes()).split(b"\n") if len(line) > width)
 
