@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter
+from itertools import pairwise
 from dataclasses import dataclass
 
 from orchestrator.logparse.analysis import Analysis
@@ -50,7 +51,7 @@ def wrap_width(sample: bytes) -> Wrapping | None:
     # Rows of the width, less a drawn table's (nvidia-smi's ``| ... |`` / ``+---+``: all of one width).
     rows = [i for i, ln in enumerate(lines) if len(ln) == width and not (ln[:1] in b"|+" and ln[-1:] in b"|+")]
     # Fewer rows do when two follow each other: one line more than twice the width (a short paste).
-    enough = len(rows) >= _MIN_ROWS or any(b - a == 1 for a, b in zip(rows, rows[1:]))
+    enough = len(rows) >= _MIN_ROWS or any(b - a == 1 for a, b in pairwise(rows))
     if width not in _WIDTHS or not enough or len({lines[i] for i in rows}) < min(_MIN_ROWS, len(rows)):
         return None
     if 2 * sum(lines[i].endswith(b"  ") for i in rows) > len(rows):
