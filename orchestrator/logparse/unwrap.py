@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter
-from itertools import pairwise
 from dataclasses import dataclass
+from itertools import pairwise
 
 from orchestrator.logparse.analysis import Analysis
 from orchestrator.logparse.prefixes import parse_line
