@@ -40,6 +40,9 @@ _PYDANTIC_ITEM_RE = re.compile(r"^(?:Value error, |Assertion failed, |Input shou
                                r"information visit https://errors\.pydantic\.dev)|\[type=\w+")
 #: A frame line whose indentation was lost (a paste rendered as text: Markdown, a chat message, a web page).
 _FRAME_RE = re.compile(r'^File "[^"]*", line \d+|^[~^]+$')  # a caret line marks a part of the source line
+#: A source line whose statement goes on over the next lines: it ends open (a bracket, a comma) or stands for
+#: lines left out (``...<7 lines>...``).
+_STATEMENT_GOES_ON = re.compile(r"[(\[{,]$|^\.\.\.<\d+ lines>\.\.\.$")
 #: Names of exceptions that may stand with no message (``KeyboardInterrupt``, ``StopIteration``).
 _BARE_NAMES = ("Error", "Exception", "Interrupt", "Exit", "Iteration")
 #: Lines of a raw exception's message kept after its first line.
@@ -250,8 +253,13 @@ class TracebackAssembler:
                 return True
             if (msg[0] in "F^~" and _FRAME_RE.match(msg) is not None) or (code and not exception_like(msg)):
                 # The traceback lost its indentation on the way (pasted as text): a frame line, and the source
-                # line after it, are still frames.
-                tb.code_next = msg.startswith("File ")
+                # line after it, are still frames; so are the next lines of a statement shown over several
+                # (Python 3.13: an argument per line, ``...<7 lines>...``, the closing bracket), and a caret
+                # line keeps what came before it.
+                if msg[0] in "^~" and _FRAME_RE.match(msg) is not None:
+                    tb.code_next = code
+                else:
+                    tb.code_next = msg.startswith("File ") or (code and _STATEMENT_GOES_ON.search(msg) is not None)
                 tb.add(msg, line_no)
                 return True
             self._exception_line(tb, msg, line_no)

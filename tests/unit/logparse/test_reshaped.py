@@ -64,6 +64,29 @@ def test_flattened_traceback_keeps_its_frames_and_exception() -> None:
     assert rc.traceback is not None and rc.traceback.count("File ") == 2
 
 
+def test_flattened_python313_statement_over_several_lines_is_source() -> None:
+    """Python 3.13 shows a statement over several lines (an argument per line, ``...<7 lines>...`` for those
+    left out, the closing bracket): with the indentation lost, those lines are still the frame's source."""
+    log = (b"Traceback (most recent call last):\n"
+           b'File "/v/v1/engine/core.py", line 98, in __init__\n'
+           b"self.model_executor = executor_class(\n"
+           b"vllm_config,\n"
+           b"^^^^^^^^^^^^\n"
+           b"...<3 lines>...\n"
+           b"internal_dp_balancing,\n"
+           b"^^^^^^^^^^^^^^^^^^^^^^\n"
+           b")\n"
+           b'File "/v/v1/worker/utils.py", line 254, in request_memory\n'
+           b"raise ValueError(\n"
+           b"...<7 lines>...\n"
+           b")\n"
+           b"ValueError: Free memory on device cuda:0 (9.91/11.5 GiB) on startup is less than desired GPU memory "
+           b"utilization (0.92, 10.58 GiB).\n")
+    rc = analyze_bytes(log).root_cause
+    assert rc is not None and (rc.exception, rc.line_no) == ("ValueError", 1)
+    assert rc.message.startswith("Free memory on device cuda:0") and "\n" not in rc.message
+
+
 @pytest.mark.parametrize("line, exc", [
     ("ValueError: bad", True), ("torch.OutOfMemoryError: CUDA out of memory", True), ("KeyboardInterrupt", True),
     ("inner: _PyHarmonyEncoding = _load_harmony_encoding(name)", False), ("raise RuntimeError(f'x')", False),
