@@ -50,6 +50,9 @@ class Evidence:
     first_error: dict[str, Any] | None = None  # the first error line of the log, pending or not
     named_error: dict[str, Any] | None = None  # the first error line naming an exception, pending or not
     died_line: int | None = None  # a process died (a fatal symptom) before any clean end or stop
+    #: The last traceback cause the front end logged as an error record: [its first line, its last line]; the
+    #: request it failed may be answered with a 4xx just after it (``answered``).
+    answerable: list[int] | None = None
 
     @staticmethod
     def _keep(items: list[dict[str, Any]], cause: RootCause, text_cap: int) -> None:
@@ -80,6 +83,23 @@ class Evidence:
             self.first_error = cause.to_dict()
         if self.named_error is None and cause.exception:
             self.named_error = cause.to_dict()
+
+    def answered(self, line_no: int) -> bool:
+        """A request was answered with a 4xx at ``line_no``: a front-end traceback that ended just before it
+        was that request's failure, not the job's; it becomes a pending error line.  Whether one did."""
+        if self.answerable is None:
+            return False
+        first, last = self.answerable
+        self.answerable = None
+        if not 0 < line_no - last <= 2:
+            return False
+        item = next((c for c in self.tb_causes if c["line_no"] == first), None)
+        if item is None:
+            return False
+        self.tb_causes.remove(item)
+        if len(self.error_lines) < KEEP:
+            self.error_lines.append(item)
+        return True
 
     def pending_error(self) -> bool:
         """An error line with no sign of life after it."""

@@ -44,6 +44,7 @@ from orchestrator.logparse.weighing import CALL_FAILED, ERROR_LINE, EvidenceRule
 
 _WEIGHTS = re.compile(r"Loading weights took (?P<s>[\d.]+)")
 _WHAT = re.compile(r"^\s*what\(\):\s*(?P<msg>.*)$")
+_CPP_FRAME = re.compile(r"frame #\d+: ")
 
 
 class LineRules(EvidenceRules):
@@ -180,7 +181,9 @@ class LineRules(EvidenceRules):
                 self._ev.amend_line_cause(self._terminate_line, m.group("msg").strip()[:4096])
                 self._terminate_line = None
                 self._dirty = True
-        sigs = self._cat.match(msg)
+        # A C++ backtrace's frame (``frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x10c``) names
+        # functions, not what went wrong: the message above or below it does.
+        sigs = () if msg.startswith("frame #") and _CPP_FRAME.match(msg) else self._cat.match(msg)
         for sig in sigs:
             self._count(sig, line_no, line.process, events)
         is_error = line.level == "ERROR" or (line.level is None and "ERROR" in msg
@@ -204,6 +207,8 @@ class LineRules(EvidenceRules):
             m = marker.pattern.search(msg)
             if m is None:
                 continue
+            if self._ev.answerable is not None and 400 <= int(m.groupdict().get("status") or 0) < 500:
+                self._dirty |= self._ev.answered(line_no)  # the request that front-end traceback failed
             if ahead:
                 if self._weights_s is None and (w := _WEIGHTS.search(msg)):
                     self._weights_s = float(w.group("s"))

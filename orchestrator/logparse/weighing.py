@@ -134,6 +134,8 @@ class EvidenceRules:
             self._ev.add_error_line(cause)
         else:
             self._ev.add_traceback_cause(cause)
+            if tb.process in _FRONTENDS and tb.level == "ERROR":
+                self._ev.answerable = [tb.line_no, tb.end_line]
         self._dirty = True
 
     def _mark_request(self, line: ParsedLine, line_no: int) -> None:

@@ -1,0 +1,86 @@
+"""How pasted logs end (issue 15): the shell's word for a killed process, a C++ backtrace's frames around the
+message that matters, and a front end's traceback answered with a 4xx (one request's failure, not the job's).
+The texts are written the way bash, zsh, Slurm, PyTorch and vLLM print them."""
+
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.logparse import analyze_bytes
+
+START = (b"INFO 11-20 10:45:55 model_runner.py:680] Starting to load model /models/qwen...\n"
+         b"Loading safetensors checkpoint shards: 100% Completed | 1/1 [00:01<00:00,  1.23s/it]\n"
+         b"INFO 11-20 10:45:57 model_runner.py:692] Loading model weights took 1.9900 GB\n"
+         b"INFO 11-20 10:45:57 gpu_executor.py:102] # GPU blocks: 12453, # CPU blocks: 2730\n")
+
+
+@pytest.mark.parametrize("last", [
+    b"Killed",
+    b"Segmentation fault (core dumped)",
+    b"Aborted (core dumped)",
+    b"./serve.sh: line 14: 48213 Killed                  vllm serve /models/qwen --swap-space 64",
+    b"zsh: killed     vllm serve /models/qwen",
+    b"srun: error: gpu-node-3: task 0: Killed",
+    b"slurmstepd: error: Detected 1 oom_kill event in StepId=5512.0. Some of the step tasks have been OOM Killed.",
+])
+def test_the_shells_word_for_a_killed_process_is_the_cause(last: bytes) -> None:
+    a = analyze_bytes(START + last + b"\n")
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.line_no, a.root_cause.message) == (
+        "shell_killed", 5, last.decode())
+    assert "OOM killer" in (a.root_cause.hint or "")
+
+
+@pytest.mark.parametrize("line", [
+    b"INFO 11-20 10:46:01 launcher.py:27] Killed 3 stale workers from an earlier run",
+    b"WARNING 11-20 10:46:01 utils.py:12] The process may be Killed by the OOM killer if swap is too large",
+])
+def test_the_word_inside_a_record_is_not_a_kill(line: bytes) -> None:
+    assert not analyze_bytes(START + line + b"\n").failed
+
+
+def test_a_cpp_backtrace_frame_naming_nccl_is_not_the_cause() -> None:
+    """A paste that begins in the frames of PyTorch's C++ backtrace (``ncclCommWatchdog`` names NCCL and a
+    watchdog, nothing more): the watchdog's own line below it is the cause."""
+    log = (b"frame #2: c10d::ProcessGroupNCCL::watchdogHandler() + 0x233 (0x7f10 in /torch/lib/libtorch_cuda.so)\n"
+           b"frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x10c (0x7f11 in /torch/lib/libtorch_cuda.so)\n"
+           b"frame #4: <unknown function> + 0xdbbf4 (0x7f12 in /lib/libstdc++.so.6)\n"
+           b"\n"
+           b"[rank3]:[E ProcessGroupNCCL.cpp:563] [Rank 3] Watchdog caught collective operation timeout: "
+           b"WorkNCCL(SeqNum=7, OpType=ALLGATHER, NumelIn=8, NumelOut=64, Timeout(ms)=600000) ran for 600012 "
+           b"milliseconds before timing out.\n"
+           b"[rank3]:[E ProcessGroupNCCL.cpp:583] [Rank 3] To avoid data inconsistency, we are taking the entire "
+           b"process down.\n")
+    rc = analyze_bytes(log).root_cause
+    assert rc is not None and (rc.signature, rc.line_no, rc.process) == ("nccl_error", 5, "rank3")
+    assert "Watchdog caught collective operation timeout" in rc.message
+
+
+FRONT_END_TB = (
+    b'ERROR 02-08 11:19:09 serving_chat.py:193]   File "/py/json/decoder.py", line 356, in raw_decode\n'
+    b'ERROR 02-08 11:19:09 serving_chat.py:193]     raise JSONDecodeError("Expecting value", s, err.value)\n'
+    b"ERROR 02-08 11:19:09 serving_chat.py:193] json.decoder.JSONDecodeError: Expecting value: line 1 column 1\n")
+
+
+def test_a_front_end_traceback_answered_with_a_4xx_is_one_requests_failure() -> None:
+    """A paste cut into a serving log: the API server's traceback, then uvicorn answering that request 400
+    and the next ones 200: one request failed, the server went on."""
+    log = FRONT_END_TB + (b'INFO:     10.0.0.5:1886 - "POST /v1/chat/completions HTTP/1.1" 400 Bad Request\n'
+                          b'INFO:     10.0.0.5:1890 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n')
+    a = analyze_bytes(log)
+    assert not a.failed and a.root_cause is None and a.errors > 0
+
+
+def test_a_front_end_traceback_answered_with_a_5xx_stays_a_cause() -> None:
+    log = FRONT_END_TB + b'INFO:     10.0.0.5:1886 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error\n'
+    rc = analyze_bytes(log).root_cause
+    assert rc is not None and rc.exception == "json.decoder.JSONDecodeError"
+    assert analyze_bytes(log).failed
+
+
+def test_an_engine_traceback_before_a_4xx_stays_a_cause() -> None:
+    """Only the front end answers requests: a worker's traceback just before a 400 is still the job's."""
+    log = FRONT_END_TB.replace(b"ERROR 02-08", b"(VllmWorkerProcess pid=7) ERROR 02-08") + (
+        b'INFO:     10.0.0.5:1886 - "POST /v1/chat/completions HTTP/1.1" 400 Bad Request\n')
+    a = analyze_bytes(log)
+    assert a.failed and a.root_cause is not None and a.root_cause.process == "VllmWorkerProcess"
