@@ -44,6 +44,7 @@ class Evidence:
     line_causes: list[dict[str, Any]] = field(default_factory=list)
     error_lines: list[dict[str, Any]] = field(default_factory=list)  # pending: no sign of life since
     symptoms: list[dict[str, Any]] = field(default_factory=list)
+    aftermath: list[dict[str, Any]] = field(default_factory=list)  # symptoms of the teardown itself
     echo_refs: list[str] = field(default_factory=list)
     clean_line: int | None = None
     stop_line: int | None = None  # the job was told to stop (a signal, a shutdown request) or said it is done
@@ -109,8 +110,8 @@ class Evidence:
         """A sign of life: the job went on after its error lines, so none of them is a cause any more."""
         self.error_lines.clear()
 
-    def add_symptom(self, cause: RootCause) -> None:
-        self._keep(self.symptoms, cause, 0)
+    def add_symptom(self, cause: RootCause, aftermath: bool = False) -> None:
+        self._keep(self.aftermath if aftermath else self.symptoms, cause, 0)
 
     def add_echo(self, ref: str) -> None:
         if len(self.echo_refs) < KEEP and ref not in self.echo_refs:
@@ -118,12 +119,12 @@ class Evidence:
 
     def wrong_so_far(self) -> bool:
         """Whether anything pointing at a failure has been seen: a cause, a symptom or a pending error line."""
-        return bool(self.tb_causes or self.line_causes or self.symptoms) or self.pending_error()
+        return bool(self.tb_causes or self.line_causes or self.symptoms or self.aftermath) or self.pending_error()
 
     def failed(self) -> bool:
         if self.tb_causes or self.line_causes:
             return True
-        return bool(self.symptoms) and (self.clean_line is None or self.died_line is not None)
+        return bool(self.symptoms or self.aftermath) and (self.clean_line is None or self.died_line is not None)
 
     def root_cause(self) -> RootCause | None:
         item = self.root_item()
@@ -149,8 +150,8 @@ class Evidence:
             # "Invocation of wake_up method failed", a bare ERROR record): the first pending one with a
             # traceback, when there is one.
             return next((item for item in self.error_lines if item.get("traceback")), self.error_lines[0])
-        if self.symptoms and self.failed():
-            return self.symptoms[0]
+        if (self.symptoms or self.aftermath) and self.failed():
+            return (self.symptoms or self.aftermath)[0]
         return None
 
     def _echoed_index(self) -> int:

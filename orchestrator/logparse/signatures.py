@@ -36,6 +36,7 @@ class Signature:
     points_to: re.Pattern[str] | None = None
     harmless: bool = False  # a warning that is not even evidence when vLLM logs it as an ERROR record
     fatal: bool = False  # a symptom that says a process died: a clean end after it is its consequence
+    aftermath: bool = False  # a symptom of the teardown itself: the root shown only when no other symptom is
 
     def matches(self, text: str) -> bool:
         """True when ``text`` (a decoded, prefix-stripped line) shows this signature."""
@@ -197,6 +198,7 @@ def _signature_from(entry: dict[str, Any]) -> Signature:
             points_to=re.compile(str(points)) if points else None,
             harmless=bool(entry.get("harmless", False)),
             fatal=bool(entry.get("fatal", False)),
+            aftermath=bool(entry.get("aftermath", False)),
         )
     except (KeyError, ValueError, re.error) as err:
         if isinstance(err, CatalogueError):

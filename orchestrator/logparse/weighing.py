@@ -76,7 +76,7 @@ class EvidenceRules:
         if causes:
             self._ev.add_line_cause(cause)
         elif symptoms:
-            self._ev.add_symptom(cause)
+            self._ev.add_symptom(cause, all(s.aftermath for s in symptoms))
             if self._ev.clean_line is None and self._ev.died_line is None and any(s.fatal for s in symptoms):
                 self._ev.died_line = line_no  # the shutdown that may follow is the death's, not an orderly one
         elif is_error:
@@ -128,7 +128,7 @@ class EvidenceRules:
             stop = tb.line_no
         if symptom or tb.exception in _STOP_EXCEPTIONS or (stop is not None and 0 < tb.line_no - stop <= STOP_WINDOW):
             # A consequence, a signal, or a traceback printed while the job was shutting down in order.
-            self._ev.add_symptom(cause)
+            self._ev.add_symptom(cause, symptom and self._aftermath_only(first_exc))
         elif request:
             # One request failed (answered 4xx); a failure only if nothing shows the server going on after it.
             self._ev.add_error_line(cause)
@@ -137,6 +137,11 @@ class EvidenceRules:
             if tb.process in _FRONTENDS and tb.level == "ERROR":
                 self._ev.answerable = [tb.line_no, tb.end_line]
         self._dirty = True
+
+    def _aftermath_only(self, text: str) -> bool:
+        """Whether every symptom ``text`` shows is one of the teardown itself (a socket closed under a client)."""
+        symptoms = [s for s in self._cat.match(text) if s.severity is Severity.SYMPTOM]
+        return bool(symptoms) and all(s.aftermath for s in symptoms)
 
     def _mark_request(self, line: ParsedLine, line_no: int) -> None:
         """A traceback while serving that is the failure of one call: the front end's, logged as an error

@@ -1,6 +1,7 @@
 """How pasted logs end (issue 15): the shell's word for a killed process, a C++ backtrace's frames around the
-message that matters, and a front end's traceback answered with a 4xx (one request's failure, not the job's).
-The texts are written the way bash, zsh, Slurm, PyTorch and vLLM print them."""
+message that matters, a front end's traceback answered with a 4xx (one request's failure, not the job's), and
+the client sockets an engine that died leaves behind.  The texts are written the way bash, zsh, Slurm,
+PyTorch, asyncio and vLLM print them."""
 
 from __future__ import annotations
 
@@ -84,3 +85,34 @@ def test_an_engine_traceback_before_a_4xx_stays_a_cause() -> None:
         b'INFO:     10.0.0.5:1886 - "POST /v1/chat/completions HTTP/1.1" 400 Bad Request\n')
     a = analyze_bytes(log)
     assert a.failed and a.root_cause is not None and a.root_cause.process == "VllmWorkerProcess"
+
+
+def _zmq_closed(task: int) -> bytes:
+    return (b"Task exception was never retrieved\n"
+            b"future: <Task finished name='Task-%d' coro=<MQLLMEngineClient.run_output_handler_loop() done> "
+            b"exception=ZMQError('Operation not supported')>\n"
+            b"Traceback (most recent call last):\n"
+            b'  File "/v/engine/multiprocessing/client.py", line 184, in run_output_handler_loop\n'
+            b"    while await self.output_socket.poll(timeout=VLLM_RPC_TIMEOUT\n"
+            b'  File "/zmq/_future.py", line 400, in poll\n'
+            b"    raise _zmq.ZMQError(_zmq.ENOTSUP)\n"
+            b"zmq.error.ZMQError: Operation not supported\n") % task
+
+
+def test_sockets_closed_under_the_client_are_not_the_cause_of_an_engine_that_died() -> None:
+    """vLLM 0.6's engine process dies without a word after sizing its cache: asyncio reports each client
+    task's ``ZMQError`` (its socket closed under it), then the API server says the engine failed to start:
+    that is what the log can say, not the sockets."""
+    log = (START + _zmq_closed(2) + _zmq_closed(3) + b"Traceback (most recent call last):\n"
+           b'  File "/v/entrypoints/openai/api_server.py", line 210, in build_async_engine_client_from_engine_args\n'
+           b"    raise RuntimeError(\n"
+           b"RuntimeError: Engine process failed to start. See stack trace for the root cause.\n")
+    a = analyze_bytes(log)
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.signature) == ("RuntimeError", "engine_start_failed_echo")
+    assert {s.id: s.count for s in a.signatures}["zmq_socket_closed"] == 2
+
+
+def test_closed_sockets_alone_still_say_something_died() -> None:
+    a = analyze_bytes(START + _zmq_closed(2))
+    assert a.failed and a.root_cause is not None and a.root_cause.signature == "zmq_socket_closed"

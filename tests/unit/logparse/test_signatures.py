@@ -50,6 +50,7 @@ EXAMPLES = {
     "device_assert": "/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [0,0,0], thread: "
                      "[5,0,0] Assertion `-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"` failed.",
     "cli_usage_error": "vllm serve: error: unrecognized arguments: --num-speculative-tokens 3",
+    "zmq_socket_closed": "zmq.error.ZMQError: Operation not supported",
     "shell_killed": "run.sh: line 12: 48213 Killed                  python -m vllm.entrypoints.openai.api_server",
     "ray_gpus_short": "The number of required GPUs exceeds the total number of available GPUs in the placement "
                       "group.",
