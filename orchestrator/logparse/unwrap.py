@@ -28,6 +28,8 @@ _MIN_ROWS = 3
 _MAX_NORMAL_NEXT = 0.5
 _START = 6  # bytes compared for "starts like the log's lines usually do"
 _ANSI = re.compile(rb"\x1b\[[0-9;]*m")
+_HEADER = "Traceback (most recent call last):"
+_FRAME = re.compile(rb'File "[^"]*", line \d+, in ')
 _LEVEL_START = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?::| )")  # uvicorn's, Python logging's
 
 
@@ -61,9 +63,9 @@ def wrap_width(sample: bytes) -> Wrapping | None:
     common = {start for start, n in usual.most_common(8) if n >= max(2, sum(usual.values()) // 20)}
     # A next line starting like lines do, or like the row itself (lines repeated with small changes: one
     # device-side assert per GPU thread), is a line of its own; a continuation starts mid-text.
-    after = [(lines[i + 1], lines[i][:_START]) for i in rows if i + 1 < len(lines)]
-    normal = sum(1 for nxt, own in after
-                 if nxt[:_START] in common or (nxt[:_START] == own and own.strip()) or _own_line(nxt))
+    after = [(lines[i + 1], lines[i]) for i in rows if i + 1 < len(lines)]
+    normal = sum(1 for nxt, row in after if nxt[:_START] in common or (nxt[:_START] == row[:_START] and row.strip())
+                 or _own_line(nxt) or _source_after_frame(row, nxt))
     # With only two rows (one long line), the line after each must be a continuation.
     most = _MAX_NORMAL_NEXT * len(after) if len(rows) >= _MIN_ROWS else 0
     return Wrapping(width, frozenset(common)) if after and normal <= most else None
@@ -77,6 +79,7 @@ class Unwrapper:
         self._rest = b""
         self._line = 0  # lines given out
         self._joined = False  # the line being given out continues on the next row
+        self._row = b""  # the last row read
         self._starts: list[int] = []  # given-out lines (0-based) after which the input had one more line
         self.read = 0  # input bytes
 
@@ -95,13 +98,14 @@ class Unwrapper:
         out: list[bytes] = []
         for row in block.splitlines(keepends=True):
             text = row.rstrip(b"\r\n")
-            if self._joined and (text[:_START] in self._starts_like or _own_line(text)):
+            if self._joined and (text[:_START] in self._starts_like or _own_line(text)
+                                 or _source_after_frame(self._row, text)):
                 # The row before was a line that long.
                 out.append(b"\n")
                 self._line += 1
             elif self._joined:
                 self._starts.append(self._line)
-            self._joined = len(text) == self._width
+            self._joined, self._row = len(text) == self._width, text
             if self._joined:
                 out.append(text)
             else:
@@ -127,4 +131,10 @@ def _own_line(row: bytes) -> bool:
         return True
     line = parse_line(text.decode("utf-8", "replace"))
     return (line.level is not None or (line.pid is not None and not line.message.strip())
-            or _LEVEL_START.match(line.message) is not None)
+            or _LEVEL_START.match(line.message) is not None or line.message.startswith(_HEADER))
+
+
+def _source_after_frame(row: bytes, nxt: bytes) -> bool:
+    """Whether ``nxt`` is the source line a whole frame line shows under it (indented deeper than ``File``):
+    a row that wrapped mid-frame goes on mid-text."""
+    return nxt.startswith(b"    ") and _FRAME.search(row) is not None
