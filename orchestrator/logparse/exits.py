@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import signal
+from collections.abc import Mapping
+from typing import Any
 
 from orchestrator.logparse.analysis import Analysis
 from orchestrator.logparse.events import RootCause
@@ -21,6 +23,16 @@ _SIGNALS: dict[int, tuple[str, str]] = {
     signal.SIGSEGV: ("segmentation fault (SIGSEGV)", "segfault"),
     signal.SIGBUS: ("bus error (SIGBUS)", "segfault"),
 }
+
+
+#: Root causes that say no more than the exit status does: the shell's ``Killed`` (a job run from a script).
+_ONLY_A_SIGNAL = frozenset({"shell_killed"})
+
+
+def names_only_a_signal(root_cause: Mapping[str, Any] | None) -> bool:
+    """Whether a run's recorded root cause (JSON) is none, or one that says no more than its exit status:
+    what the host's kernel log says of a SIGKILL is then still worth asking for, and recording."""
+    return root_cause is None or root_cause.get("signature") in _ONLY_A_SIGNAL
 
 
 def exit_signal(exit_code: int | None) -> int | None:

@@ -19,6 +19,7 @@ from typing import Any
 
 from orchestrator.core.runstate import Liveness, RunStatus, ended, status_from_liveness
 from orchestrator.logparse import exit_root_cause
+from orchestrator.logparse.exits import names_only_a_signal
 from orchestrator.logparse.events import RootCause
 from orchestrator.monitoring.liveness import cancel_reached_host, liveness_from, lost_reason, lost_root_cause
 from worker.protocol import RunStatusReport
@@ -82,8 +83,9 @@ def settle(report: RunStatusReport, live: Liveness, stored: StoredRun, *, log_fa
     status = status_from_liveness(live, cancel_requested=cancel_requested, log_failed=log_failed)
     rc = report.rc
     found: RootCauseFound | None = None
-    if status is RunStatus.FAILED and stored.root_cause is None:
-        killed = killed or exit_root_cause(rc)  # a log that just stops: the exit status may say why
+    if status is RunStatus.FAILED and names_only_a_signal(stored.root_cause):
+        # A log that just stops (or ends in the shell's "Killed"): the kernel log or the exit status says why.
+        killed = killed or (exit_root_cause(rc) if stored.root_cause is None else None)
         if killed is not None:
             found = RootCauseFound(killed.to_json(), killed.signature, sets_signature=True)
     phase = stored.phase

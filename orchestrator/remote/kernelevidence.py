@@ -16,7 +16,7 @@ import signal
 from orchestrator.errors import EorchError
 from orchestrator.logparse import exit_root_cause
 from orchestrator.logparse.events import RootCause
-from orchestrator.logparse.exits import exit_signal
+from orchestrator.logparse.exits import exit_signal, names_only_a_signal
 from orchestrator.logparse.kernel import killed_cause
 from orchestrator.monitoring.liveness import cancel_reached_host
 from orchestrator.remote.hosts import HostSession
@@ -33,7 +33,7 @@ async def killed_root_cause(session: HostSession, run: Run, live: RunStatusRepor
     """The root cause the exit status ``live.rc`` names (None for a plain exit), with the kernel log's
     evidence when it is SIGKILL."""
     cause = exit_root_cause(live.rc)
-    if (cause is None or exit_signal(live.rc) != signal.SIGKILL or run.root_cause is not None
+    if (cause is None or exit_signal(live.rc) != signal.SIGKILL or not names_only_a_signal(run.root_cause)
             or cancel_reached_host(live) or live.scheduler):
         return cause
     try:

@@ -10,6 +10,7 @@ The job itself is real: it writes a real vLLM log and dies of a real SIGKILL.
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -59,10 +60,10 @@ def _killed_job() -> list[str]:
     return [sys.executable, "-c", code]
 
 
-def _run_killed(tmp_path: Path, env: str | None) -> dict:
+def _run_killed(tmp_path: Path, env: str | None, job: list[str] | None = None) -> dict:
     root = tmp_path / "remote-root"
     eorch("host", "add", "gpu", "testbox", "--root", str(root), *(("--env", env) if env else ()))
-    run = launch(*_killed_job())
+    run = launch(*(job or _killed_job()))
     eorch("watch", run["id"], "--until-done", check=False)
     record = show(run["id"])
     assert (record["status"], record["phase"], record["exit_code"]) == ("failed", "failed", 137)
@@ -84,6 +85,16 @@ def test_oom_kill_in_journalctl_is_the_root_cause(eorch_home: Path, tmp_path: Pa
     assert 0 < until - since < 600
     text = eorch("show", record["id"]).stdout
     assert "killed by the kernel's OOM killer (Killed process 4242 (python3)" in text
+
+
+def test_the_kernel_log_is_asked_when_the_log_ends_in_the_shells_killed(eorch_home: Path, tmp_path: Path) -> None:
+    """The same job run from a script: bash writes "bash: line 1: PID Killed ..." into the log and exits
+    137.  That line says no more than the exit status: the kernel log is asked, and its OOM kill is the cause."""
+    root = tmp_path / "remote-root"
+    script = f"{shlex.join(_killed_job())}; exit $?"  # not the last command: bash forks and reports the kill
+    record = _run_killed(tmp_path, _tools(tmp_path, root, journalctl=OOM_JOURNALCTL), ["bash", "-c", script])
+    assert record["root_cause"]["signature"] == "oom_killed", record["root_cause"]
+    assert "Killed" in eorch("logs", record["id"]).stdout
 
 
 def test_dmesg_is_read_when_journalctl_has_no_journal(eorch_home: Path, tmp_path: Path) -> None:

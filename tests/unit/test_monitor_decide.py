@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from orchestrator.core.runstate import RunStatus
+from orchestrator.logparse.events import RootCause
 from orchestrator.monitoring.decide import StoredRun, assess, settle
 from orchestrator.monitoring.liveness import PENDING_GRACE_S
 from worker.protocol import RunStatusReport
@@ -94,6 +95,19 @@ class TestSettle:
         """A traceback in the log is the root cause even when the process was killed afterwards."""
         stored = StoredRun(RunStatus.RUNNING, root_cause=TRACEBACK_CAUSE)
         rep = report(alive=False, rc=137)
+        assert settle(rep, assess(rep, stored).liveness, stored, log_failed=True).root_cause is None
+
+    def test_the_kernel_log_wins_over_the_shells_killed(self) -> None:
+        """A job run from a script: bash writes "line 12: 4821 Killed python ..." into the log and exits 137.
+        That line says no more than the exit status: what the host's kernel log says of the kill replaces it;
+        with nothing from the kernel log the shell's line stays."""
+        shell = {"exception": None, "message": "run.sh: line 12: 4821 Killed python serve.py", "process": "main",
+                 "traceback": None, "signature": "shell_killed", "line_no": 40, "hint": None}
+        stored = StoredRun(RunStatus.RUNNING, root_cause=shell)
+        rep = report(alive=False, rc=137)
+        oom = RootCause(None, "killed by the kernel's OOM killer (anon-rss 180 GiB)", None, None, "oom_killed", 40)
+        found = settle(rep, assess(rep, stored).liveness, stored, log_failed=True, killed=oom).root_cause
+        assert found is not None and found.signature == "oom_killed"
         assert settle(rep, assess(rep, stored).liveness, stored, log_failed=True).root_cause is None
 
     def test_a_plain_exit_status_names_no_root_cause(self) -> None:
