@@ -19,8 +19,8 @@ from typing import Any
 
 from orchestrator.core.runstate import Liveness, RunStatus, ended, status_from_liveness
 from orchestrator.logparse import exit_root_cause
-from orchestrator.logparse.exits import names_only_a_signal
 from orchestrator.logparse.events import RootCause
+from orchestrator.logparse.exits import names_only_a_signal
 from orchestrator.monitoring.liveness import cancel_reached_host, liveness_from, lost_reason, lost_root_cause
 from worker.protocol import RunStatusReport
 
