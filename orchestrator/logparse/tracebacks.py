@@ -41,13 +41,18 @@ _PYDANTIC_ITEM_RE = re.compile(r"^(?:Value error, |Assertion failed, |Input shou
 #: A frame line whose indentation was lost (a paste rendered as text: Markdown, a chat message, a web page).
 _FRAME_RE = re.compile(r'^File "[^"]*", line \d+|^[~^]+$')  # a caret line marks a part of the source line
 #: A source line whose statement goes on over the next lines: it ends open (a bracket, a comma) or stands for
-#: lines left out (``...<7 lines>...``).
+#: lines left out (``...<7 lines>...``); open brackets are counted too (``_brackets``).
 _STATEMENT_GOES_ON = re.compile(r"[(\[{,]$|^\.\.\.<\d+ lines>\.\.\.$")
 #: Names of exceptions that may stand with no message (``KeyboardInterrupt``, ``StopIteration``).
 _BARE_NAMES = ("Error", "Exception", "Interrupt", "Exit", "Iteration")
 #: Lines of a raw exception's message kept after its first line.
 _CONTINUATION_CAP = 32
 _FRAMES, _AFTER_EXC, _CHAINED = "frames", "after_exc", "chain"
+
+
+def _brackets(code: str) -> int:
+    """Brackets a source line opens, less those it closes."""
+    return sum(map(code.count, "([{")) - sum(map(code.count, ")]}"))
 
 
 def is_header(message: str) -> bool:
@@ -111,6 +116,7 @@ class _Open:
     head: str | None = None  # prefix + record header of the header line: frame lines start with it too
     continued: int = 0  # continuation lines of a raw exception message
     code_next: bool = False  # the last line was a frame line at column 0: the next may be its source line
+    depth: int = 0  # brackets left open by the source lines shown at column 0 since the frame line
 
     def add(self, text: str, line_no: int, important: bool = False) -> None:
         self.last_line = line_no
@@ -254,12 +260,15 @@ class TracebackAssembler:
             if (msg[0] in "F^~" and _FRAME_RE.match(msg) is not None) or (code and not exception_like(msg)):
                 # The traceback lost its indentation on the way (pasted as text): a frame line, and the source
                 # line after it, are still frames; so are the next lines of a statement shown over several
-                # (Python 3.13: an argument per line, ``...<7 lines>...``, the closing bracket), and a caret
-                # line keeps what came before it.
+                # (Python 3.13: while a bracket is open, after a trailing comma, ``...<7 lines>...``), and a
+                # caret line keeps what came before it.
                 if msg[0] in "^~" and _FRAME_RE.match(msg) is not None:
                     tb.code_next = code
+                elif msg.startswith("File "):
+                    tb.code_next, tb.depth = True, 0
                 else:
-                    tb.code_next = msg.startswith("File ") or (code and _STATEMENT_GOES_ON.search(msg) is not None)
+                    tb.depth = max(0, tb.depth + _brackets(msg)) if code else 0
+                    tb.code_next = code and (tb.depth > 0 or _STATEMENT_GOES_ON.search(msg) is not None)
                 tb.add(msg, line_no)
                 return True
             self._exception_line(tb, msg, line_no)

@@ -66,7 +66,8 @@ def test_flattened_traceback_keeps_its_frames_and_exception() -> None:
 
 def test_flattened_python313_statement_over_several_lines_is_source() -> None:
     """Python 3.13 shows a statement over several lines (an argument per line, ``...<7 lines>...`` for those
-    left out, the closing bracket): with the indentation lost, those lines are still the frame's source."""
+    left out, the closing bracket, carets under each): with the indentation lost, those lines are still the
+    frame's source, whether or not a line ends with a comma."""
     log = (b"Traceback (most recent call last):\n"
            b'File "/v/v1/engine/core.py", line 98, in __init__\n'
            b"self.model_executor = executor_class(\n"
@@ -76,6 +77,13 @@ def test_flattened_python313_statement_over_several_lines_is_source() -> None:
            b"internal_dp_balancing,\n"
            b"^^^^^^^^^^^^^^^^^^^^^^\n"
            b")\n"
+           b'File "/v/v1/worker/gpu_model_runner.py", line 6228, in profile_run\n'
+           b"hidden_states, last_hidden_states = self._dummy_run(\n"
+           b"~~~~~~~~~~~~~~~^\n"
+           b"self.max_num_tokens, is_profile=True\n"
+           b"^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+           b")\n"
+           b"^\n"
            b'File "/v/v1/worker/utils.py", line 254, in request_memory\n'
            b"raise ValueError(\n"
            b"...<7 lines>...\n"
