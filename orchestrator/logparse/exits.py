@@ -35,6 +35,24 @@ def names_only_a_signal(root_cause: Mapping[str, Any] | None) -> bool:
     return root_cause is None or root_cause.get("signature") in _ONLY_A_SIGNAL
 
 
+def after_signal_only(root_cause: Mapping[str, Any] | None, killed: RootCause | None) -> RootCause | None:
+    """What replaces a recorded root cause that ``names_only_a_signal``, once ``killed`` (what the exit status
+    or the host's kernel log says of the kill) is known; None keeps the recorded one.
+
+    A kernel log that names the kill (an OOM kill, an Xid) wins.  When it names nothing, the shell's own line
+    (``run.sh: line 12: 4821 Killed python serve.py``: the command killed) is kept, with what the kernel log
+    check added to the bare signal (not readable; no entry around the end)."""
+    bare, sig_id = _SIGNALS[signal.SIGKILL]
+    if killed is None or root_cause is None or killed.signature != sig_id:
+        return killed
+    added = killed.message[len(bare):] if killed.message.startswith(bare) else f" — {killed.message}"
+    if not added:
+        return None
+    said = str(root_cause.get("message") or "")
+    return RootCause(root_cause.get("exception"), f"{said}{added}"[:600], root_cause.get("process"),
+                     root_cause.get("traceback"), root_cause.get("signature"), killed.line_no)
+
+
 def exit_signal(exit_code: int | None) -> int | None:
     """The signal that ended the process, from ``128 + N`` or ``-N``; None for a plain exit."""
     if exit_code is None or exit_code == 0:

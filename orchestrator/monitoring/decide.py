@@ -20,7 +20,7 @@ from typing import Any
 from orchestrator.core.runstate import Liveness, RunStatus, ended, status_from_liveness
 from orchestrator.logparse import exit_root_cause
 from orchestrator.logparse.events import RootCause
-from orchestrator.logparse.exits import names_only_a_signal
+from orchestrator.logparse.exits import after_signal_only, names_only_a_signal
 from orchestrator.monitoring.liveness import cancel_reached_host, liveness_from, lost_reason, lost_root_cause
 from worker.protocol import RunStatusReport
 
@@ -85,7 +85,7 @@ def settle(report: RunStatusReport, live: Liveness, stored: StoredRun, *, log_fa
     found: RootCauseFound | None = None
     if status is RunStatus.FAILED and names_only_a_signal(stored.root_cause):
         # A log that just stops (or ends in the shell's "Killed"): the kernel log or the exit status says why.
-        killed = killed or (exit_root_cause(rc) if stored.root_cause is None else None)
+        killed = after_signal_only(stored.root_cause, killed or exit_root_cause(rc))
         if killed is not None:
             found = RootCauseFound(killed.to_json(), killed.signature, sets_signature=True)
     phase = stored.phase

@@ -110,6 +110,23 @@ class TestSettle:
         assert found is not None and found.signature == "oom_killed"
         assert settle(rep, assess(rep, stored).liveness, stored, log_failed=True).root_cause is None
 
+    def test_the_shells_killed_keeps_its_command_when_the_kernel_log_names_nothing(self) -> None:
+        """The bare exit status (a Slurm job, whose kernel log is not asked) says less than bash's line, which
+        names the command: the line stays.  A kernel log read in vain adds what it found to the line."""
+        shell = {"exception": None, "message": "run.sh: line 12: 4821 Killed python serve.py", "process": "main",
+                 "traceback": None, "signature": "shell_killed"}
+        stored = StoredRun(RunStatus.RUNNING, root_cause=shell)
+        rep = report(alive=False, rc=137)
+        live = assess(rep, stored).liveness
+        bare = RootCause(None, "killed (SIGKILL; OOM killer?)", None, None, "killed", 0)
+        assert settle(rep, live, stored, log_failed=True, killed=bare).root_cause is None
+        nothing = RootCause(None, "killed (SIGKILL; OOM killer?) — no OOM-killer or GPU Xid entry in the kernel "
+                            "log (journalctl -k) around its end", None, None, "killed", 0)
+        found = settle(rep, live, stored, log_failed=True, killed=nothing).root_cause
+        assert found is not None and found.signature == "shell_killed"
+        assert found.root_cause["message"] == ("run.sh: line 12: 4821 Killed python serve.py — no OOM-killer or "
+                                               "GPU Xid entry in the kernel log (journalctl -k) around its end")
+
     def test_a_plain_exit_status_names_no_root_cause(self) -> None:
         """Exit 1 says nothing by itself: the root cause stays as the log left it."""
         rep = report(alive=False, rc=1)
