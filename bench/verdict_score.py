@@ -16,11 +16,14 @@ With ``--transforms``, also as seven log collectors write it (normalised, and ea
 docker compose's timestamps and columns, journalctl's two formats, ``srun --label``), as a terminal's copy
 hard-wraps it (at 120 columns), with every line ending in ``\\r\\n`` (``unix2dos``, a Windows editor), with its
 indentation lost (a paste rendered as text) and with an empty line after every line (a web page's copy).
+A UTF-16 log (a Windows PowerShell redirect) is transformed as the text it holds, in UTF-8: a collector or a
+terminal passes on characters, not the file's bytes.
 """
 
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
 import sys
 from pathlib import Path
@@ -72,6 +75,13 @@ def judge(item: dict[str, Any], verdict: dict[str, Any]) -> str | None:
     return None
 
 
+def _as_text(data: bytes) -> bytes:
+    """The log's text in UTF-8: a UTF-16 file (with its byte-order mark) transcoded, any other as it is."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16").encode("utf-8")
+    return data
+
+
 def score(directory: Path, more: bool = False) -> dict[str, Any]:
     items = json.loads((directory / "expected.json").read_text())
     rows = []
@@ -79,7 +89,7 @@ def score(directory: Path, more: bool = False) -> dict[str, Any]:
         data = (directory / item["file"]).read_bytes()
         forms = [("as stored", data), ("normalised", plain(data))]
         if more:
-            forms += transforms(data)
+            forms += transforms(_as_text(data))
         for form, payload in forms:
             verdict = analyze_bytes(payload).to_json(file=item["file"])
             rows.append({"file": item["file"], "form": form, "wrong": judge(item, verdict)})
