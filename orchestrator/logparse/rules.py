@@ -39,7 +39,12 @@ from orchestrator.logparse.phases import (
 )
 from orchestrator.logparse.prefixes import ParsedLine, multiprocessing_header, parse_line, prefix_only
 from orchestrator.logparse.signatures import Catalogue, load_catalogue
-from orchestrator.logparse.tracebacks import TracebackAssembler, is_bare_exception, is_header
+from orchestrator.logparse.tracebacks import (
+    TracebackAssembler,
+    debugger_exception,
+    is_bare_exception,
+    is_header,
+)
 from orchestrator.logparse.weighing import CALL_FAILED, ERROR_LINE, EvidenceRules, after_frame
 
 _WEIGHTS = re.compile(r"Loading weights took (?P<s>[\d.]+)")
@@ -163,6 +168,12 @@ class LineRules(EvidenceRules):
                 self._on_traceback(tb, events)
             self._tb_sigs[line.key] = []
             self._mark_request(line, line_no)
+            return
+        debugged = debugger_exception(msg)
+        if debugged is not None:
+            for tb in self._tbs.start_debugger(line, line_no, debugged):
+                self._on_traceback(tb, events)
+            self._tb_sigs[line.key] = []
             return
         if is_bare_exception(msg) and after_frame(line, prev_raw):
             # A traceback whose header was cut off (a pasted tail): its exception line still names the cause.

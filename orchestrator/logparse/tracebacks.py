@@ -7,7 +7,9 @@ Two shapes arrive:
   that ends in a bare ``\\n``;
 * raw stderr (Python's excepthook, ``traceback.print_exc()``, a child's ``Process EngineCore:`` block): the
   traceback ends after the exception line unless a chain marker (``During handling of the above
-  exception...``) follows.
+  exception...``) follows;
+* a debugger's (VS Code's ``Exception has occurred: ValueError``, pasted from its pop-up): the exception is
+  named first, its message on the lines after, then the frames, innermost first, and no exception line.
 
 The exception of a chained traceback is the *first* one: the others happened while handling it.
 """
@@ -47,7 +49,10 @@ _STATEMENT_GOES_ON = re.compile(r"[(\[{,]$|^\.\.\.<\d+ lines>\.\.\.$")
 _BARE_NAMES = ("Error", "Exception", "Interrupt", "Exit", "Iteration")
 #: Lines of a raw exception's message kept after its first line.
 _CONTINUATION_CAP = 32
-_FRAMES, _AFTER_EXC, _CHAINED = "frames", "after_exc", "chain"
+#: VS Code's (debugpy's) pop-up on an uncaught exception: ``Exception has occurred: ValueError`` and, at times,
+#: ``(note: full exception trace is shown but execution is paused at: <module>)`` after it.
+_DEBUGGER_RE = re.compile(r"^Exception has occurred: (?P<exc>[A-Za-z_][\w.]*)(?:\s|$)")
+_FRAMES, _AFTER_EXC, _CHAINED, _DEBUG_MSG = "frames", "after_exc", "chain", "debug_msg"
 
 
 def _brackets(code: str) -> int:
@@ -57,6 +62,14 @@ def _brackets(code: str) -> int:
 
 def is_header(message: str) -> bool:
     return message.startswith(HEADERS) or message.rstrip().endswith(HEADERS)
+
+
+def debugger_exception(message: str) -> str | None:
+    """The exception a debugger's ``Exception has occurred: X`` line names, else None."""
+    if not message.startswith("Exception has occurred: "):
+        return None
+    m = _DEBUGGER_RE.match(message)
+    return None if m is None else m.group("exc")
 
 
 def is_bare_exception(message: str) -> bool:
@@ -171,6 +184,15 @@ class TracebackAssembler:
         self._open[line.key] = tb
         return closed
 
+    def start_debugger(self, line: ParsedLine, line_no: int, exception: str) -> list[Traceback]:
+        """Open a traceback at a debugger's ``Exception has occurred: X`` line; its message comes next."""
+        closed = self._close(line.key)
+        tb = _Open(line.key, line.process, line.record, line.level, line_no, line_no, crlf=False,
+                   exception=exception, state=_DEBUG_MSG)
+        tb.add(line.message.rstrip(), line_no, important=True)
+        self._open[line.key] = tb
+        return closed
+
     def start_headless(self, line: ParsedLine, line_no: int, ending: Ending) -> list[Traceback]:
         """Open a traceback at an exception line whose header and first frames were cut off."""
         closed = self._close(line.key)
@@ -252,6 +274,15 @@ class TracebackAssembler:
         return True, []
 
     def _step(self, tb: _Open, msg: str, line_no: int) -> bool:
+        if tb.state == _DEBUG_MSG:
+            if msg.lstrip().startswith("File ") and _FRAME_RE.match(msg.lstrip()) is not None:
+                # The first frame: the message is whole; it is what an exception line would have said.
+                tb.state, tb.code_next = _FRAMES, not msg[:1].isspace()
+                tb.exception_lines.append(f"{tb.exception}: {tb.message or ''}"[:4096])
+            elif msg.strip() and len(tb.lines) <= _CONTINUATION_CAP:
+                tb.message = msg.strip() if tb.message is None else f"{tb.message}\n{msg.strip()}"[:4096]
+            tb.add(msg, line_no, important=True)
+            return True
         if tb.state == _FRAMES:
             code, tb.code_next = tb.code_next, False
             if not msg or msg[:1].isspace() or is_header(msg):

@@ -32,6 +32,10 @@ _STOP_EXCEPTIONS = frozenset({"SystemExit", "KeyboardInterrupt", "asyncio.except
 STOP_WINDOW = 2000
 #: Writers whose tracebacks while serving are one request's failure (the server answers it and serves on).
 _FRONTENDS = frozenset({"APIServer", "main"})
+#: The record header of vLLM's OpenAI request handlers (``serving_chat.py``, ``serving_completion.py``,
+#: ``serving_engine.py``, ...; ``chat_completion/serving.py`` since 0.17): they log a request's failure, then
+#: answer it with an error.
+_HANDLER = re.compile(r"(?:^|[\s[])serving(?:_\w+)?\.py:\d+\]")
 #: The engine's record of a utility call that failed: the caller gets the failure, the engine goes on.
 CALL_FAILED = re.compile(r"^Invocation of \S+ method failed")
 
@@ -144,9 +148,16 @@ class EvidenceRules:
         return bool(symptoms) and all(s.aftermath for s in symptoms)
 
     def _mark_request(self, line: ParsedLine, line_no: int) -> None:
-        """A traceback while serving that is the failure of one call: the front end's, logged as an error
-        record or after uvicorn's ``Exception in ASGI application``, or any process's right after it said a
-        utility call failed."""
+        """A traceback that is the failure of one call: one logged by the OpenAI server's request handlers
+        (``[serving_chat.py:N]``: they run only for a request, so whatever the phase, and in a paste cut
+        above the start-up), or, while serving, the front end's, logged as an error record or after
+        uvicorn's ``Exception in ASGI application``, or any process's right after it said a utility call
+        failed."""
+        if (line.level == "ERROR" and line.process in _FRONTENDS and line.record is not None
+                and _HANDLER.search(line.record) is not None):
+            if line.key not in self._request_tbs:
+                self._request_tbs.append(line.key)
+            return
         if self._phase.rank < Phase.SERVING.rank:
             return
         said = self._call_failed_at.pop(line.key, None)

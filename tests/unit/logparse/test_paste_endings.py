@@ -72,11 +72,21 @@ def test_a_front_end_traceback_answered_with_a_4xx_is_one_requests_failure() -> 
     assert not a.failed and a.root_cause is None and a.errors > 0
 
 
-def test_a_front_end_traceback_answered_with_a_5xx_stays_a_cause() -> None:
-    log = FRONT_END_TB + b'INFO:     10.0.0.5:1886 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error\n'
-    rc = analyze_bytes(log).root_cause
-    assert rc is not None and rc.exception == "json.decoder.JSONDecodeError"
-    assert analyze_bytes(log).failed
+def test_a_request_handlers_traceback_is_one_requests_failure_whatever_the_answer() -> None:
+    """``serving_chat.py`` logs a request's failure and answers it (500 for a bug of its own): the traceback is
+    offered as the cause should the server die next, but the server has not failed yet; it is the same with
+    no answer in the paste (cut there) and above the start-up."""
+    for after in (b'INFO:     10.0.0.5:1886 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error\n', b""):
+        a = analyze_bytes(FRONT_END_TB + after)
+        assert not a.failed
+        assert a.root_cause is not None and a.root_cause.exception == "json.decoder.JSONDecodeError"
+
+
+def test_a_front_end_traceback_of_another_module_answered_with_a_5xx_stays_a_cause() -> None:
+    log = FRONT_END_TB.replace(b"serving_chat.py", b"api_server.py") + (
+        b'INFO:     10.0.0.5:1886 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error\n')
+    a = analyze_bytes(log)
+    assert a.failed and a.root_cause is not None and a.root_cause.exception == "json.decoder.JSONDecodeError"
 
 
 def test_an_engine_traceback_before_a_4xx_stays_a_cause() -> None:

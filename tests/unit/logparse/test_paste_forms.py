@@ -1,0 +1,115 @@
+"""Pasted text in forms a log file never has (issue 15): a debugger's pop-up, and pastes cut just after the line
+that says what happened (NCCL's ``WARN``, a worker that died without a word), before the traceback that
+follows it names anything.  The texts are written the way VS Code (debugpy), NCCL and vLLM print them."""
+
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.logparse import analyze_bytes
+
+FRAMES = (b'  File "/work/train/draft/model.py", line 212, in __init__\n'
+          b"    self.fc = nn.Linear(2 * config.hidden_size, config.hidden_size, bias=bias)\n"
+          b'  File "/work/train/draft/train.py", line 88, in main\n'
+          b"    draft = Eagle3Draft(config)\n"
+          b'  File "/work/train/draft/train.py", line 140, in <module>\n'
+          b"    main()\n")
+
+
+@pytest.mark.parametrize("header", [
+    b"Exception has occurred: TypeError",
+    (b"Exception has occurred: TypeError       (note: full exception trace is shown but execution is paused at: "
+     b"<module>)"),
+])
+def test_a_debuggers_pop_up_names_the_exception_and_its_message(header: bytes) -> None:
+    """VS Code shows the exception first, its message on the next lines, then the frames (innermost first),
+    and no exception line at the end."""
+    log = header + b"\nunsupported operand type(s) for *: 'int' and 'NoneType'\n" + FRAMES
+    a = analyze_bytes(log)
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.message, a.root_cause.line_no) == (
+        "TypeError", "unsupported operand type(s) for *: 'int' and 'NoneType'", 1)
+    assert "train.py" in (a.root_cause.traceback or "")
+
+
+def test_a_debuggers_pop_up_keeps_a_message_of_several_lines_and_its_flattened_frames() -> None:
+    log = (b"Exception has occurred: ValueError\n"
+           b"Draft vocabulary size mismatch:\n"
+           b"  expected 32000, got 128256\n"
+           + b"\n".join(line.strip() for line in FRAMES.splitlines()) + b"\n"
+           + b"ValueError: Draft vocabulary size mismatch:\n")
+    rc = analyze_bytes(log).root_cause
+    assert rc is not None and rc.exception == "ValueError"
+    assert rc.message == "Draft vocabulary size mismatch:\nexpected 32000, got 128256"
+
+
+def test_a_debugger_stopped_by_hand_is_not_a_failure() -> None:
+    a = analyze_bytes(b"Exception has occurred: KeyboardInterrupt\nexception: no description\n" + FRAMES)
+    assert not a.failed
+
+
+def test_the_words_inside_a_record_are_not_a_pop_up() -> None:
+    log = b"INFO 12-01 10:00:00 [runner.py:12] Exception has occurred: none, retrying the download\n"
+    assert not analyze_bytes(log).failed
+
+
+CUT_WORKER_TB = (
+    b"(VllmWorker rank=1 pid=7412) ERROR 08-11 10:45:36 [multiproc_executor.py:511] WorkerProc failed to start.\n"
+    b"(VllmWorker rank=1 pid=7412) ERROR 08-11 10:45:36 [multiproc_executor.py:511] Traceback (most recent call "
+    b"last):\n"
+    b'(VllmWorker rank=1 pid=7412) ERROR 08-11 10:45:36 [multiproc_executor.py:511]   File "/venv/vllm/v1/'
+    b'executor/multiproc_executor.py", line 485, in worker_main\n'
+    b"(VllmWorker rank=1 pid=7412) ERROR 08-11 10:45:36 [multiproc_executor.py:511]     worker = WorkerProc(*args, "
+    b"**kwargs)\n")
+
+
+def test_nccls_warning_of_a_cuda_failure_is_the_cause_above_a_cut_worker_traceback() -> None:
+    log = (b"gpu-a:7411:7411 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+           b"gpu-a:7411:7411 [0] init.cc:416 NCCL WARN Cuda failure 'operation not supported'\n"
+           b"gpu-a:7411:7411 [0] NCCL INFO init.cc:1397 -> 1\n" + CUT_WORKER_TB)
+    rc = analyze_bytes(log).root_cause
+    assert rc is not None and (rc.signature, rc.line_no) == ("nccl_error", 2)
+    assert "Cuda failure 'operation not supported'" in rc.message
+
+
+def test_nccls_other_warnings_are_not_a_cause() -> None:
+    log = b"gpu-a:7411:7411 [0] NCCL WARN NET/IB : No device found.\nINFO 08-11 10:45:40 [api_server.py:1] ok\n"
+    assert not analyze_bytes(log).failed
+
+
+ENGINE_CUT_TB = (
+    b"(EngineCore pid=5004) ERROR 04-03 16:43:53 [core.py:1108] EngineCore failed to start.\n"
+    b"(EngineCore pid=5004) ERROR 04-03 16:43:53 [core.py:1108] Traceback (most recent call last):\n"
+    b'(EngineCore pid=5004) ERROR 04-03 16:43:53 [core.py:1108]   File "/venv/vllm/v1/engine/core.py", line '
+    b"1082, in run_engine_core\n"
+    b"(EngineCore pid=5004) ERROR 04-03 16:43:53 [core.py:1108]     engine_core = EngineCoreProc(*args, **kwargs)\n")
+DIED = (b"(EngineCore pid=5004) ERROR 04-03 16:43:52 [multiproc_executor.py:273] Worker proc VllmWorker-2 died "
+        b"unexpectedly, shutting down executor.\n")
+
+
+def test_a_worker_that_died_without_a_word_is_the_cause_above_a_cut_engine_traceback() -> None:
+    log = b"(Worker_TP2 pid=5010) INFO 04-03 16:43:52 [kernel_warmup.py:69] Warming up FlashInfer attention.\n"
+    rc = analyze_bytes(log + DIED + ENGINE_CUT_TB).root_cause
+    assert rc is not None and (rc.signature, rc.line_no) == ("worker_died", 2)
+    assert "VllmWorker-2 died unexpectedly" in rc.message
+
+
+def test_a_symptom_after_a_cut_traceback_does_not_replace_it() -> None:
+    """What the engine says after the traceback is about the traceback: its frames say more."""
+    log = ENGINE_CUT_TB + b"(APIServer pid=4990) ERROR 04-03 16:43:54 [api_server.py:9] RuntimeError: Engine " \
+                          b"core initialization failed. See root cause above. Failed core proc(s): {}\n"
+    rc = analyze_bytes(log).root_cause
+    assert rc is not None and rc.line_no == 2 and "run_engine_core" in (rc.traceback or "")
+
+
+def test_a_request_handlers_traceback_cut_in_a_paste_is_not_the_servers_failure() -> None:
+    """vLLM's completion handler logs one request's failure (then answers it 400); the paste ends in its
+    traceback, above any line of the start-up."""
+    record = b"ERROR 04-10 01:50:06 [serving_completion.py:116] "
+    log = record + b"Error in preprocessing prompt inputs\n" + b"".join(record + line + b"\n" for line in (
+        b"Traceback (most recent call last):",
+        b'  File "/venv/vllm/entrypoints/openai/serving_completion.py", line 108, in create_completion',
+        b"    request_prompts, engine_prompts = await self._preprocess_completion("))
+    a = analyze_bytes(log)
+    assert not a.failed and a.errors > 0
+    assert analyze_bytes(log.replace(b"serving_completion.py:116", b"core.py:1108")).failed  # not a handler
