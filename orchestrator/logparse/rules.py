@@ -39,9 +39,9 @@ from orchestrator.logparse.phases import (
 )
 from orchestrator.logparse.prefixes import ParsedLine, multiprocessing_header, parse_line, prefix_only
 from orchestrator.logparse.signatures import Catalogue, load_catalogue
+from orchestrator.logparse.tbforms import debugger_exception, is_ipython_header
 from orchestrator.logparse.tracebacks import (
     TracebackAssembler,
-    debugger_exception,
     is_bare_exception,
     is_header,
 )
@@ -160,7 +160,7 @@ class LineRules(EvidenceRules):
     def _classify(self, line: ParsedLine, line_no: int, ending: Ending, prev_raw: bytes | None,
                   events: list[LogEvent]) -> None:
         msg = line.message
-        if is_header(msg):
+        if is_header(msg) or is_ipython_header(msg):
             process = line.process
             if line.pid is None and prev_raw is not None:
                 process = multiprocessing_header(decode(prev_raw)) or process

@@ -8,8 +8,7 @@ Two shapes arrive:
 * raw stderr (Python's excepthook, ``traceback.print_exc()``, a child's ``Process EngineCore:`` block): the
   traceback ends after the exception line unless a chain marker (``During handling of the above
   exception...``) follows;
-* a debugger's (VS Code's ``Exception has occurred: ValueError``, pasted from its pop-up): the exception is
-  named first, its message on the lines after, then the frames, innermost first, and no exception line.
+* a debugger's pop-up and IPython's report (``tbforms``).
 
 The exception of a chained traceback is the *first* one: the others happened while handling it.
 """
@@ -23,6 +22,7 @@ from typing import Any
 
 from orchestrator.logparse.lines import Ending
 from orchestrator.logparse.prefixes import ParsedLine
+from orchestrator.logparse.tbforms import is_ipython_header, is_rule
 
 #: Bytes of text kept per traceback; exception lines are kept beyond it.
 TRACEBACK_CAP = 64 * 1024
@@ -49,9 +49,6 @@ _STATEMENT_GOES_ON = re.compile(r"[(\[{,]$|^\.\.\.<\d+ lines>\.\.\.$")
 _BARE_NAMES = ("Error", "Exception", "Interrupt", "Exit", "Iteration")
 #: Lines of a raw exception's message kept after its first line.
 _CONTINUATION_CAP = 32
-#: VS Code's (debugpy's) pop-up on an uncaught exception: ``Exception has occurred: ValueError`` and, at times,
-#: ``(note: full exception trace is shown but execution is paused at: <module>)`` after it.
-_DEBUGGER_RE = re.compile(r"^Exception has occurred: (?P<exc>[A-Za-z_][\w.]*)(?:\s|$)")
 _FRAMES, _AFTER_EXC, _CHAINED, _DEBUG_MSG = "frames", "after_exc", "chain", "debug_msg"
 
 
@@ -62,14 +59,6 @@ def _brackets(code: str) -> int:
 
 def is_header(message: str) -> bool:
     return message.startswith(HEADERS) or message.rstrip().endswith(HEADERS)
-
-
-def debugger_exception(message: str) -> str | None:
-    """The exception a debugger's ``Exception has occurred: X`` line names, else None."""
-    if not message.startswith("Exception has occurred: "):
-        return None
-    m = _DEBUGGER_RE.match(message)
-    return None if m is None else m.group("exc")
 
 
 def is_bare_exception(message: str) -> bool:
@@ -130,6 +119,7 @@ class _Open:
     continued: int = 0  # continuation lines of a raw exception message
     code_next: bool = False  # the last line was a frame line at column 0: the next may be its source line
     depth: int = 0  # brackets left open by the source lines shown at column 0 since the frame line
+    ipython: bool = False  # IPython's report: its frame and gutter lines are frames, whatever their indent
 
     def add(self, text: str, line_no: int, important: bool = False) -> None:
         self.last_line = line_no
@@ -179,7 +169,7 @@ class TracebackAssembler:
         text before the message (prefix and record header), when it is plain ASCII-safe text."""
         closed = self._close(line.key)
         tb = _Open(line.key, process, line.record, line.level, line_no, line_no, crlf=ending is Ending.CR,
-                   head=head)
+                   head=head, ipython=is_ipython_header(line.message.rstrip()))
         tb.add(line.message.rstrip(), line_no, important=True)
         self._open[line.key] = tb
         return closed
@@ -283,6 +273,12 @@ class TracebackAssembler:
                 tb.message = msg.strip() if tb.message is None else f"{tb.message}\n{msg.strip()}"[:4096]
             tb.add(msg, line_no, important=True)
             return True
+        if tb.state == _FRAMES and tb.ipython:
+            if msg[:1].isspace() or not exception_like(msg):  # a frame, a gutter line, a blank
+                tb.add(msg, line_no)
+            else:
+                self._exception_line(tb, msg, line_no)
+            return True
         if tb.state == _FRAMES:
             code, tb.code_next = tb.code_next, False
             if not msg or msg[:1].isspace() or is_header(msg):
@@ -314,7 +310,10 @@ class TracebackAssembler:
             tb.state, tb.blanks = _CHAINED, 0
             tb.add(msg, line_no, important=True)
             return True
-        if is_header(msg):
+        if tb.state == _CHAINED and tb.ipython and is_rule(msg):
+            tb.add(msg, line_no)
+            return True
+        if is_header(msg) or (tb.ipython and is_ipython_header(msg)):
             if tb.state == _CHAINED or tb.record is not None:
                 tb.state, tb.blanks = _FRAMES, 0
                 tb.add(msg, line_no, important=True)

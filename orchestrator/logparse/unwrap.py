@@ -20,6 +20,7 @@ from itertools import pairwise
 
 from orchestrator.logparse.analysis import Analysis
 from orchestrator.logparse.prefixes import parse_line
+from orchestrator.logparse.tbforms import is_ipython_header
 
 #: Widths taken for a terminal's; rows of exactly the width needed, and the share of them whose next line
 #: may start like an ordinary line (a continuation starts anywhere in a line's text).
@@ -50,8 +51,7 @@ def wrap_width(sample: bytes) -> Wrapping | None:
     if len(lines) < 2 * _MIN_ROWS:
         return None
     width = max(map(len, lines))
-    # Rows of the width, less a drawn table's (nvidia-smi's ``| ... |`` / ``+---+``: all of one width).
-    rows = [i for i, ln in enumerate(lines) if len(ln) == width and not (ln[:1] in b"|+" and ln[-1:] in b"|+")]
+    rows = [i for i, ln in enumerate(lines) if len(ln) == width and not _laid_out(ln)]
     # Fewer rows do when two follow each other: one line more than twice the width (a short paste).
     enough = len(rows) >= _MIN_ROWS or any(b - a == 1 for a, b in pairwise(rows))
     if width not in _WIDTHS or not enough or len({lines[i] for i in rows}) < min(_MIN_ROWS, len(rows)):
@@ -120,6 +120,17 @@ class Unwrapper:
     def remap(self, analysis: Analysis) -> Analysis:
         """``analysis`` with line numbers and sizes of the file, not of the joined text."""
         return analysis.renumbered(self.file_line, analysis.lines + len(self._starts), self.read)
+
+
+def _laid_out(row: bytes) -> bool:
+    """Whether a row is drawn to a width rather than cut at it: a table's (nvidia-smi's ``| ... |`` /
+    ``+---+``), a rule of dashes, or IPython's traceback header (its exception name padded to 75 columns,
+    under a rule of 75 dashes)."""
+    if row[:1] in b"|+" and row[-1:] in b"|+":
+        return True
+    text = row.strip()
+    return (len(text) > 1 and text.strip(text[:1]) == b"") or (
+        row.endswith(b"Traceback (most recent call last)") and is_ipython_header(row.decode("utf-8", "replace")))
 
 
 def _own_line(row: bytes) -> bool:

@@ -1,6 +1,7 @@
-"""Pasted text in forms a log file never has (issue 15): a debugger's pop-up, and pastes cut just after the line
-that says what happened (NCCL's ``WARN``, a worker that died without a word), before the traceback that
-follows it names anything.  The texts are written the way VS Code (debugpy), NCCL and vLLM print them."""
+"""Pasted text in forms a log file never has (issue 15): a debugger's pop-up, a notebook's traceback, and
+pastes cut just after the line that says what happened (NCCL's ``WARN``, a worker that died without a word),
+before the traceback that follows it names anything.  The texts are written the way VS Code (debugpy),
+IPython 7 and 8, NCCL and vLLM print them."""
 
 from __future__ import annotations
 
@@ -51,6 +52,74 @@ def test_a_debugger_stopped_by_hand_is_not_a_failure() -> None:
 def test_the_words_inside_a_record_are_not_a_pop_up() -> None:
     log = b"INFO 12-01 10:00:00 [runner.py:12] Exception has occurred: none, retrying the download\n"
     assert not analyze_bytes(log).failed
+
+
+IPYTHON8 = b"""---------------------------------------------------------------------------
+ValueError                                Traceback (most recent call last)
+Cell In[4], line 3
+      1 from vllm import LLM, SamplingParams
+----> 3 llm = LLM(model="Qwen/Qwen3-8B", speculative_config={"method": "eagle3", "model": "draft"})
+
+File /opt/conda/lib/python3.11/site-packages/vllm/entrypoints/llm.py:285, in LLM.__init__(self, model, **kwargs)
+    282     engine_args = EngineArgs(model=model, **kwargs)
+--> 285 self.llm_engine = LLMEngine.from_engine_args(engine_args)
+
+File /opt/conda/lib/python3.11/site-packages/vllm/config/speculative.py:402, in SpeculativeConfig._verify(self)
+    400 def _verify(self) -> None:
+    401     if self.num_speculative_tokens is None:
+--> 402         raise ValueError(
+    403             "num_speculative_tokens must be provided with speculative model")
+
+ValueError: num_speculative_tokens must be provided with speculative model
+"""
+
+IPYTHON7 = b"""---------------------------------------------------------------------------
+RuntimeError                              Traceback (most recent call last)
+<ipython-input-3-5d1f0c2a9e51> in <module>
+----> 1 llm = LLM(model="facebook/opt-125m", gpu_memory_utilization=0.99)
+
+/usr/local/lib/python3.8/dist-packages/vllm/worker/worker.py in determine_num_available_blocks(self)
+    160         if num_gpu_blocks <= 0:
+--> 161             raise RuntimeError("No available memory for the cache blocks. "
+    162                                "Try increasing `gpu_memory_utilization`.")
+
+RuntimeError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`.
+"""
+
+
+@pytest.mark.parametrize(("report", "exception", "message", "line_no"), [
+    (IPYTHON8, "ValueError", "num_speculative_tokens must be provided with speculative model", 2),
+    (IPYTHON7, "RuntimeError", "No available memory for the cache blocks.", 2),
+], ids=["ipython8", "ipython7"])
+def test_a_notebooks_traceback_names_its_exception(report: bytes, exception: str, message: str,
+                                                   line_no: int) -> None:
+    """IPython's frames (``Cell In[4], line 3``, ``File /x.py:285, in f``, ``/x.py in f``) and gutter lines
+    (``----> 3 ...``) stand at column 0: they are frames, and the exception line at the end is the cause."""
+    for form in (report, report.replace(b"\n", b"\r\n")):
+        a = analyze_bytes(b"INFO 12-01 10:00:01 [llm.py:1] Loading model\n" + form)
+        assert a.failed and a.root_cause is not None
+        assert (a.root_cause.exception, a.root_cause.line_no) == (exception, line_no + 1)
+        assert message in a.root_cause.message
+        assert "Cell In[4]" in (a.root_cause.traceback or "") or "ipython-input" in (a.root_cause.traceback or "")
+
+
+def test_a_notebooks_chained_traceback_keeps_the_first_exception() -> None:
+    report = (b"-" * 75 + b"\nKeyError                                  Traceback (most recent call last)\n"
+              b"Cell In[2], line 2\n      1 try:\n----> 2     cfg[\"draft_vocab_size\"]\n\n"
+              b"KeyError: 'draft_vocab_size'\n\n"
+              b"During handling of the above exception, another exception occurred:\n\n"
+              + b"-" * 75 + b"\nRuntimeError                              Traceback (most recent call last)\n"
+              b"Cell In[2], line 4\n----> 4     raise RuntimeError(\"bad draft config\")\n\n"
+              b"RuntimeError: bad draft config\n")
+    rc = analyze_bytes(report).root_cause
+    assert rc is not None and (rc.exception, rc.message) == ("KeyError", "'draft_vocab_size'")
+    assert "RuntimeError: bad draft config" in (rc.traceback or "")
+
+
+def test_a_notebook_interrupted_by_hand_is_not_a_failure() -> None:
+    report = (b"-" * 75 + b"\nKeyboardInterrupt                         Traceback (most recent call last)\n"
+              b"Cell In[7], line 1\n----> 1 outputs = llm.generate(prompts, params)\n\nKeyboardInterrupt: \n")
+    assert not analyze_bytes(report).failed
 
 
 CUT_WORKER_TB = (

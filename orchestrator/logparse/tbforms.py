@@ -1,0 +1,42 @@
+"""Tracebacks as other front ends print them: a debugger's pop-up and IPython's (Jupyter's) report.
+
+People paste these into issue threads as often as a log: vLLM's ``LLM(...)`` run in a notebook, a training
+script stopped in VS Code.  Both differ from Python's own in their first line:
+
+* VS Code (debugpy): ``Exception has occurred: ValueError`` (at times with ``(note: full exception trace is
+  shown but execution is paused at: <module>)``), the message on the next lines, then the frames, innermost
+  first, and no exception line at the end;
+* IPython / Jupyter: a rule of dashes, then ``ValueError      Traceback (most recent call last)`` (no colon),
+  frames as ``Cell In[4], line 3`` / ``File /path/x.py:177, in f(...)`` (IPython 8) or
+  ``<ipython-input-4-...> in <module>`` / ``/path/x.py in f(...)`` (IPython 7), each with its source lines
+  behind a line-number gutter (``----> 3 llm = LLM(...)``), blank lines between frames, and Python's
+  exception line at the end.
+"""
+
+from __future__ import annotations
+
+import re
+
+_DEBUGGER_RE = re.compile(r"^Exception has occurred: (?P<exc>[A-Za-z_][\w.]*)(?:\s|$)")
+_IPYTHON_RE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)\s*$")
+
+
+def debugger_exception(message: str) -> str | None:
+    """The exception a debugger's ``Exception has occurred: X`` line names, else None."""
+    if not message.startswith("Exception has occurred: "):
+        return None
+    m = _DEBUGGER_RE.match(message)
+    return None if m is None else m.group("exc")
+
+
+def is_ipython_header(message: str) -> bool:
+    """IPython's first line of a traceback: the exception's name, padded, then ``Traceback (most recent call
+    last)``."""
+    return message.endswith(("(most recent call last)", "(most recent call last) ")) and (
+        _IPYTHON_RE.match(message) is not None)
+
+
+def is_rule(message: str) -> bool:
+    """IPython's rule of dashes above a traceback (and above the next one of a chain)."""
+    text = message.strip()
+    return len(text) >= 20 and text.strip("-") == ""
