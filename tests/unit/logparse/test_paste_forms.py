@@ -182,3 +182,18 @@ def test_a_request_handlers_traceback_cut_in_a_paste_is_not_the_servers_failure(
     a = analyze_bytes(log)
     assert not a.failed and a.errors > 0
     assert analyze_bytes(log.replace(b"serving_completion.py:116", b"core.py:1108")).failed  # not a handler
+
+
+def test_the_executor_failing_after_a_worker_died_is_the_deaths_symptom() -> None:
+    """vLLM 0.11+: the engine's busy loop raises ``RuntimeError: Executor failed.`` for the next request once a
+    worker died; the death is what happened."""
+    record = b"(EngineCore_DP0 pid=5004) ERROR 01-18 22:19:26 [core.py:868] "
+    tb = b"".join(record + line + b"\n" for line in (
+        b"EngineCore encountered a fatal error.",
+        b"Traceback (most recent call last):",
+        b'  File "/venv/vllm/v1/engine/core.py", line 954, in _handle_client_request',
+        b'    raise RuntimeError("Executor failed.")',
+        b"RuntimeError: Executor failed."))
+    serving = b'(APIServer pid=4990) INFO:     127.0.0.1:5100 - "POST /v1/completions HTTP/1.1" 200 OK\n'
+    rc = analyze_bytes(serving + DIED + tb).root_cause
+    assert rc is not None and (rc.signature, rc.line_no) == ("worker_died", 2)

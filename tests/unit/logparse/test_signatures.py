@@ -28,6 +28,7 @@ EXAMPLES = {
     "worker_died": "Worker proc VllmWorker-0 died unexpectedly (exit code: 0), shutting down executor.",
     "engine_dead": "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack "
                    "trace (above) for the root cause.",
+    "executor_failed": "RuntimeError: Executor failed.",
     "engine_init_failed": "RuntimeError: Engine core initialization failed. See root cause above. Failed core "
                           "proc(s): {'EngineCore': 1}",
     "parent_exited": "Parent process exited, terminating worker queues",
