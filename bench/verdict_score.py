@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import codecs
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -54,9 +55,12 @@ def _wanted(item: dict[str, Any]) -> tuple[bool, str | None, list[str], str | No
     return failed, exc, list(texts or []), item.get("process")
 
 
-def judge(item: dict[str, Any], verdict: dict[str, Any]) -> str | None:
-    """None when the verdict is right, else what is wrong (one line)."""
+def judge(item: dict[str, Any], verdict: dict[str, Any], squeezed: bool = False) -> str | None:
+    """None when the verdict is right, else what is wrong (one line).  ``squeezed``: the log's runs of blanks
+    were made one (``flattened``), so the expected texts' are too."""
     failed, exc, texts, process = _wanted(item)
+    if squeezed:
+        texts = [re.sub(r"[ \t]+", " ", t).strip() for t in texts]
     rc = verdict.get("root_cause") or {}
     if verdict["failed"] != failed:
         got = f"{rc.get('exception')}: {str(rc.get('message'))[:80]}" if rc else "no root cause"
@@ -92,7 +96,7 @@ def score(directory: Path, more: bool = False) -> dict[str, Any]:
             forms += transforms(_as_text(data))
         for form, payload in forms:
             verdict = analyze_bytes(payload).to_json(file=item["file"])
-            rows.append({"file": item["file"], "form": form, "wrong": judge(item, verdict)})
+            rows.append({"file": item["file"], "form": form, "wrong": judge(item, verdict, form.startswith("flattened"))})
     right = sum(1 for r in rows if r["wrong"] is None)
     return {"directory": directory.name, "right": right, "total": len(rows),
             "share": round(right / len(rows), 3) if rows else None, "rows": rows}
