@@ -5,7 +5,7 @@ Evidence comes in tiers; the root cause is the earliest item of the best non-emp
 1. tracebacks that are not symptoms (a worker's ``AssertionError``, not the engine's ``Worker failed with
    error '...'`` echo, ``EngineDeadError`` or ``Engine core initialization failed``); when an echo quotes a
    message, the traceback with that message wins; one cut before its exception line yields to one that has it,
-   to an error line naming an exception, to a known cause's line, or to a process's death above it;
+   to an error line naming an exception, to a known cause's line, or to a symptom above it that names a death or an exception;
 2. lines matching a ``cause`` signature outside tracebacks (``Hidden-states write failed ...``);
 3. other error lines (an ``ERROR`` record, a script's ``ERROR: <text>``, one request's traceback) still
    *pending*: no sign of life (a request answered below 500, a throughput line, progress, a phase marker)
@@ -139,13 +139,14 @@ class Evidence:
             # A traceback cut before its exception line (the paste, or the record, ended early) names nothing:
             # the first cause that names its exception says more (another traceback, a line showing a known
             # cause), else an error line that names one (a paste that begins at a worker's exception line, its
-            # traceback above it not copied), else a line showing a known cause, else the line above it that
+            # traceback above it not copied), else a line showing a known cause, else a symptom above it that
             # says a process died ("Worker proc VllmWorker-3 died unexpectedly": a worker that died without a
-            # word, and the engine's traceback about it cut).
+            # word, and the engine's traceback about it cut) or names an exception ("RuntimeError: Worker
+            # failed with error '...'", quoting a worker's).
             lines = [*self.error_lines, *(item for item in (self.first_error, self.named_error) if item)]
             named = (item for item in [*self.tb_causes, *self.line_causes, *lines] if item.get("exception"))
-            died = self.died_line if self.died_line is not None and self.died_line < chosen["line_no"] else None
-            before = (item for item in self.symptoms if item["line_no"] == died and item.get("message"))
+            before = (item for item in self.symptoms if item["line_no"] < chosen["line_no"] and item.get("message")
+                      and (item["line_no"] == self.died_line or item.get("exception")))
             return next(named, self.line_causes[0] if self.line_causes else next(before, chosen))
         if self.line_causes:
             return self.line_causes[0]

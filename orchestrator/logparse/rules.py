@@ -47,6 +47,8 @@ from orchestrator.logparse.tracebacks import (
 )
 from orchestrator.logparse.weighing import CALL_FAILED, ERROR_LINE, EvidenceRules, after_frame
 
+#: A frame's source line raising an exception, indented or with its indentation lost.
+_RAISE = re.compile(r"\s*raise [A-Za-z_][\w.]*\(")
 _WEIGHTS = re.compile(r"Loading weights took (?P<s>[\d.]+)")
 _WHAT = re.compile(r"^\s*what\(\):\s*(?P<msg>.*)$")
 _CPP_FRAME = re.compile(r"frame #\d+: ")
@@ -194,7 +196,10 @@ class LineRules(EvidenceRules):
                 self._dirty = True
         # A C++ backtrace's frame (``frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x10c``) names
         # functions, not what went wrong: the message above or below it does.
-        sigs = () if msg.startswith("frame #") and _CPP_FRAME.match(msg) else self._cat.match(msg)
+        # Nor does a frame's source line (``    raise RuntimeError("Engine core initialization failed. "``): the
+        # exception line below it says what was raised.
+        shown_source = msg.lstrip().startswith("raise ") and _RAISE.match(msg) is not None
+        sigs = () if shown_source or (msg.startswith("frame #") and _CPP_FRAME.match(msg)) else self._cat.match(msg)
         for sig in sigs:
             self._count(sig, line_no, line.process, events)
         is_error = line.level == "ERROR" or (line.level is None and "ERROR" in msg

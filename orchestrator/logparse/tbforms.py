@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 _DEBUGGER_RE = re.compile(r"^Exception has occurred: (?P<exc>[A-Za-z_][\w.]*)(?:\s|$)")
-_IPYTHON_RE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)\s*$")
+_IPYTHON_RE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*)\s+Traceback \(most recent call last\)\s*$")  # 1 blank: flattened
 
 
 def debugger_exception(message: str) -> str | None:
@@ -32,8 +32,15 @@ def debugger_exception(message: str) -> str | None:
 def is_ipython_header(message: str) -> bool:
     """IPython's first line of a traceback: the exception's name, padded, then ``Traceback (most recent call
     last)``."""
-    return message.endswith(("(most recent call last)", "(most recent call last) ")) and (
-        _IPYTHON_RE.match(message) is not None)
+    return ipython_exception(message) is not None
+
+
+def ipython_exception(message: str) -> str | None:
+    """The exception IPython's header names (a report cut before its exception line still says which)."""
+    if not message.endswith(("(most recent call last)", "(most recent call last) ")):
+        return None
+    m = _IPYTHON_RE.match(message)
+    return None if m is None else m.group("exc")
 
 
 def is_rule(message: str) -> bool:

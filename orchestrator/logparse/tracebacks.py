@@ -22,7 +22,7 @@ from typing import Any
 
 from orchestrator.logparse.lines import Ending
 from orchestrator.logparse.prefixes import ParsedLine
-from orchestrator.logparse.tbforms import is_ipython_header, is_rule
+from orchestrator.logparse.tbforms import ipython_exception, is_ipython_header, is_rule
 
 #: Bytes of text kept per traceback; exception lines are kept beyond it.
 TRACEBACK_CAP = 64 * 1024
@@ -168,8 +168,9 @@ class TracebackAssembler:
         """Open a traceback at its header line; closes one the same writer left open.  ``head`` is the raw
         text before the message (prefix and record header), when it is plain ASCII-safe text."""
         closed = self._close(line.key)
+        named = ipython_exception(line.message.rstrip())
         tb = _Open(line.key, process, line.record, line.level, line_no, line_no, crlf=ending is Ending.CR,
-                   head=head, ipython=is_ipython_header(line.message.rstrip()))
+                   head=head, exception=named, ipython=named is not None)
         tb.add(line.message.rstrip(), line_no, important=True)
         self._open[line.key] = tb
         return closed

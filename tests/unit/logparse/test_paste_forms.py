@@ -197,3 +197,53 @@ def test_the_executor_failing_after_a_worker_died_is_the_deaths_symptom() -> Non
     serving = b'(APIServer pid=4990) INFO:     127.0.0.1:5100 - "POST /v1/completions HTTP/1.1" 200 OK\n'
     rc = analyze_bytes(serving + DIED + tb).root_cause
     assert rc is not None and (rc.signature, rc.line_no) == ("worker_died", 2)
+
+
+def test_a_notebooks_traceback_cut_before_its_exception_line_names_the_header_s_exception() -> None:
+    """IPython names the exception in its header: a paste cut in the frames still says which."""
+    cut = b"\n".join(IPYTHON7.split(b"\n")[:5]) + b"\n"
+    for form in (cut, cut.replace(b"RuntimeError                              ", b"RuntimeError ")):  # flattened
+        rc = analyze_bytes(form).root_cause
+        assert rc is not None and (rc.exception, rc.line_no) == ("RuntimeError", 2)
+
+
+def test_a_collectors_column_whose_name_was_lost_is_read_past() -> None:
+    """``  | `` before every line (docker compose's column, its service name cut off in a paste)."""
+    log = b"".join(b"  | " + line + b"\n" for line in (
+        b"(EngineCore_DP0 pid=6804)   File \"/venv/vllm/v1/core/kv_cache_utils.py\", line 616, in _check_enough",
+        b"(EngineCore_DP0 pid=6804)     raise ValueError(",
+        b"(EngineCore_DP0 pid=6804) ValueError: No available memory for the cache blocks. Try increasing "
+        b"`gpu_memory_utilization` when initializing the engine."))
+    rc = analyze_bytes(log).root_cause
+    assert rc is not None and (rc.exception, rc.process) == ("ValueError", "EngineCore_DP0")
+    assert rc.message.startswith("No available memory for the cache blocks.")
+
+
+def test_a_symptom_naming_an_exception_says_more_than_a_cut_traceback_below_it() -> None:
+    """The engine's echo of a worker's error, then the API server's traceback cut before its exception line:
+    the echo (it quotes the worker's exception) is the best the paste holds."""
+    log = (b"(EngineCore_DP0 pid=1482) ERROR 02-03 19:11:07 [core.py:938] RuntimeError: Worker failed with error "
+           b"''ForwardContext' object has no attribute 'draft_attn_metadatas'', please check the stack trace above "
+           b"for the root cause\n"
+           b"(Worker_TP0 pid=1584) INFO 02-03 19:11:07 [multiproc_executor.py:707] Parent process exited, "
+           b"terminating worker\n"
+           b"(APIServer pid=968) ERROR 02-03 19:11:07 [async_llm.py:546] AsyncLLM output_handler failed.\n"
+           b"(APIServer pid=968) ERROR 02-03 19:11:07 [async_llm.py:546] Traceback (most recent call last):\n"
+           b'(APIServer pid=968) ERROR 02-03 19:11:07 [async_llm.py:546]   File "/venv/vllm/v1/engine/async_llm.py", '
+           b"line 502, in output_handler\n")
+    rc = analyze_bytes(log).root_cause
+    assert rc is not None and (rc.exception, rc.line_no) == ("RuntimeError", 1)
+    assert "'ForwardContext' object has no attribute 'draft_attn_metadatas'" in rc.message
+
+
+@pytest.mark.parametrize("indent", [b"    ", b""], ids=["indented", "flattened"])
+def test_a_frames_raise_statement_is_not_the_signature_it_quotes(indent: bytes) -> None:
+    """The source line ``raise RuntimeError("Engine core initialization failed. "`` shows the symptom's text
+    a line before the exception line that raises it: the exception line is the one to show."""
+    log = (b"(APIServer pid=71) " + indent + b'File "/venv/vllm/v1/engine/utils.py", line 759, in '
+           b"wait_for_engine_startup\n"
+           b"(APIServer pid=71) " + indent + b'raise RuntimeError("Engine core initialization failed. "\n'
+           b"(APIServer pid=71) RuntimeError: Engine core initialization failed. See root cause above. Failed core "
+           b"proc(s): {}\n")
+    rc = analyze_bytes(log).root_cause
+    assert rc is not None and (rc.exception, rc.line_no) == ("RuntimeError", 3)
