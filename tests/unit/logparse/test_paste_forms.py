@@ -212,8 +212,8 @@ def test_a_collectors_column_whose_name_was_lost_is_read_past() -> None:
     log = b"".join(b"  | " + line + b"\n" for line in (
         b"(EngineCore_DP0 pid=6804)   File \"/venv/vllm/v1/core/kv_cache_utils.py\", line 616, in _check_enough",
         b"(EngineCore_DP0 pid=6804)     raise ValueError(",
-        b"(EngineCore_DP0 pid=6804) ValueError: No available memory for the cache blocks. Try increasing "
-        b"`gpu_memory_utilization` when initializing the engine."))
+        (b"(EngineCore_DP0 pid=6804) ValueError: No available memory for the cache blocks. Try increasing "
+         b"`gpu_memory_utilization` when initializing the engine.")))
     rc = analyze_bytes(log).root_cause
     assert rc is not None and (rc.exception, rc.process) == ("ValueError", "EngineCore_DP0")
     assert rc.message.startswith("No available memory for the cache blocks.")
