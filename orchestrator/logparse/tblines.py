@@ -68,7 +68,6 @@ class TracebackLines(LineRules):
             cursor = nxt
         return cursor
 
-
     def _frames(self, buf: bytes, cursor: int, end: int, key: str, head: bytes,
                 ending: Ending) -> tuple[int, bytes | None, bool] | None:
         """Take the run of frame lines of ``key``'s traceback starting at ``cursor`` (whose line, already

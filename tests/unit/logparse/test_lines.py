@@ -87,7 +87,6 @@ class TestDecoding:
         assert (line.process, line.pid, line.level, line.message) == ("Worker_TP3", 9, "ERROR", "boom")
 
 
-
 @given(st.lists(st.sampled_from([b"\n", b"\r", b"\r\n", b"a", b"bc" * 40, b"ERROR x"]), max_size=300)
        .map(b"".join), st.lists(st.integers(1, 64), max_size=40))
 def test_lines_and_error_lines_are_numbered_as_grep_n_numbers_them(data: bytes, chunks: list[int]) -> None:

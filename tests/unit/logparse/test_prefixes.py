@@ -58,7 +58,6 @@ def test_tqdm_frame_after_bare_prefix_belongs_to_that_worker() -> None:
         assert shards and shards[0].to_dict()["done"] == 54
 
 
-
 _PARTS = [b"(Worker_TP3 pid=12) ", b"(RayWorkerProc pid=8, ip=10.0.0.2) ", b"(EngineCore pid=7)", b"(x pid=)",
           b"INFO 11-29 10:02:27 [core.py:1512] ", b"\x1b[36m", b"\x00", b"\xff", b"(", b")", b" pid=3", b"text",
           b"[rank3]: ", b"[rank", b"0: "]

@@ -131,7 +131,6 @@ def test_a_flattened_paste_cut_above_the_raise_line() -> None:
     assert rc.message.startswith("NCCL error: unhandled system error")
 
 
-
 def test_a_flattened_prefixed_paste_names_its_exception_after_many_error_lines() -> None:
     """h01's worker traceback as a paste: cut above its first frame, indentation lost after vLLM's prefix
     (every frame and source line an ERROR record, more of them than are kept as pending error lines; the
