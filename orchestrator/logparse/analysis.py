@@ -5,7 +5,8 @@ Evidence comes in tiers; the root cause is the earliest item of the best non-emp
 1. tracebacks that are not symptoms (a worker's ``AssertionError``, not the engine's ``Worker failed with
    error '...'`` echo, ``EngineDeadError`` or ``Engine core initialization failed``); when an echo quotes a
    message, the traceback with that message wins; one cut before its exception line yields to one that has it,
-   to an error line naming an exception, to a known cause's line, or to a symptom above it that names a death or an exception;
+   to an error line naming an exception, to a known cause's line, or to a symptom above it that names a death
+   or an exception;
 2. lines matching a ``cause`` signature outside tracebacks (``Hidden-states write failed ...``);
 3. other error lines (an ``ERROR`` record, a script's ``ERROR: <text>``, one request's traceback) still
    *pending*: no sign of life (a request answered below 500, a throughput line, progress, a phase marker)
