@@ -187,6 +187,11 @@ def measure(path: Path, empty: Path, runs: int, analyze: list[str] = ANALYZE) ->
     med = {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
     best_scan = min(r["scan_s"] for r in rounds)
     mb = size / 1e6
+
+    def speed(seconds: float) -> float | None:
+        """MB/s, or None when the start-up subtracted was as long as the run (its noise swamps the scan)."""
+        return round(mb / seconds, 1) if seconds > 1e-6 else None
+
     rc = verdict.get("root_cause") or {}
     assert isinstance(rc, dict)
     return {
@@ -196,12 +201,12 @@ def measure(path: Path, empty: Path, runs: int, analyze: list[str] = ANALYZE) ->
         "analyze_wall_s": round(med["analyze_wall_s"], 3),
         "startup_s": round(med["startup_s"], 3),
         "scan_s": round(med["scan_s"], 3),
-        "scan_mb_per_s": round(mb / med["scan_s"], 1),
-        "best_scan_mb_per_s": round(mb / best_scan, 1),
+        "scan_mb_per_s": speed(med["scan_s"]),
+        "best_scan_mb_per_s": speed(best_scan),
         "end_to_end_mb_per_s": round(mb / med["analyze_wall_s"], 1),
         "scan_cpu_s": round(med["scan_cpu_s"], 3),
-        "scan_cpu_mb_per_s": round(mb / med["scan_cpu_s"], 1),
-        "pure_scan_mb_per_s": round(mb / med["pure_scan_s"], 1),
+        "scan_cpu_mb_per_s": speed(med["scan_cpu_s"]),
+        "pure_scan_mb_per_s": speed(med["pure_scan_s"]),
         "parse_alone_s": round(med["parse_alone_s"], 3),
         "parse_alone_mb_per_s": round(mb / med["parse_alone_s"], 1),
         "grep_s": round(med["grep_s"], 3),
@@ -242,12 +247,12 @@ def main() -> None:
     for mix, r in results.items():
         print(f"\n[{mix}] {r['size_mb']} MB, {r['lines']} lines -> {r['verdict']}")
         print(f"  analyze: {r['analyze_wall_s']} s wall = {r['startup_s']} s start-up + {r['scan_s']} s scan"
-              f"  -> scan {r['scan_mb_per_s']} MB/s (best {r['best_scan_mb_per_s']}; end to end "
+              f"  -> scan {r['scan_mb_per_s'] or 'n/a'} MB/s (best {r['best_scan_mb_per_s'] or 'n/a'}; end to end "
               f"{r['end_to_end_mb_per_s']} MB/s)")
-        print(f"  scan CPU time (analyze CPU - start-up CPU): {r['scan_cpu_s']} s -> {r['scan_cpu_mb_per_s']} MB/s")
+        print(f"  scan CPU time (analyze CPU - start-up CPU): {r['scan_cpu_s']} s -> {r['scan_cpu_mb_per_s'] or 'n/a'} MB/s")
         print(f"  the parse alone (timed inside the process, after a warm-up): {r['parse_alone_s']} s -> "
               f"{r['parse_alone_mb_per_s']} MB/s")
-        print(f"  same scan with the pure funnel (EORCH_NATIVE_SCAN=0): {r['pure_scan_mb_per_s']} MB/s, same verdict")
+        print(f"  same scan with the pure funnel (EORCH_NATIVE_SCAN=0): {r['pure_scan_mb_per_s'] or 'n/a'} MB/s, same verdict")
         print(f"  grep -c -E 'Traceback|Error': {r['grep_s']} s ({r['grep_mb_per_s']} MB/s, "
               f"{r['grep_matches']} lines); analyze/grep time = {r['analyze_vs_grep_time_ratio']}x")
         print(f"  peak RSS of analyze: {r['peak_rss_mb']} MB")

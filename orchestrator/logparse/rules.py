@@ -49,6 +49,7 @@ from orchestrator.logparse.weighing import CALL_FAILED, ERROR_LINE, EvidenceRule
 
 #: A frame's source line raising an exception, indented or with its indentation lost.
 _RAISE = re.compile(r"\s*raise [A-Za-z_][\w.]*\(")
+_QUALIFIED = re.compile(r"[a-z_]\w*(?:\.\w+)+\.[A-Z]\w*(?:Error|Exception): ")
 _WEIGHTS = re.compile(r"Loading weights took (?P<s>[\d.]+)")
 _WHAT = re.compile(r"^\s*what\(\):\s*(?P<msg>.*)$")
 _CPP_FRAME = re.compile(r"frame #\d+: ")
@@ -177,7 +178,7 @@ class LineRules(EvidenceRules):
                 self._on_traceback(tb, events)
             self._tb_sigs[line.key] = []
             return
-        if is_bare_exception(msg) and after_frame(line, prev_raw):
+        if is_bare_exception(msg) and (after_frame(line, prev_raw) or _QUALIFIED.match(msg) is not None):
             # A traceback whose header was cut off (a pasted tail): its exception line still names the cause.
             for tb in self._tbs.start_headless(line, line_no, ending):
                 self._on_traceback(tb, events)

@@ -247,3 +247,23 @@ def test_a_frames_raise_statement_is_not_the_signature_it_quotes(indent: bytes) 
            b"proc(s): {}\n")
     rc = analyze_bytes(log).root_cause
     assert rc is not None and (rc.exception, rc.line_no) == ("RuntimeError", 3)
+
+
+def test_a_qualified_exception_line_after_a_flattened_source_line_is_the_cause() -> None:
+    """A paste that lost its indentation and begins in the frames: the line above the exception line is a
+    source line nothing marks as one, but a module-qualified exception name starts only an exception line."""
+    log = (b'File "/venv/pydantic/_internal/_dataclasses.py", line 127, in __init__\n'
+           b"s.__pydantic_validator__.validate_python(ArgsKwargs(args, kwargs), self_instance=s)\n"
+           b"pydantic_core._pydantic_core.ValidationError: 1 validation error for SpeculativeConfig\n"
+           b"Value error, num_speculative_tokens must be provided with speculative model [type=value_error, "
+           b"input_value=ArgsKwargs((), {'method': 'eagle3'}), input_type=ArgsKwargs]\n")
+    a = analyze_bytes(log)
+    assert a.failed and a.root_cause is not None
+    assert a.root_cause.exception == "pydantic_core._pydantic_core.ValidationError"
+    assert "num_speculative_tokens must be provided" in a.root_cause.message
+
+
+def test_a_message_naming_an_exception_is_not_an_exception_line() -> None:
+    log = (b"INFO 12-01 10:00:00 [loader.py:12] retrying: requests.exceptions.ConnectionError: reset by peer\n"
+           b"INFO 12-01 10:00:05 [loader.py:12] Loading weights took 3.10 seconds\n")
+    assert not analyze_bytes(log).failed
