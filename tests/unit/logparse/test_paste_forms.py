@@ -9,11 +9,11 @@ import pytest
 
 from orchestrator.logparse import analyze_bytes
 
-FRAMES = (b'  File "/work/train/draft/model.py", line 212, in __init__\n'
+FRAMES = (b'  File "/srv/train/draft/model.py", line 212, in __init__\n'
           b"    self.fc = nn.Linear(2 * config.hidden_size, config.hidden_size, bias=bias)\n"
-          b'  File "/work/train/draft/train.py", line 88, in main\n'
+          b'  File "/srv/train/draft/train.py", line 88, in main\n'
           b"    draft = Eagle3Draft(config)\n"
-          b'  File "/work/train/draft/train.py", line 140, in <module>\n'
+          b'  File "/srv/train/draft/train.py", line 140, in <module>\n'
           b"    main()\n")
 
 
