@@ -129,8 +129,7 @@ def _laid_out(row: bytes) -> bool:
     if row[:1] in b"|+" and row[-1:] in b"|+":
         return True
     text = row.strip()
-    return (len(text) > 1 and text.strip(text[:1]) == b"") or (
-        row.endswith(b"Traceback (most recent call last)") and is_ipython_header(row.decode("utf-8", "replace")))
+    return (len(text) > 1 and text.strip(text[:1]) == b"") or is_ipython_header(row.decode("utf-8", "replace"))
 
 
 def _own_line(row: bytes) -> bool:
