@@ -44,13 +44,14 @@ _PREFIX_ONLY_RE = re.compile(r"^\s*" + _PROC + r"\s*$")
 #: What a log collector prepends: docker compose's service column (its name lost in a paste: `` | ``) or
 #: ``kubectl logs --prefix``'s pod, then an
 #: RFC 3339 stamp (kubectl/docker ``--timestamps``) or a syslog one, either with journalctl's ``host unit[pid]:``
-#: after it, or ``srun --label``'s task number.
+#: after it, or ``srun --label``'s task number; and a docker compose column that went through another collector.
 _ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?"
 _SYSLOG = r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?"
 _JOURNAL = r" [\w.\-]+ [\w.\-@/]+(?:\[\d+\])?:"  # host unit[pid]: -- only after journalctl's own stamps
 _COLLECTOR = (
     r"(?:[A-Za-z0-9][\w.\-]*\s+\| | *\| |\[pod/[^\]\s]+\] )?"
     rf"(?:(?:(?:{_ISO}[+-]\d\d:?\d\d|{_SYSLOG})(?:{_JOURNAL})?|{_ISO}Z?) |\s{{0,3}}\d{{1,4}}: )?"
+    r"(?: *\| )?"  # a collector in front of a pasted docker compose column
 )
 _COLLECTOR_RE = re.compile(_COLLECTOR, re.ASCII)  # as the bytes pattern reads it (``quick_key``)
 _COLLECTOR_BYTES_RE = re.compile(_COLLECTOR.encode())
