@@ -39,6 +39,11 @@ _HEADER_RE = re.compile(
     r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<ts>\d\d-\d\d \d\d:\d\d:\d\d)(?:\.\d+)? "
     r"\[?(?P<file>[^\]\s\[]+?):(?P<line>\d+)\] ?"
 )
+#: PyTorch's own log records (glog's layout: ``E0731 16:03:52.115000 116603 torch/_inductor/x.py:539] ``), with
+#: the compile id ``[1/0]`` torch.compile's records carry; every line of a multi-line record repeats it.
+_GLOG_RE = re.compile(r"(?P<lvl>[IWEF])(?P<ts>\d{4} \d\d:\d\d:\d\d\.\d{6}) +\d+ (?P<file>[^\s:\]]+):(?P<line>\d+)\] "
+                      r"(?:\[!?\d+/\d+(?:_\d+)?\] )?")
+_GLOG_LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
 # Only a prefix and blanks: 0.16 writes "(Worker_TP0 pid=1) " then "\r" + a tqdm frame.
 _PREFIX_ONLY_RE = re.compile(r"^\s*" + _PROC + r"\s*$")
 #: What a log collector prepends: docker compose's service column (its name lost in a paste: `` | ``) or
@@ -110,6 +115,11 @@ def _parse(text: str, inherited: tuple[str, int] | None = None) -> ParsedLine:
     if h is not None:
         record = f"{h.group('lvl')} {h.group('ts')} [{h.group('file')}:{h.group('line')}]"
         return ParsedLine(process, pid, h.group("lvl"), record, rest[h.end():])
+    g = _GLOG_RE.match(rest, pos) if rest[pos:pos + 1] in _GLOG_LEVELS else None
+    if g is not None:
+        level = _GLOG_LEVELS[g.group("lvl")]
+        record = f"{level} {g.group('ts')} [{g.group('file')}:{g.group('line')}]"
+        return ParsedLine(process, pid, level, record, rest[g.end():])
     return ParsedLine(process, pid, None, None, rest[pos:])
 
 

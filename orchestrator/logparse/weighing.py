@@ -36,6 +36,9 @@ _FRONTENDS = frozenset({"APIServer", "main"})
 #: ``serving_engine.py``, ...; ``chat_completion/serving.py`` since 0.17): they log a request's failure, then
 #: answer it with an error.
 _HANDLER = re.compile(r"(?:^|[\s[])serving(?:_\w+)?\.py:\d+\]")
+#: An ``assert`` statement a frame shows: indented, or behind IPython's gutter arrow (``-> 1228 assert x``).
+_ASSERT_SOURCE = re.compile(r"^\s*(?:-*> ?\d+\s+)?(?P<stmt>assert\b.*)$")
+_CONTEXT = re.compile(r"^\s*\d+ ")  # IPython's gutter without its arrow: a line around the one that ran
 #: The engine's record of a utility call that failed: the caller gets the failure, the engine goes on.
 CALL_FAILED = re.compile(r"^Invocation of \S+ method failed")
 
@@ -115,8 +118,8 @@ class EvidenceRules:
         for exc_line in tb.exception_lines:
             for ref in self._cat.echo_refs(exc_line):
                 self._ev.add_echo(ref)
-        cause = RootCause(tb.exception, tb.message, tb.process, tb.text, chosen.id if chosen else None,
-                          tb.line_no, chosen.hint if chosen else None)
+        cause = RootCause(tb.exception, tb.message or _failed_assert(tb), tb.process, tb.text,
+                          chosen.id if chosen else None, tb.line_no, chosen.hint if chosen else None)
         symptom = self._cat.shows_symptom(first_exc)
         request = tb.key in self._request_tbs
         if request:
@@ -133,6 +136,11 @@ class EvidenceRules:
         if symptom or tb.exception in _STOP_EXCEPTIONS or (stop is not None and 0 < tb.line_no - stop <= STOP_WINDOW):
             # A consequence, a signal, or a traceback printed while the job was shutting down in order.
             self._ev.add_symptom(cause, symptom and self._aftermath_only(first_exc))
+            if symptom and stop is None and self._ev.clean_line is None and self._ev.died_line is None and any(
+                    s.fatal for s in self._cat.match(first_exc)):
+                # The engine died (``EngineDeadError`` raised in a request handler): the shutdown that follows
+                # is the death's, not an orderly one.
+                self._ev.died_line = tb.line_no
         elif request:
             # One request failed (answered 4xx); a failure only if nothing shows the server going on after it.
             self._ev.add_error_line(cause)
@@ -166,6 +174,22 @@ class EvidenceRules:
             return
         if (line.level == "ERROR" or announced) and line.key not in self._request_tbs:
             self._request_tbs.append(line.key)
+
+
+def _failed_assert(tb: Traceback) -> str:
+    """The statement a bare ``AssertionError`` (no message) failed on, as the innermost frame shows it above
+    the exception line (``    assert param.shape == loaded.shape``, IPython's ``-> 1228 assert ...`` among
+    its context lines), else ""."""
+    if tb.exception is None or tb.exception.rsplit(".", 1)[-1] != "AssertionError":
+        return ""
+    lines = tb.text.split("\n")
+    at = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].startswith(tb.exception)), 0)
+    for line in reversed(lines[:at]):
+        if not line.strip() or _CONTEXT.match(line) or not line.strip().strip("^~"):
+            continue  # blank, IPython's context lines, a caret line
+        m = _ASSERT_SOURCE.match(line)
+        return "" if m is None else m.group("stmt").strip()[:4096]
+    return ""
 
 
 def after_frame(line: ParsedLine, prev_raw: bytes | None) -> bool:

@@ -158,3 +158,53 @@ def test_stop_exceptions_are_not_failures() -> None:
     )
     a = analyze_bytes(data)
     assert (a.failed, a.root_cause) == (False, None)
+
+
+TORCH_E = "(EngineCore_DP0 pid=5120) [rank0]:E1203 10:41:07.318000 5120 torch/_inductor/runtime/triton_heuristics.py:539] [0/0] "
+
+
+@pytest.mark.parametrize("form", [0, 1])
+def test_torch_log_records_carry_their_traceback(form: int) -> None:
+    """PyTorch logs in glog's layout (``E1203 10:41:07.318000 PID file.py:N] [0/0] ``, after ``[rank0]:``):
+    a traceback in such an error record is read as one record, and its exception line names the cause that
+    the engine's later wrapper (``InductorError: RuntimeError: ...``) repeats."""
+    data = _log(
+        "(EngineCore_DP0 pid=5120) [rank0]:W1203 10:40:58.001000 5120 torch/_inductor/utils.py:1731] Not enough "
+        "SMs to use max_autotune_gemm mode",
+        [TORCH_E + "Triton compilation failed: triton_tem_fused_0",
+         *_frames(TORCH_E, "RuntimeError: Triton Error [CUDA]: out of resource: shared memory")],
+        "(EngineCore_DP0 pid=5120) ERROR 12-03 10:41:07 [core.py:710] EngineCore encountered a fatal error.",
+        *_frames("(EngineCore_DP0 pid=5120) ERROR 12-03 10:41:07 [core.py:710] ",
+                 "torch._inductor.exc.InductorError: RuntimeError: Triton Error [CUDA]: out of resource: shared "
+                 "memory"),
+    )
+    rc = analyze_bytes(_both(data)[form]).root_cause
+    assert rc is not None and (rc.exception, rc.process, rc.line_no) == ("RuntimeError", "EngineCore_DP0", 3)
+    assert rc.message == "Triton Error [CUDA]: out of resource: shared memory"
+
+
+def test_a_torch_warning_record_is_not_an_error() -> None:
+    """``W...`` is PyTorch's warning: a log that only has it has not failed."""
+    a = analyze_bytes(_log("(EngineCore pid=17) [rank0]:W0801 17:49:10.593000 17 torch/_inductor/utils.py:1731] "
+                           "Not enough SMs to use max_autotune_gemm mode"))
+    assert not a.failed and a.errors == 0
+
+
+FRAME = '  File "/venv/vllm/model_executor/layers/linear.py", line 1228, in weight_loader'
+IPYTHON = ["-" * 75, "AssertionError" + " " * 32 + "Traceback (most recent call last)",
+           "File /venv/vllm/model_executor/layers/linear.py:1228, in RowParallelLinear.weight_loader(self, param)"]
+
+
+@pytest.mark.parametrize(("lines", "message"), [
+    (["Traceback (most recent call last):", FRAME, "    assert param.shape == loaded.shape", "AssertionError"],
+     "assert param.shape == loaded.shape"),
+    ([*IPYTHON, "   1227     loaded = loaded.reshape(1)", "-> 1228 assert param.shape == loaded.shape",
+      "   1229 param.copy_(loaded)", "", "AssertionError: "], "assert param.shape == loaded.shape"),
+    (["Traceback (most recent call last):", FRAME, "    raise AssertionError", "AssertionError"], ""),
+], ids=["python", "ipython", "raise"])
+def test_a_bare_assertion_error_says_which_assert_failed(lines: list[str], message: str) -> None:
+    """``AssertionError`` with no message: the statement it failed on, shown above it (IPython: the line its
+    gutter's arrow points at, among lines around it), is the message; a ``raise`` shows none."""
+    rc = analyze_bytes(_log(*lines)).root_cause
+    assert rc is not None and (rc.exception, rc.message) == ("AssertionError", message)
+

@@ -185,3 +185,31 @@ def test_an_engine_that_dies_during_an_orderly_stop_is_not_a_failure() -> None:
     """Stopped first (uvicorn's ``Shutting down``), then the engine process goes: a clean stop."""
     a = analyze_bytes(SERVING + SHUTDOWN + DIED)
     assert not a.failed
+
+
+def _dead_engine_answer(pid: int) -> bytes:
+    """A request handler raising the engine's death (vLLM 0.20's ``api_router``), answered with a 500."""
+    head = b"(APIServer pid=%d) ERROR 05-12 01:48:42 [api_router.py:72] " % pid
+    return b"".join(head + line + b"\n" for line in (
+        b"Traceback (most recent call last):",
+        b'  File "/venv/vllm/entrypoints/openai/chat_completion/serving.py", line 225, in render_chat_request',
+        b"    raise self.engine_client.dead_error",
+        (b"vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) "
+         b"for the root cause."),
+    )) + b'(APIServer pid=%d) INFO:     127.0.0.1:40110 - "POST /v1/chat/completions HTTP/1.1" 500 Internal ' % pid + (
+        b"Server Error\n")
+
+
+def test_a_server_that_shuts_down_after_its_engine_died_in_a_request_has_failed() -> None:
+    """The engine's own traceback is outside the paste: a request handler raises ``EngineDeadError``, then
+    uvicorn shuts down.  That is the engine's death and its consequence, not an orderly stop."""
+    a = analyze_bytes(SERVING + _dead_engine_answer(9) + SHUTDOWN)
+    assert a.failed and a.root_cause is not None
+    assert a.root_cause.exception is not None and a.root_cause.exception.endswith("EngineDeadError")
+    assert a.root_cause.signature == "engine_dead"
+
+
+def test_a_dead_engine_met_by_a_request_during_an_orderly_stop_is_not_a_failure() -> None:
+    """Stopped first, then a request in flight meets the engine already gone: the stop's, not a failure."""
+    a = analyze_bytes(SERVING + SHUTDOWN + _dead_engine_answer(9))
+    assert not a.failed
