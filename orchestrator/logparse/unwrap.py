@@ -29,6 +29,7 @@ _MIN_ROWS = 3
 _MAX_NORMAL_NEXT = 0.5
 _START = 6  # bytes compared for "starts like the log's lines usually do"
 _ANSI = re.compile(rb"\x1b\[[0-9;]*m")
+_DIGITS = re.compile(rb"\d")
 _HEADER = "Traceback (most recent call last):"
 _FRAME = re.compile(rb'File "[^"]*", line \d+, in ')
 _LEVEL_START = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?::| )")  # uvicorn's, Python logging's
@@ -56,6 +57,8 @@ def wrap_width(sample: bytes) -> Wrapping | None:
     enough = len(rows) >= _MIN_ROWS or any(b - a == 1 for a, b in pairwise(rows))
     if width not in _WIDTHS or not enough or len({lines[i] for i in rows}) < min(_MIN_ROWS, len(rows)):
         return None
+    if len({_DIGITS.sub(b"0", lines[i]) for i in rows}) < 2:
+        return None  # one line logged again and again with other numbers (a timestamp): a length, not a width
     if 2 * sum(lines[i].endswith(b"  ") for i in rows) > len(rows):
         return None  # rows padded to the width (a layout drawn in columns, ``rich``'s), not cut at it
     # How lines start, counted on lines that surely start one (not after a row of the width).

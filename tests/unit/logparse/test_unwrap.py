@@ -119,3 +119,14 @@ def test_an_earlier_try_ends_on_the_last_row_of_its_last_line() -> None:
     got = analyze_bytes(hard_wrapped(first + second, 120))
     assert [(e.first_line, e.lines) for e in got.earlier] == [(1, rows)]
     assert got.first_line == rows + 1
+
+
+def test_one_long_line_logged_again_with_other_numbers_is_not_a_wrap() -> None:
+    """A notebook cell that builds the engine again and again: its config line comes back as long each time
+    (only the timestamp differs), and a line of the tokenizer's follows it.  A length, not a width."""
+    config = (b"INFO 06-10 06:%02d:57 llm_engine.py:74] Initializing an LLM engine (v0.4.0.post1) with config: "
+              b"model='/kaggle/input/deepseek-math', tokenizer='/kaggle/input/deepseek-math', max_seq_len=4096, "
+              b"dtype=torch.float16, seed=0")
+    log = b"".join(config % minute + b"\nSpecial tokens have been added in the vocabulary, make sure the associated "
+                   b"word embeddings are fine-tuned or trained.\nProcessed prompts: 100%\n" for minute in range(10, 17))
+    assert wrap_width(log) is None
