@@ -1,7 +1,8 @@
 """Whole-file analysis: read a log in large chunks through one ``LogParser``.
 
 A log pasted from a terminal may have its long lines hard-wrapped: they are joined again (``unwrap``); one
-with an empty line after every line (some web pages and chat clients) is read without them (``spacing``). A
+with an empty line after every line (some web pages and chat clients) is read without them (``spacing``); one
+whose line breaks were lost is split at its records again (``resplit``). A
 log that several tries were appended to is read run by run, the verdict being the last one's (``runs``). A
 rotated or archived log is often compressed (``logrotate``'s ``.gz``, an ``.xz`` attached to an issue): gzip,
 bzip2 and xz are read transparently, recognised by their first bytes (not the file's name).  A log written
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from orchestrator.logparse.analysis import Analysis
+from orchestrator.logparse.resplit import Resplitter, joined_records
 from orchestrator.logparse.runs import RunSplitter
 from orchestrator.logparse.spacing import Undoubler, double_spaced
 from orchestrator.logparse.unwrap import Unwrapper, wrap_width
@@ -43,7 +45,8 @@ class Readable(Protocol):
 
 
 class Reshaper(Protocol):
-    """Gives the log back as it was before something reshaped it on its way (``Unwrapper``, ``Undoubler``)."""
+    """Gives the log back as it was before something reshaped it on its way (``Unwrapper``, ``Undoubler``,
+    ``Resplitter``)."""
 
     def feed(self, chunk: bytes) -> bytes: ...
     def finish(self) -> bytes: ...
@@ -105,6 +108,9 @@ def _reshaper(sample: bytes) -> tuple[Reshaper | None, str]:
     if double_spaced(sample):
         return Undoubler(), ("double-spaced (every line followed by an empty one): read without those empty lines; "
                              "line numbers are the file's")
+    if joined_records(sample):
+        return Resplitter(), ("its line breaks were lost (many records on one line): split before each record "
+                              "header; line numbers are the file's")
     wrapping = wrap_width(sample)
     if wrapping is None:
         return None, ""

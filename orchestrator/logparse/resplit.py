@@ -1,0 +1,106 @@
+"""A log whose line breaks were lost, split at its records again.
+
+A log pasted into an issue outside a code block and copied back from the rendered page (Markdown joins the
+lines of a paragraph with spaces), or passed through a tool that joined its lines, holds many vLLM records on
+one line: ``... in __init__ ERROR 11-04 18:02:56 [multiproc_executor.py:597] self.all_reduce(data) ERROR
+11-04 18:02:56 [multiproc_executor.py:597] File "...", line 162, in all_reduce ERROR 11-04 ...``.  Every
+line but the record's first then reads as a message, and the exception line is lost inside one.
+``joined_records`` recognises the shape on a sample (a line holding several record headers);
+``Resplitter`` breaks a line before each record header after its start, where a space stood (the byte count
+stays the file's), and keeps where it did so, so that line numbers in the verdict are still the file's
+(``remap``).  The indentation the joining took away is not put back: the parser reads flattened frames.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from itertools import pairwise
+
+from orchestrator.logparse.analysis import Analysis
+
+#: A vLLM record header, with the process prefix before it when there is one, or NCCL's line prefix
+#: (``host:pid:tid [rank] NCCL INFO``).
+_RECORD = re.compile(rb"(?:\([\w.\-:]+(?: rank=\d+)? pid=\d+\) )?(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
+                     rb"\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[^\]\s\[]+:\d+\] |[\w.\-]+:\d+:\d+ \[\d+\] NCCL "
+                     rb"(?:INFO|WARN|TRACE) )")
+#: Record headers on one line that show the log's line breaks were lost (a record quoting another holds two).
+_MIN_JOINED = 3
+
+
+def joined_records(sample: bytes) -> bool:
+    """Whether a line of ``sample`` holds several record headers (its line breaks were lost)."""
+    ends = iter(m.start() for m in _RECORD.finditer(sample))
+    run, last = 0, -1
+    for at in ends:
+        run = run + 1 if last >= 0 and sample.find(b"\n", last, at) < 0 else 1
+        if run >= _MIN_JOINED:
+            return True
+        last = at
+    return False
+
+
+def _pieces(line: bytes) -> list[bytes]:
+    """``line`` broken before each record header that follows text on it (the space before it dropped), and
+    without the blanks before a header that starts it (the space the joining left there)."""
+    found = [m.start() for m in _RECORD.finditer(line)]
+    if found and found[0] > 0 and not line[:found[0]].strip():
+        line, found = line[found[0]:], [at - found[0] for at in found]
+    cuts = [at for at in found if at > 0 and line[at - 1:at] == b" "]
+    if not cuts:
+        return [line]
+    bounds = [0, *cuts, len(line)]
+    return [line[a:b - 1] + b"\n" if i < len(cuts) else line[a:b] for i, (a, b) in enumerate(pairwise(bounds))]
+
+
+class Resplitter:
+    """Breaks lines before the record headers inside them, chunk by chunk."""
+
+    def __init__(self) -> None:
+        self._rest = b""
+        self._out = 0  # lines given out
+        # Each file line broken into pieces: the given-out line (1-based) of its first piece, its pieces, and
+        # the pieces added by such lines before it.
+        self._first: list[int] = []
+        self._count: list[int] = []
+        self._added_before: list[int] = []
+        self.added = 0
+        self.read = 0  # input bytes
+
+    def feed(self, chunk: bytes) -> bytes:
+        self.read += len(chunk)
+        data = self._rest + chunk
+        cut = data.rfind(b"\n") + 1
+        self._rest = data[cut:]
+        return self._split(data[:cut])
+
+    def finish(self) -> bytes:
+        rest, self._rest = self._rest, b""
+        return self._split(rest)
+
+    def _split(self, block: bytes) -> bytes:
+        out: list[bytes] = []
+        for line in block.splitlines(keepends=True):
+            pieces = _pieces(line) if b"] " in line else [line]
+            if len(pieces) > 1:
+                self._first.append(self._out + 1)
+                self._count.append(len(pieces))
+                self._added_before.append(self.added)
+                self.added += len(pieces) - 1
+            self._out += len(pieces)
+            out.extend(pieces)
+        return b"".join(out)
+
+    def file_line(self, line_no: int) -> int:
+        """The file's line number (1-based) of given-out line ``line_no``."""
+        i = bisect_right(self._first, line_no) - 1
+        if i < 0:
+            return line_no
+        first, added = self._first[i], self._added_before[i]
+        if line_no < first + self._count[i]:
+            return first - added  # a piece of a broken line: that line
+        return line_no - added - (self._count[i] - 1)
+
+    def remap(self, analysis: Analysis) -> Analysis:
+        """``analysis`` with line numbers and sizes of the file, not of the text read."""
+        return analysis.renumbered(self.file_line, analysis.lines - self.added, self.read)

