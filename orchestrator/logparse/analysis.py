@@ -148,7 +148,12 @@ class Evidence:
             named = (item for item in [*self.tb_causes, *self.line_causes, *lines] if item.get("exception"))
             before = (item for item in self.symptoms if item["line_no"] < chosen["line_no"] and item.get("message")
                       and (item["line_no"] == self.died_line or item.get("exception")))
-            return next(named, self.line_causes[0] if self.line_causes else next(before, chosen))
+            # The error record's first line, just above the traceback it goes on with (``logger.exception``
+            # writes the exception's text there), says what the cut traceback would have.
+            head = ({**item, "traceback": chosen.get("traceback")} for item in lines
+                    if item["line_no"] == chosen["line_no"] - 1 and item["process"] == chosen["process"]
+                    and item.get("message"))
+            return next(named, self.line_causes[0] if self.line_causes else next(before, next(head, chosen)))
         if self.line_causes:
             return self.line_causes[0]
         if self.error_lines:

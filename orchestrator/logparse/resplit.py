@@ -19,11 +19,11 @@ from itertools import pairwise
 
 from orchestrator.logparse.analysis import Analysis
 
-#: A vLLM record header, with the process prefix before it when there is one, or NCCL's line prefix
-#: (``host:pid:tid [rank] NCCL INFO``).
+#: A vLLM record header, with the process prefix before it when there is one, NCCL's line prefix
+#: (``host:pid:tid [rank] NCCL INFO``) or PyTorch's rank prefix of a distributed job's lines (``[rank3]: ``).
 _RECORD = re.compile(rb"(?:\([\w.\-:]+(?: rank=\d+)? pid=\d+\) )?(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
                      rb"\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[^\]\s\[]+:\d+\] |[\w.\-]+:\d+:\d+ \[\d+\] NCCL "
-                     rb"(?:INFO|WARN|TRACE) )")
+                     rb"(?:INFO|WARN|TRACE) |\[rank\d+\]: )")
 #: Record headers on one line that show the log's line breaks were lost (a record quoting another holds two).
 _MIN_JOINED = 3
 
@@ -81,7 +81,7 @@ class Resplitter:
     def _split(self, block: bytes) -> bytes:
         out: list[bytes] = []
         for line in block.splitlines(keepends=True):
-            pieces = _pieces(line) if b"] " in line else [line]
+            pieces = _pieces(line) if b"] " in line or b"]: " in line else [line]
             if len(pieces) > 1:
                 self._first.append(self._out + 1)
                 self._count.append(len(pieces))

@@ -44,6 +44,7 @@ from orchestrator.logparse.tracebacks import (
     TracebackAssembler,
     is_bare_exception,
     is_header,
+    is_remote_exception,
 )
 from orchestrator.logparse.weighing import CALL_FAILED, ERROR_LINE, EvidenceRules, after_frame
 
@@ -175,6 +176,12 @@ class LineRules(EvidenceRules):
         debugged = debugger_exception(msg)
         if debugged is not None:
             for tb in self._tbs.start_debugger(line, line_no, debugged):
+                self._on_traceback(tb, events)
+            self._tb_sigs[line.key] = []
+            return
+        if is_remote_exception(msg):
+            # Ray's wrapper of a remote worker's exception, its header cut off: the worker's frames follow.
+            for tb in self._tbs.start_remote(line, line_no, ending):
                 self._on_traceback(tb, events)
             self._tb_sigs[line.key] = []
             return

@@ -40,6 +40,7 @@ _BARE_EXC_RE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)(
 _PYDANTIC_LOC_RE = re.compile(r"^[\w.\[\]\-]+$")
 _PYDANTIC_ITEM_RE = re.compile(r"^(?:Value error, |Assertion failed, |Input should |Field required|For further "
                                r"information visit https://errors\.pydantic\.dev)|\[type=\w+")
+_REMOTE_RE = re.compile(r"^(?:[A-Za-z_]\w*\.)*RayTaskError\([A-Za-z_][\w.]*\): ")
 #: A frame line whose indentation was lost (a paste rendered as text: Markdown, a chat message, a web page).
 _FRAME_RE = re.compile(r'^File "[^"]*", line \d+|^[~^]+$')  # a caret line marks a part of the source line
 #: A source line whose statement goes on over the next lines: it ends open (a bracket, a comma) or stands for
@@ -64,6 +65,11 @@ def is_header(message: str) -> bool:
 def is_bare_exception(message: str) -> bool:
     """``ValueError: ...`` standing alone: the exception line of a traceback whose header was cut off."""
     return _BARE_EXC_RE.match(message.rstrip()) is not None
+
+
+def is_remote_exception(message: str) -> bool:
+    """Ray's line for an exception raised in a remote worker: ``ray.exceptions.RayTaskError(ValueError): ...``."""
+    return "RayTaskError(" in message and _REMOTE_RE.match(message) is not None
 
 
 def is_frame_line(message: str) -> bool:
@@ -120,6 +126,7 @@ class _Open:
     code_next: bool = False  # the last line was a frame line at column 0: the next may be its source line
     depth: int = 0  # brackets left open by the source lines shown at column 0 since the frame line
     ipython: bool = False  # IPython's report: its frame and gutter lines are frames, whatever their indent
+    remote: bool = False  # opened at Ray's ``RayTaskError(X): ...``: the remote exception line, if any, names it
 
     def add(self, text: str, line_no: int, important: bool = False) -> None:
         self.last_line = line_no
@@ -181,6 +188,20 @@ class TracebackAssembler:
         tb = _Open(line.key, line.process, line.record, line.level, line_no, line_no, crlf=False,
                    exception=exception, state=_DEBUG_MSG)
         tb.add(line.message.rstrip(), line_no, important=True)
+        self._open[line.key] = tb
+        return closed
+
+    def start_remote(self, line: ParsedLine, line_no: int, ending: Ending) -> list[Traceback]:
+        """Open a traceback at Ray's ``ray.exceptions.RayTaskError(ValueError): ray::Worker.f() (pid=N, ip=...)``
+        standing alone (a paste cut above it): the remote worker's frames follow, then its exception line,
+        which names the error; until it comes, the wrapper's line does."""
+        closed = self._close(line.key)
+        msg = line.message.rstrip()
+        exc, _, rest = msg.partition(": ")
+        tb = _Open(line.key, line.process, line.record, line.level, line_no, line_no, crlf=ending is Ending.CR,
+                   exception=exc, message=rest.strip(), remote=True)
+        tb.exception_lines.append(msg[:4096])
+        tb.add(msg, line_no, important=True)
         self._open[line.key] = tb
         return closed
 
@@ -349,7 +370,8 @@ class TracebackAssembler:
         tb.state, tb.blanks = _AFTER_EXC, 0
         tb.exception_lines.append(msg[:4096])
         tb.add(msg, line_no, important=True)
-        if tb.message is None:
+        if tb.message is None or tb.remote:
+            tb.remote = False
             m = _EXC_RE.match(msg)
             if m is not None:
                 tb.exception, tb.message = m.group("exc"), (m.group("msg") or "").strip()

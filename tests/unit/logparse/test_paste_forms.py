@@ -271,3 +271,56 @@ def test_a_message_naming_an_exception_is_not_an_exception_line() -> None:
     log = (b"INFO 12-01 10:00:00 [loader.py:12] retrying: requests.exceptions.ConnectionError: reset by peer\n"
            b"INFO 12-01 10:00:05 [loader.py:12] Loading weights took 3.10 seconds\n")
     assert not analyze_bytes(log).failed
+
+
+def test_a_cut_traceback_takes_the_text_its_record_began_with() -> None:
+    """``logger.exception(e)`` writes the exception's text, then the traceback, in one record: a paste cut in
+    the frames still says what failed, on the record's first line (an earlier writer's line does not)."""
+    head = b"ERROR 10-11 09:00:01 engine.py:160] "
+    log = (b"(VllmWorkerProcess pid=77) ERROR 10-11 09:00:00 worker.py:12] Worker heartbeat late by 3 s\n"
+           + head + b"Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n"
+           + head + b"Traceback (most recent call last):\n"
+           + head + b'  File "/opt/vllm/vllm/engine/multiprocessing/engine.py", line 378, in run_mp_engine\n'
+           + head + b"    engine = MQLLMEngine.from_engine_args(engine_args=engine_args,\n")
+    rc = analyze_bytes(log).root_cause
+    assert rc is not None and rc.line_no == 2 and rc.message.startswith("Expected all tensors to be on the same")
+    assert rc.traceback is not None and "run_mp_engine" in rc.traceback
+
+
+RAY = (b"ERROR 05-07 08:23:58 [core.py:398] ray.exceptions.RayTaskError(RuntimeError): ray::RayWorkerWrapper."
+       b"execute_method() (pid=4410, ip=127.0.0.1)\n"
+       b'ERROR 05-07 08:23:58 [core.py:398]   File "/opt/vllm/vllm/executor/ray_utils.py", line 117, in setup\n'
+       b"ERROR 05-07 08:23:58 [core.py:398]     torch.cuda.set_device(self.worker.device)\n")
+
+
+@pytest.mark.parametrize(("tail", "exception", "message"), [
+    (b"", "ray.exceptions.RayTaskError(RuntimeError)", "ray::RayWorkerWrapper.execute_method() (pid=4410, ip=127.0.0.1)"),
+    (b"ERROR 05-07 08:23:58 [core.py:398] RuntimeError: CUDA error: invalid device ordinal\n", "RuntimeError",
+     "CUDA error: invalid device ordinal"),
+], ids=["cut", "whole"])
+def test_rays_wrapper_of_a_remote_error_opens_the_workers_traceback(tail: bytes, exception: str,
+                                                                    message: str) -> None:
+    """A paste that begins at Ray's ``RayTaskError(X): ray::...`` line: the remote worker's frames follow; its
+    exception line names the error, and when the paste is cut before it, the wrapper's line does."""
+    rc = analyze_bytes(RAY + tail).root_cause
+    assert rc is not None and (rc.exception, rc.message) == (exception, message)
+
+
+def test_a_ray_actor_that_died_is_a_failure_without_a_traceback() -> None:
+    """IPython's report of ``ray.get`` ends with a blank line, then the exception: its header and the frames
+    above were not pasted; the line says a worker died."""
+    log = (b"--> 2549             raise value\n   2551 if is_individual_id:\n\n"
+           b"RayActorError: The actor died unexpectedly before finishing this task.\n\tclass_name: RayWorker\n")
+    rc = analyze_bytes(log).root_cause
+    assert rc is not None and (rc.exception, rc.signature) == ("RayActorError", "ray_worker_crashed")
+
+
+def test_a_pipeline_that_says_it_gives_up_has_failed() -> None:
+    """A driver script's own last word (``ERROR: ... Aborting pipeline.``) ends the job; vLLM's aborted
+    requests while serving do not."""
+    served = b"(APIServer pid=9) INFO 12-04 10:00:00 [async_llm.py:420] Aborted request cmpl-7f3a.\n"
+    log = served + b"Terminated\nWARN: 'bench' failed (exit 143). Retrying once\nTerminated\n" + (
+        b"ERROR: 'bench' failed after retry. Aborting pipeline.\n")
+    a = analyze_bytes(log)
+    assert a.failed and a.root_cause is not None and a.root_cause.signature == "job_aborted"
+    assert not analyze_bytes(served * 3).failed

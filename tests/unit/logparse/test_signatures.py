@@ -16,6 +16,10 @@ REQUIRED = {"cuda_oom", "kv_cache_memory", "nccl_error", "worker_exception", "wo
 
 # One real-looking line per signature (prefix-stripped message text).
 EXAMPLES = {
+    "triton_out_of_resource": ("torch._inductor.exc.InductorError: RuntimeError: No valid triton configs. "
+                               "OutOfMemoryError: out of resource: triton_tem_fused_0 Required: 107008 Hardware "
+                               "limit:101376 Reducing block sizes or `num_stages` may help."),
+    "job_aborted": "ERROR: step 'extract' failed after 2 tries. Aborting pipeline.",
     "cuda_oom": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
     "startup_free_memory": "ValueError: Free memory on device cuda:0 (1.2/94.9 GiB) on startup is less than "
                            "desired GPU memory utilization (0.9, 85.4 GiB).",

@@ -130,3 +130,21 @@ def test_one_long_line_logged_again_with_other_numbers_is_not_a_wrap() -> None:
     log = b"".join(config % minute + b"\nSpecial tokens have been added in the vocabulary, make sure the associated "
                    b"word embeddings are fine-tuned or trained.\nProcessed prompts: 100%\n" for minute in range(10, 17))
     assert wrap_width(log) is None
+
+
+def test_rich_log_records_drawn_to_the_console_width_are_not_a_wrap() -> None:
+    """``rich`` (speculators' logging) right-aligns each record's source at the console's width: rows of one
+    width, whose next lines start in a column of their own.  A layout, not a wrap."""
+    def record(time: bytes, text: bytes, source: bytes) -> bytes:
+        head = time.ljust(11) + b"INFO     " + text
+        return head + b" " * (100 - len(head) - len(source)) + source + b"\n"
+    log = b"".join([
+        b"Processed prompts: 100%|##########| 24/24 [00:03<00:00,  7.9it/s]\n",
+        record(b"[10:02:11]", b"Loaded 24 samples from ultrachat (seq_len 2048)", b"data_generation_offline.py:210"),
+        b" " * 20 + b"(first 24 of 3000)".ljust(80) + b"\n",
+        record(b"[10:02:12]", b"Writing hidden states to out/hidden_states", b"data_generation_offline.py:233"),
+        record(b"", b"Data generation complete!", b"data_generation_offline.py:454"),
+        b"Stopping vLLM (PID=3183)\n",
+        b"(EngineCore pid=3280) INFO 12-04 10:02:13 [core.py:1238] Shutdown initiated (timeout=0)\n",
+    ])
+    assert wrap_width(log) is None
