@@ -9,7 +9,7 @@ before the parser was run on them.  Both key styles are read:
 * ``failed``, ``root_exception``, ``root_message_contains`` (a string), as in the shared real-logs set.
 
 A verdict is right when ``failed`` agrees and, for a failed log, the root cause's exception (when expected)
-is the expected one and its message or exception line holds one of the expected texts (and the process
+is the expected one (written with or without its module: ``torch.OutOfMemoryError`` is ``OutOfMemoryError``) and its message or exception line holds one of the expected texts (and the process
 matches, when expected).  Every log is scored twice: as stored, and with its line endings normalised
 (``\\r\\n`` and lone ``\\r`` -> ``\\n``, as a copy-paste, ``kubectl logs`` or ``dos2unix`` leave it).
 With ``--transforms``, also as seven log collectors write it (normalised, and each line prefixed: kubectl's and
@@ -55,6 +55,14 @@ def _wanted(item: dict[str, Any]) -> tuple[bool, str | None, list[str], str | No
     return failed, exc, list(texts or []), item.get("process")
 
 
+def same_exception(got: str | None, want: str) -> bool:
+    """The same exception class, as written with or without its module (``torch.OutOfMemoryError`` is the
+    ``OutOfMemoryError`` an expected verdict names); two different modules' names are not."""
+    if got is None or got == want:
+        return got == want
+    return ("." not in got or "." not in want) and got.rsplit(".", 1)[-1] == want.rsplit(".", 1)[-1]
+
+
 def judge(item: dict[str, Any], verdict: dict[str, Any], squeezed: bool = False) -> str | None:
     """None when the verdict is right, else what is wrong (one line).  ``squeezed``: the log's runs of blanks
     were made one (``flattened``), so the expected texts' are too."""
@@ -69,7 +77,7 @@ def judge(item: dict[str, Any], verdict: dict[str, Any], squeezed: bool = False)
         return None
     if not rc:
         return "no root cause"
-    if exc is not None and rc.get("exception") != exc:
+    if exc is not None and not same_exception(rc.get("exception"), exc):
         return f"exception {rc.get('exception')!r} (want {exc!r}): {str(rc.get('message'))[:80]}"
     said = f"{rc.get('exception') or ''}: {rc.get('message') or ''}"
     if texts and not any(t in said for t in texts):
