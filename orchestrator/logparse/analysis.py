@@ -244,7 +244,7 @@ class Analysis:
             "phase": self.phase.value,
             "shards": None if self.shards is None else {"done": self.shards.done, "total": self.shards.total},
             "failed": self.failed,
-            "root_cause": None if self.root_cause is None else self.root_cause.to_json(),
+            "root_cause": self._root_json(),
             "signatures": [
                 {"id": s.id, "count": s.count, "first_line": s.first_line} for s in self.signatures
             ],
@@ -256,4 +256,9 @@ class Analysis:
     def try_json(self) -> dict[str, Any]:
         """This run as one of the ``earlier_runs`` of a log of several tries: where it is, and its verdict."""
         return {"first_line": self.first_line, "last_line": self.lines, "phase": self.phase.value,
-                "failed": self.failed, "root_cause": None if self.root_cause is None else self.root_cause.to_json()}
+                "failed": self.failed, "root_cause": self._root_json()}
+
+    def _root_json(self) -> dict[str, Any] | None:
+        """The root cause as ``--json`` gives it: the contract's object, with its line and hint."""
+        rc = self.root_cause
+        return None if rc is None else {**rc.to_json(), "line": rc.line_no, "hint": rc.hint}

@@ -10,7 +10,7 @@ from pathlib import Path
 from .conftest import LOG_DIR
 
 KEYS = ["file", "phase", "shards", "failed", "root_cause", "signatures", "lines", "bytes", "earlier_runs", "notes"]
-RC_KEYS = ["exception", "message", "process", "traceback", "signature"]
+RC_KEYS = ["exception", "message", "process", "traceback", "signature", "line", "hint"]
 
 
 def eorch(*args: str) -> subprocess.CompletedProcess[str]:
@@ -27,6 +27,8 @@ def test_json_is_one_object_per_file_in_order() -> None:
     assert [d["file"] for d in data] == [str(f) for f in files]
     assert all(list(d) == KEYS for d in data)
     assert list(data[0]["root_cause"]) == RC_KEYS
+    text = eorch("log", "analyze", str(files[0])).stdout  # the line and hint the text shows
+    assert f"(line {data[0]['root_cause']['line']})" in text and data[0]["root_cause"]["hint"] in text
     assert data[0]["failed"] is True and data[1]["failed"] is False
     assert data[0]["signatures"][0].keys() == {"id", "count", "first_line"}
 
