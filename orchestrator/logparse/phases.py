@@ -69,12 +69,14 @@ def shows_life(match: re.Match[str]) -> bool:
     return status is None or int(status) < 500
 
 
-# A clean end: vLLM's orderly shutdown, uvicorn stopping, or a script saying it finished.
+# A clean end: vLLM's orderly shutdown, uvicorn stopping, a script saying it finished, or Slurm cancelling the
+# job or step (``scancel``, the job script ending a server step; not its time limit nor a node failure).
+_SLURM_CANCEL = r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+ (?:DUE TO PREEMPTION )?\*\*\*"
 CLEAN_NEEDLES: tuple[str, ...] = ("[shutdown]", "Shutting down", "Application shutdown complete", "Done.",
-                                  "Data generation complete!")
+                                  "Data generation complete!", "CANCELLED AT")
 CLEAN_RE = re.compile(
     r"^\[shutdown\]|^(?:INFO:\s+)?Shutting down\.?$|Application shutdown complete|^\s*Done\.\s*$"
-    r"|Data generation complete!"
+    r"|Data generation complete!|" + _SLURM_CANCEL
 )
 # A fresh start after a clean stop: a later run appended to the same log (``>>``, a requeued Slurm job).
 RESTART_NEEDLES: tuple[str, ...] = ("Initializing a",)
@@ -83,7 +85,7 @@ RESTART_RE = re.compile(r"Initializing an? (?:V1 )?LLM engine")
 # than CLEAN_RE: vLLM also logs ``[shutdown] Executor: ...`` while tearing down after a failed start.
 STOP_RE = re.compile(
     r"received signal|shutdown triggered|^(?:INFO:\s+)?Shutting down(?: FastAPI HTTP server)?\.?$"
-    r"|Application shutdown complete|^\s*Done\.\s*$|Data generation complete!"
+    r"|Application shutdown complete|^\s*Done\.\s*$|Data generation complete!|" + _SLURM_CANCEL
 )
 
 @dataclass(frozen=True)

@@ -67,6 +67,12 @@ def is_bare_exception(message: str) -> bool:
     return _BARE_EXC_RE.match(message.rstrip()) is not None
 
 
+def chain_cut(tb: Traceback) -> bool:
+    """Whether ``tb`` goes on past a chain marker (``During handling of the above exception ...``) to an
+    exception line it does not show: the paste, or the log, ended first."""
+    return sum(map(tb.text.count, _CHAIN)) >= len(tb.exception_lines) > 0
+
+
 def is_remote_exception(message: str) -> bool:
     """Ray's line for an exception raised in a remote worker: ``ray.exceptions.RayTaskError(ValueError): ...``."""
     return "RayTaskError(" in message and _REMOTE_RE.match(message) is not None

@@ -30,7 +30,9 @@ _MAX_NORMAL_NEXT = 0.5
 _START = 6  # bytes compared for "starts like the log's lines usually do"
 _ANSI = re.compile(rb"\x1b\[[0-9;]*m")
 _DIGITS = re.compile(rb"\d")
-_RICH_SOURCE = re.compile(rb"\S  +[\w.\-]+\.py:\d+$")
+#: A short last column set off by a run of blanks: a layout's right-aligned column (``rich``'s source,
+#: BuildKit's step time ``0.0s``, a table's last field), which a terminal's cut mid-text does not leave.
+_RIGHT_COLUMN = re.compile(rb"\S {2,}\S{1,40}$")
 _HEADER = "Traceback (most recent call last):"
 _FRAME = re.compile(rb'File "[^"]*", line \d+, in ')
 _LEVEL_START = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?::| )")  # uvicorn's, Python logging's
@@ -128,13 +130,14 @@ class Unwrapper:
 
 def _laid_out(row: bytes) -> bool:
     """Whether a row is drawn to a width rather than cut at it: a table's (nvidia-smi's ``| ... |`` /
-    ``+---+``), a rich log record's (``INFO     Saved 3000 rows      data_generation_offline.py:431``), a rule
+    ``+---+``), a row whose last column is right-aligned at the width (``INFO     Saved 3000 rows
+    data_generation_offline.py:431``: rich's log record; BuildKit's ``=> [asr 1/6] FROM ...   0.0s``), a rule
     of dashes, or IPython's traceback header (its exception name padded to 75 columns,
     under a rule of 75 dashes)."""
     if row[:1] in b"|+" and row[-1:] in b"|+":
         return True
-    if _RICH_SOURCE.search(row) is not None:
-        return True  # rich's log record: the source column right-aligned at the console's width
+    if _RIGHT_COLUMN.search(row) is not None:
+        return True  # a column right-aligned at the console's width (rich's log record, BuildKit's progress)
     text = row.strip()
     return (len(text) > 1 and text.strip(text[:1]) == b"") or is_ipython_header(row.decode("utf-8", "replace"))
 

@@ -19,7 +19,7 @@ from orchestrator.logparse.lines import decode
 from orchestrator.logparse.phases import Phase
 from orchestrator.logparse.prefixes import ParsedLine, parse_line
 from orchestrator.logparse.signatures import Catalogue, Severity, Signature
-from orchestrator.logparse.tracebacks import Traceback, is_frame_line
+from orchestrator.logparse.tracebacks import Traceback, chain_cut, is_frame_line
 
 ERROR_LINE = re.compile(r"^(?:\[\d\d:\d\d:\d\d\])?\s*ERROR\b:?\s*")
 _EXC_LINE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)):?\s?(?P<msg>.*)$")
@@ -80,7 +80,18 @@ class EvidenceRules:
                           first.hint if first else None)
         if not causes and not symptoms and warnings and all(s.harmless for s in warnings):
             return  # a known-harmless error record (``Cannot use FA version 2``): neither cause nor evidence
-        if causes:
+        stop = self._ev.stop_line
+        if causes and all(s.id == "slurm_time_limit" for s in causes) and self._phase.rank >= Phase.SERVING.rank:
+            # A server that ran until its job's time was up: stopped (the signature stays listed).  Before it
+            # served, the time limit cut the start short: a failure.
+            if stop is None:
+                self._ev.stop_line = self._ev.clean_line = line_no
+            self._dirty = True
+            return
+        if causes and stop is not None and 0 < line_no - stop <= STOP_WINDOW and all(
+                s.id == "shell_killed" for s in causes):
+            self._ev.add_symptom(cause, True)  # killed after an orderly stop (its grace ran out): the stop's
+        elif causes:
             self._ev.add_line_cause(cause)
         elif symptoms:
             self._ev.add_symptom(cause, all(s.aftermath for s in symptoms))
@@ -127,13 +138,16 @@ class EvidenceRules:
         if tb.level in ("WARNING", "INFO", "DEBUG"):
             return
         stop = self._ev.stop_line
-        if tb.exception in _STOP_EXCEPTIONS and stop is None and not self._ev.wrong_so_far():
+        # A stop exception that led to another, cut off (``CancelledError``, then the timeout it became): not
+        # a stop, and the exception shown is all the traceback says.
+        told = tb.exception in _STOP_EXCEPTIONS and not chain_cut(tb)
+        if told and stop is None and not self._ev.wrong_so_far():
             # Told to stop (vLLM raises ``KeyboardInterrupt("terminated")`` on SIGTERM while it loads) with
             # nothing wrong before: an orderly stop, and what the stop makes the other processes print after
             # it is the shutdown's, not a failure.
             self._ev.stop_line = self._ev.clean_line = tb.line_no
             stop = tb.line_no
-        if symptom or tb.exception in _STOP_EXCEPTIONS or (stop is not None and 0 < tb.line_no - stop <= STOP_WINDOW):
+        if symptom or told or (stop is not None and 0 < tb.line_no - stop <= STOP_WINDOW):
             # A consequence, a signal, or a traceback printed while the job was shutting down in order.
             self._ev.add_symptom(cause, symptom and self._aftermath_only(first_exc))
             if symptom and stop is None and self._ev.clean_line is None and self._ev.died_line is None and any(

@@ -324,3 +324,30 @@ def test_a_pipeline_that_says_it_gives_up_has_failed() -> None:
     a = analyze_bytes(log)
     assert a.failed and a.root_cause is not None and a.root_cause.signature == "job_aborted"
     assert not analyze_bytes(served * 3).failed
+
+
+REC = b"(EngineCore_DP0 pid=61) ERROR 12-04 10:00:00 [core.py:868] "
+CUT_FRAMES = (REC + b'  File "/usr/lib/python3.12/asyncio/tasks.py", line 491, in _wait\n'
+              + REC + b"    await waiter\n")
+
+
+def test_frames_above_a_cut_tracebacks_exception_line_are_not_error_lines_of_their_own() -> None:
+    """A paste beginning in the frames of a traceback vLLM logged as error records: the frames belong to the
+    traceback its exception line starts, not to the log's error lines (the first of which was a frame)."""
+    a = analyze_bytes(CUT_FRAMES + REC + b"RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    assert a.root_cause is not None and a.root_cause.exception == "RuntimeError"
+    assert a.first_error is None
+
+
+@pytest.mark.parametrize(("after", "failed"), [
+    (b"", False),
+    (REC + b"\n" + REC + b"During handling of the above exception, another exception occurred:\n" + REC + b"\n"
+     + REC + b"Traceback (most recent call last):\n", True),
+], ids=["alone", "chain-cut"])
+def test_a_cancellation_that_led_to_another_exception_is_not_a_stop(after: bytes, failed: bool) -> None:
+    """``CancelledError`` alone is a task told to stop; one that a chain goes on from (the timeout it became,
+    cut off in the paste) is the failure's start, and the only exception the paste shows."""
+    a = analyze_bytes(CUT_FRAMES + REC + b"asyncio.exceptions.CancelledError\n" + after)
+    assert a.failed is failed
+    if failed:
+        assert a.root_cause is not None and a.root_cause.exception == "asyncio.exceptions.CancelledError"

@@ -213,3 +213,37 @@ def test_a_dead_engine_met_by_a_request_during_an_orderly_stop_is_not_a_failure(
     """Stopped first, then a request in flight meets the engine already gone: the stop's, not a failure."""
     a = analyze_bytes(SERVING + SHUTDOWN + _dead_engine_answer(9))
     assert not a.failed
+
+
+STARTED = (b"(APIServer pid=4410) INFO 12-04 09:58:01 [api_server.py:1] Starting vLLM API server 0 on "
+           b"http://0.0.0.0:8000\n(APIServer pid=4410) INFO:     Application startup complete.\n")
+
+
+LOADING = (b"(EngineCore_DP0 pid=4420) INFO 12-04 09:40:01 [gpu_model_runner.py:1] Starting to load model "
+           b"moonshotai/Kimi-K2.5...\n")
+
+
+@pytest.mark.parametrize(("before", "why", "failed"), [
+    (STARTED, b"", False), (STARTED, b"DUE TO PREEMPTION ", False), (STARTED, b"DUE TO TIME LIMIT ", False),
+    (LOADING, b"", False), (LOADING, b"DUE TO TIME LIMIT ", True),
+], ids=["cancel", "preempted", "served-to-time-limit", "cancel-loading", "time-limit-loading"])
+def test_a_slurm_cancel_is_a_stop_and_a_time_limit_before_serving_a_failure(before: bytes, why: bytes,
+                                                                            failed: bool) -> None:
+    """``scancel`` (or the job script ending a server step) and a preemption stop the job; srun's ``task 0:
+    Killed`` after it is the stop's doing.  A time limit that cut the start short is a failure (its own hint);
+    a server that served until its time was up stopped."""
+    log = before + (b"slurmstepd: error: *** STEP 4402.1 ON gpu-n7 CANCELLED AT 2026-12-04T10:00:00 " + why
+                     + b"***\nsrun: Job step aborted: Waiting up to 32 seconds for job step to finish.\n"
+                     + b"srun: error: gpu-n7: task 0: Killed\n")
+    a = analyze_bytes(log)
+    assert a.failed is failed
+    if failed:
+        assert a.root_cause is not None and a.root_cause.signature == "slurm_time_limit"
+    else:
+        assert a.phase.value == "stopped" and a.root_cause is None
+    assert ("slurm_time_limit" in {s.id for s in a.signatures}) is (b"TIME LIMIT" in why)
+
+
+def test_a_killed_task_without_a_cancel_is_still_a_failure() -> None:
+    a = analyze_bytes(STARTED + b"srun: error: gpu-n7: task 0: Killed\n")
+    assert a.failed and a.root_cause is not None and a.root_cause.signature == "shell_killed"
