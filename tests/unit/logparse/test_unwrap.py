@@ -154,7 +154,8 @@ def test_buildkit_progress_drawn_to_the_console_width_is_not_a_wrap() -> None:
     """``docker compose up --build`` before the server's log: BuildKit pads each step to the console's width and
     right-aligns its time."""
     steps = [b"[vllm internal] load build definition from Dockerfile", b"=> transferring dockerfile: 512B",
-             b"[vllm internal] load metadata for docker.io/vllm/vllm-openai:v0.17.0", b"[vllm 1/3] FROM docker.io/"
-             b"vllm/vllm-openai:v0.17.0", b"[vllm 2/3] COPY serve.sh /serve.sh", b"exporting to image"]
+             b"[vllm internal] load metadata for docker.io/vllm/vllm-openai:v0.17.0",
+             b"[vllm 1/3] FROM docker.io/vllm/vllm-openai:v0.17.0", b"[vllm 2/3] COPY serve.sh /serve.sh",
+             b"exporting to image"]
     log = b"".join(b" => " + step.ljust(150) + b"%.1fs\n" % (i / 10) for i, step in enumerate(steps))
     assert wrap_width(log + b"vllm-1  | INFO 12-04 10:00:00 [api_server.py:1] vLLM API server version 0.17.0\n") is None
