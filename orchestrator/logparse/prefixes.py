@@ -56,7 +56,7 @@ _JOURNAL = r" [\w.\-]+ [\w.\-@/]+(?:\[\d+\])?:"  # host unit[pid]: -- only after
 _COLLECTOR = (
     r"(?:[A-Za-z0-9][\w.\-]*\s+\| | *\| |\[pod/[^\]\s]+\] )?"
     rf"(?:(?:(?:{_ISO}[+-]\d\d:?\d\d|{_SYSLOG})(?:{_JOURNAL})?|{_ISO}Z?) |\s{{0,3}}\d{{1,4}}: )?"
-    r"(?: *\| )?"  # a collector in front of a pasted docker compose column
+    r"(?:[A-Za-z0-9][\w.\-]*\s+\| | *\| )?"  # a collector in front of a docker compose column
 )
 _COLLECTOR_RE = re.compile(_COLLECTOR, re.ASCII)  # as the bytes pattern reads it (``quick_key``)
 _COLLECTOR_BYTES_RE = re.compile(_COLLECTOR.encode())

@@ -210,10 +210,11 @@ def test_a_notebooks_traceback_cut_before_its_exception_line_names_the_header_s_
 @pytest.mark.parametrize("before", [
     b"", b"2026-12-04T09:12:44.120913377Z ", b"Dec 04 09:12:44 gpu-7 docker[2211]: ", b"  3: ",
 ], ids=["alone", "kubectl-timestamps", "journalctl", "srun-label"])
-def test_a_collectors_column_whose_name_was_lost_is_read_past(before: bytes) -> None:
+@pytest.mark.parametrize("column", [b"  | ", b"vllm-1  | "], ids=["name-lost", "named"])
+def test_a_collectors_column_whose_name_was_lost_is_read_past(before: bytes, column: bytes) -> None:
     """``  | `` before every line (docker compose's column, its service name cut off in a paste), also when
-    the paste went through another collector that put its own prefix in front."""
-    log = b"".join(before + b"  | " + line + b"\n" for line in (
+    the paste went through another collector that put its own prefix in front (and with the name kept)."""
+    log = b"".join(before + column + line + b"\n" for line in (
         b"(EngineCore_DP0 pid=6804)   File \"/venv/vllm/v1/core/kv_cache_utils.py\", line 616, in _check_enough",
         b"(EngineCore_DP0 pid=6804)     raise ValueError(",
         (b"(EngineCore_DP0 pid=6804) ValueError: No available memory for the cache blocks. Try increasing "
