@@ -52,6 +52,7 @@ class Evidence:
     first_error: dict[str, Any] | None = None  # the first error line of the log, pending or not
     named_error: dict[str, Any] | None = None  # the first error line naming an exception, pending or not
     died_line: int | None = None  # a process died (a fatal symptom) before any clean end or stop
+    stall: dict[str, Any] | None = None  # the first warning that the job will wait for ever (``stalls``)
     #: The last traceback cause the front end logged as an error record: [its first line, its last line]; the
     #: request it failed may be answered with a 4xx just after it (``answered``).
     answerable: list[int] | None = None
@@ -135,7 +136,8 @@ class Evidence:
 
     def wrong_so_far(self) -> bool:
         """Whether anything pointing at a failure has been seen: a cause, a symptom or a pending error line."""
-        return bool(self.tb_causes or self.line_causes or self.symptoms or self.aftermath) or self.pending_error()
+        return (bool(self.tb_causes or self.line_causes or self.symptoms or self.aftermath or self.stall)
+                or self.pending_error())
 
     def failed(self) -> bool:
         if self.tb_causes or self.line_causes:
@@ -171,6 +173,8 @@ class Evidence:
             return next(named, self.line_causes[0] if self.line_causes else next(before, next(head, chosen)))
         if self.line_causes:
             return self.line_causes[0]
+        if self.stall is not None and self.failed():
+            return self.stall  # the job waited for what could not come, and was stopped or died waiting
         if self.error_lines:
             # A traceback says more than the line that announced it ("Exception in ASGI application",
             # "Invocation of wake_up method failed", a bare ERROR record): the first pending one with a

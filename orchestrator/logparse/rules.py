@@ -302,6 +302,7 @@ class LineRules(EvidenceRules):
         if phase.rank > self._phase.rank:
             self._phase = phase
             self._dirty = True
+            self._ev.stall = None  # what the job waited for came (Ray placed its workers: it loads)
 
     def _effective_phase(self) -> Phase:
         if self._ev.failed():

@@ -37,6 +37,7 @@ class Signature:
     harmless: bool = False  # a warning that is not even evidence when vLLM logs it as an ERROR record
     fatal: bool = False  # a symptom that says a process died: a clean end after it is its consequence
     aftermath: bool = False  # a symptom of the teardown itself: the root shown only when no other symptom is
+    stalls: bool = False  # a warning that the job will wait for ever: what ends it (a kill, a stop) is its doing
 
     def matches(self, text: str) -> bool:
         """True when ``text`` (a decoded, prefix-stripped line) shows this signature."""
@@ -199,6 +200,7 @@ def _signature_from(entry: dict[str, Any]) -> Signature:
             harmless=bool(entry.get("harmless", False)),
             fatal=bool(entry.get("fatal", False)),
             aftermath=bool(entry.get("aftermath", False)),
+            stalls=bool(entry.get("stalls", False)),
         )
     except (KeyError, ValueError, re.error) as err:
         if isinstance(err, CatalogueError):

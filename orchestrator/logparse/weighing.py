@@ -11,6 +11,7 @@ line after it.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from orchestrator.logparse.analysis import Evidence
@@ -80,6 +81,12 @@ class EvidenceRules:
                           first.hint if first else None)
         if not causes and not symptoms and warnings and all(s.harmless for s in warnings):
             return  # a known-harmless error record (``Cannot use FA version 2``): neither cause nor evidence
+        if self._ev.stall is None and any(s.stalls for s in warnings):
+            stalled = warnings[[s.stalls for s in warnings].index(True)]
+            self._ev.stall = dataclasses.replace(cause, signature=stalled.id, hint=stalled.hint).to_dict()
+            self._dirty = True
+            if not is_error:
+                return
         stop = self._ev.stop_line
         if causes and all(s.id == "slurm_time_limit" for s in causes) and self._phase.rank >= Phase.SERVING.rank:
             # A server that ran until its job's time was up: stopped (the signature stays listed).  Before it

@@ -247,3 +247,32 @@ def test_a_slurm_cancel_is_a_stop_and_a_time_limit_before_serving_a_failure(befo
 def test_a_killed_task_without_a_cancel_is_still_a_failure() -> None:
     a = analyze_bytes(STARTED + b"srun: error: gpu-n7: task 0: Killed\n")
     assert a.failed and a.root_cause is not None and a.root_cause.signature == "shell_killed"
+
+
+RAY_SHORT = (b"INFO 05-26 18:53:53 [ray_utils.py:335] No current placement group found. Creating a new placement "
+             b"group.\nWARNING 05-26 18:53:53 [ray_utils.py:342] The number of required GPUs exceeds the total "
+             b"number of available GPUs in the placement group.\n"
+             b"INFO 05-26 18:54:03 [ray_utils.py:233] Waiting for creating a placement group of specs for 10 "
+             b"seconds. specs=[{'GPU': 1.0}, {'GPU': 1.0}].\n")
+SIGTERM_EXIT = (b"ERROR 05-26 18:58:11 [engine.py:448] 15\n"
+                b"ERROR 05-26 18:58:11 [engine.py:448] Traceback (most recent call last):\n"
+                b'ERROR 05-26 18:58:11 [engine.py:448]   File "/opt/vllm/executor/ray_utils.py", line 244, in '
+                b"_wait_until_pg_ready\n"
+                b"ERROR 05-26 18:58:11 [engine.py:448] SystemExit: 15\n")
+
+
+def test_a_job_stopped_while_ray_could_not_place_it_failed_of_that() -> None:
+    """Ray never had the GPUs (vLLM waits for ever); the user's SIGTERM ends the wait: the job failed, and
+    the warning that said so is its root cause, not the ``SystemExit: 15`` nor the bare ``15``."""
+    a = analyze_bytes(RAY_SHORT + SIGTERM_EXIT)
+    assert a.failed and a.root_cause is not None and a.root_cause.signature == "ray_gpus_short"
+    assert "required GPUs exceeds" in a.root_cause.message
+
+
+def test_a_job_that_got_its_gpus_after_the_warning_is_judged_by_what_came_after() -> None:
+    """The other nodes joined: vLLM loads and serves; a later orderly stop is a stop."""
+    served = (b"INFO 05-26 19:00:00 [model_runner.py:1110] Starting to load model m...\n"
+              b"INFO 05-26 19:02:00 [api_server.py:1] Starting vLLM API server on http://0.0.0.0:8000\n"
+              b"INFO 05-26 19:30:00 [launcher.py:1] Shutting down FastAPI HTTP server.\n")
+    a = analyze_bytes(RAY_SHORT + served)
+    assert not a.failed and a.root_cause is None
