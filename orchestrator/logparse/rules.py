@@ -185,8 +185,10 @@ class LineRules(EvidenceRules):
                 self._on_traceback(tb, events)
             self._tb_sigs[line.key] = []
             return
-        if is_bare_exception(msg) and (after_frame(line, prev_raw) or _QUALIFIED.match(msg) is not None):
-            # A traceback whose header was cut off (a pasted tail): its exception line still names the cause.
+        if is_bare_exception(msg) and (after_frame(line, prev_raw) or _QUALIFIED.match(msg) is not None
+                                       or line_no == 1):
+            # A traceback whose header was cut off (a pasted tail, or only its exception line pasted): its
+            # exception line still names the cause.
             self._ev.absorb_frames(line.process, line_no)
             for tb in self._tbs.start_headless(line, line_no, ending):
                 self._on_traceback(tb, events)
