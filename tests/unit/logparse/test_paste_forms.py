@@ -356,8 +356,8 @@ def test_a_cancellation_that_led_to_another_exception_is_not_a_stop(after: bytes
 
 @pytest.mark.parametrize(("log", "failed"), [
     (b"RuntimeError: CUDA error: no kernel image is available for execution on the device\n", True),
-    (b"ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can be "
-     b"stored in KV cache (20000).\nTry increasing `gpu_memory_utilization`.\n", True),
+    ((b"ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can be "
+      b"stored in KV cache (20000).\nTry increasing `gpu_memory_utilization`.\n"), True),
     (b"Exception ignored in: <function _releaseLock at 0x7f3a>\nINFO 12-04 10:00:00 [api_server.py:1] up\n", False),
 ], ids=["alone", "with-its-next-line", "not-an-exception-line"])
 def test_a_paste_of_only_the_exception_line_names_it(log: bytes, failed: bool) -> None:
