@@ -39,12 +39,11 @@ from orchestrator.logparse.phases import (
 )
 from orchestrator.logparse.prefixes import ParsedLine, multiprocessing_header, parse_line, prefix_only
 from orchestrator.logparse.signatures import Catalogue, load_catalogue
-from orchestrator.logparse.tbforms import debugger_exception, is_ipython_header
+from orchestrator.logparse.tbforms import debugger_exception, is_ipython_header, is_remote_exception
 from orchestrator.logparse.tracebacks import (
     TracebackAssembler,
     is_bare_exception,
     is_header,
-    is_remote_exception,
 )
 from orchestrator.logparse.weighing import CALL_FAILED, ERROR_LINE, EvidenceRules, after_frame
 

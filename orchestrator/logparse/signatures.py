@@ -38,6 +38,8 @@ class Signature:
     fatal: bool = False  # a symptom that says a process died: a clean end after it is its consequence
     aftermath: bool = False  # a symptom of the teardown itself: the root shown only when no other symptom is
     stalls: bool = False  # a warning that the job will wait for ever: what ends it (a kill, a stop) is its doing
+    after_stop: bool = False  # a cause that, just after an orderly stop, is the stop's doing (its SIGKILL)
+    ends_serving: bool = False  # a cause only before the job serves: after, it ends the serving in order
 
     def matches(self, text: str) -> bool:
         """True when ``text`` (a decoded, prefix-stripped line) shows this signature."""
@@ -201,6 +203,8 @@ def _signature_from(entry: dict[str, Any]) -> Signature:
             fatal=bool(entry.get("fatal", False)),
             aftermath=bool(entry.get("aftermath", False)),
             stalls=bool(entry.get("stalls", False)),
+            after_stop=bool(entry.get("after_stop", False)),
+            ends_serving=bool(entry.get("ends_serving", False)),
         )
     except (KeyError, ValueError, re.error) as err:
         if isinstance(err, CatalogueError):

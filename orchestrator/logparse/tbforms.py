@@ -11,6 +11,10 @@ script stopped in VS Code.  Both differ from Python's own in their first line:
   ``<ipython-input-4-...> in <module>`` / ``/path/x.py in f(...)`` (IPython 7), each with its source lines
   behind a line-number gutter (``----> 3 llm = LLM(...)``), blank lines between frames, and Python's
   exception line at the end.
+
+Ray's wrapper of a remote worker's exception (``ray.exceptions.RayTaskError(ValueError): ray::Worker.f() (pid=N,
+ip=...)``) is not a traceback's first line either, but a paste that begins there holds one: the worker's frames
+follow, then its exception line.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import re
 
 _DEBUGGER_RE = re.compile(r"^Exception has occurred: (?P<exc>[A-Za-z_][\w.]*)(?:\s|$)")
+_REMOTE_RE = re.compile(r"^(?:[A-Za-z_]\w*\.)*RayTaskError\([A-Za-z_][\w.]*\): ")
 _IPYTHON_RE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*)\s+Traceback \(most recent call last\)\s*$")  # 1 blank: flattened
 
 
@@ -47,3 +52,8 @@ def is_rule(message: str) -> bool:
     """IPython's rule of dashes above a traceback (and above the next one of a chain)."""
     text = message.strip()
     return len(text) >= 20 and text.strip("-") == ""
+
+
+def is_remote_exception(message: str) -> bool:
+    """Ray's line for an exception raised in a remote worker: ``ray.exceptions.RayTaskError(ValueError): ...``."""
+    return "RayTaskError(" in message and _REMOTE_RE.match(message) is not None

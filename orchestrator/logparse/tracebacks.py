@@ -30,7 +30,7 @@ TRACEBACK_CAP = 64 * 1024
 STALE_LINES = 2000
 
 HEADERS = ("Traceback (most recent call last):", "Exception Group Traceback (most recent call last):")
-_CHAIN = (
+CHAIN_MARKERS = (
     "During handling of the above exception, another exception occurred:",
     "The above exception was the direct cause of the following exception:",
 )
@@ -40,7 +40,6 @@ _BARE_EXC_RE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)(
 _PYDANTIC_LOC_RE = re.compile(r"^[\w.\[\]\-]+$")
 _PYDANTIC_ITEM_RE = re.compile(r"^(?:Value error, |Assertion failed, |Input should |Field required|For further "
                                r"information visit https://errors\.pydantic\.dev)|\[type=\w+")
-_REMOTE_RE = re.compile(r"^(?:[A-Za-z_]\w*\.)*RayTaskError\([A-Za-z_][\w.]*\): ")
 #: A frame line whose indentation was lost (a paste rendered as text: Markdown, a chat message, a web page).
 _FRAME_RE = re.compile(r'^File "[^"]*", line \d+|^[~^]+$')  # a caret line marks a part of the source line
 #: A source line whose statement goes on over the next lines: it ends open (a bracket, a comma) or stands for
@@ -65,17 +64,6 @@ def is_header(message: str) -> bool:
 def is_bare_exception(message: str) -> bool:
     """``ValueError: ...`` standing alone: the exception line of a traceback whose header was cut off."""
     return _BARE_EXC_RE.match(message.rstrip()) is not None
-
-
-def chain_cut(tb: Traceback) -> bool:
-    """Whether ``tb`` goes on past a chain marker (``During handling of the above exception ...``) to an
-    exception line it does not show: the paste, or the log, ended first."""
-    return sum(map(tb.text.count, _CHAIN)) >= len(tb.exception_lines) > 0
-
-
-def is_remote_exception(message: str) -> bool:
-    """Ray's line for an exception raised in a remote worker: ``ray.exceptions.RayTaskError(ValueError): ...``."""
-    return "RayTaskError(" in message and _REMOTE_RE.match(message) is not None
 
 
 def is_frame_line(message: str) -> bool:
@@ -334,7 +322,7 @@ class TracebackAssembler:
                 return False
             tb.add(msg, line_no)
             return True
-        if msg.startswith(_CHAIN):
+        if msg.startswith(CHAIN_MARKERS):
             tb.state, tb.blanks = _CHAINED, 0
             tb.add(msg, line_no, important=True)
             return True

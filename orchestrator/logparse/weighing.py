@@ -20,7 +20,7 @@ from orchestrator.logparse.lines import decode
 from orchestrator.logparse.phases import Phase
 from orchestrator.logparse.prefixes import ParsedLine, parse_line
 from orchestrator.logparse.signatures import Catalogue, Severity, Signature
-from orchestrator.logparse.tracebacks import Traceback, chain_cut, is_frame_line
+from orchestrator.logparse.tracebacks import CHAIN_MARKERS, Traceback, is_frame_line
 
 ERROR_LINE = re.compile(r"^(?:\[\d\d:\d\d:\d\d\])?\s*ERROR\b:?\s*")
 _EXC_LINE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)):?\s?(?P<msg>.*)$")
@@ -88,15 +88,14 @@ class EvidenceRules:
             if not is_error:
                 return
         stop = self._ev.stop_line
-        if causes and all(s.id == "slurm_time_limit" for s in causes) and self._phase.rank >= Phase.SERVING.rank:
+        if causes and all(s.ends_serving for s in causes) and self._phase.rank >= Phase.SERVING.rank:
             # A server that ran until its job's time was up: stopped (the signature stays listed).  Before it
             # served, the time limit cut the start short: a failure.
             if stop is None:
                 self._ev.stop_line = self._ev.clean_line = line_no
             self._dirty = True
             return
-        if causes and stop is not None and 0 < line_no - stop <= STOP_WINDOW and all(
-                s.id == "shell_killed" for s in causes):
+        if causes and stop is not None and 0 < line_no - stop <= STOP_WINDOW and all(s.after_stop for s in causes):
             self._ev.add_symptom(cause, True)  # killed after an orderly stop (its grace ran out): the stop's
         elif causes:
             self._ev.add_line_cause(cause)
@@ -147,7 +146,7 @@ class EvidenceRules:
         stop = self._ev.stop_line
         # A stop exception that led to another, cut off (``CancelledError``, then the timeout it became): not
         # a stop, and the exception shown is all the traceback says.
-        told = tb.exception in _STOP_EXCEPTIONS and not chain_cut(tb)
+        told = tb.exception in _STOP_EXCEPTIONS and not _chain_cut(tb)
         if told and stop is None and not self._ev.wrong_so_far():
             # Told to stop (vLLM raises ``KeyboardInterrupt("terminated")`` on SIGTERM while it loads) with
             # nothing wrong before: an orderly stop, and what the stop makes the other processes print after
@@ -195,6 +194,12 @@ class EvidenceRules:
             return
         if (line.level == "ERROR" or announced) and line.key not in self._request_tbs:
             self._request_tbs.append(line.key)
+
+
+def _chain_cut(tb: Traceback) -> bool:
+    """Whether ``tb`` goes on past a chain marker (``During handling of the above exception ...``) to an
+    exception line it does not show: the paste, or the log, ended first."""
+    return sum(map(tb.text.count, CHAIN_MARKERS)) >= len(tb.exception_lines) > 0
 
 
 def _failed_assert(tb: Traceback) -> str:
