@@ -49,3 +49,30 @@ def decode(raw: bytes) -> str:
     if len(raw) > LINE_CAP:
         raw = raw[:LINE_CAP]
     return inert(raw.decode("utf-8", "replace"), keep="\t")
+
+
+class WholeLines:
+    """The complete lines of a stream given chunk by chunk, for a reshaper (``unwrap``, ``spacing``,
+    ``resplit``): ``feed`` hands ``_lines`` every line a chunk completes (ending in ``\n``) and keeps the line not
+    yet ended for the next chunk; ``finish`` hands that last line to ``_last``.  ``read`` counts input bytes."""
+
+    def __init__(self) -> None:
+        self._rest = b""
+        self.read = 0
+
+    def feed(self, chunk: bytes) -> bytes:
+        self.read += len(chunk)
+        data = self._rest + chunk
+        cut = data.rfind(b"\n") + 1
+        self._rest = data[cut:]
+        return self._lines(data[:cut])
+
+    def finish(self) -> bytes:
+        rest, self._rest = self._rest, b""
+        return self._last(rest)
+
+    def _lines(self, block: bytes) -> bytes:
+        raise NotImplementedError
+
+    def _last(self, rest: bytes) -> bytes:
+        return self._lines(rest)

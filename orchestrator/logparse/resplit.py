@@ -18,6 +18,7 @@ from bisect import bisect_right
 from itertools import pairwise
 
 from orchestrator.logparse.analysis import Analysis
+from orchestrator.logparse.lines import WholeLines
 
 #: A vLLM record header, with the process prefix before it when there is one, NCCL's line prefix
 #: (``host:pid:tid [rank] NCCL INFO``) or PyTorch's rank prefix of a distributed job's lines (``[rank3]: ``).
@@ -51,11 +52,11 @@ def _pieces(line: bytes) -> list[bytes]:
     return [line[a:b - 1] + b"\n" if i < len(cuts) else line[a:b] for i, (a, b) in enumerate(pairwise(bounds))]
 
 
-class Resplitter:
+class Resplitter(WholeLines):
     """Breaks lines before the record headers inside them, chunk by chunk."""
 
     def __init__(self) -> None:
-        self._rest = b""
+        super().__init__()
         self._out = 0  # lines given out
         # Each file line broken into pieces: the given-out line (1-based) of its first piece, its pieces, and
         # the pieces added by such lines before it.
@@ -63,20 +64,8 @@ class Resplitter:
         self._count: list[int] = []
         self._added_before: list[int] = []
         self.added = 0
-        self.read = 0  # input bytes
 
-    def feed(self, chunk: bytes) -> bytes:
-        self.read += len(chunk)
-        data = self._rest + chunk
-        cut = data.rfind(b"\n") + 1
-        self._rest = data[cut:]
-        return self._split(data[:cut])
-
-    def finish(self) -> bytes:
-        rest, self._rest = self._rest, b""
-        return self._split(rest)
-
-    def _split(self, block: bytes) -> bytes:
+    def _lines(self, block: bytes) -> bytes:
         out: list[bytes] = []
         for line in block.splitlines(keepends=True):
             pieces = _pieces(line) if b"] " in line or b"]: " in line else [line]

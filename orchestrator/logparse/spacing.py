@@ -14,6 +14,7 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from orchestrator.logparse.analysis import Analysis
+from orchestrator.logparse.lines import WholeLines
 
 #: Lines with text needed in the sample, and the share of them that must be followed by one empty line.
 _MIN_LINES = 4
@@ -31,11 +32,11 @@ def double_spaced(sample: bytes) -> bool:
     return texts >= _MIN_LINES and followed >= _MIN_SHARE * texts
 
 
-class Undoubler:
+class Undoubler(WholeLines):
     """Drops the empty line after each line with text, chunk by chunk."""
 
     def __init__(self) -> None:
-        self._rest = b""
+        super().__init__()
         self._after_text = False  # the last line given out had text: an empty line now is dropped
         self._kept = 0  # lines given out
         # Given-out lines (1-based) that no dropped empty line follows, as runs of consecutive ones (a stretch
@@ -44,22 +45,13 @@ class Undoubler:
         self._ends: list[int] = []
         self._before: list[int] = []
         self.dropped = 0
-        self.read = 0  # input bytes
 
-    def feed(self, chunk: bytes) -> bytes:
-        self.read += len(chunk)
-        data = self._rest + chunk
-        cut = data.rfind(b"\n") + 1
-        self._rest = data[cut:]
-        return self._drop(data[:cut])
-
-    def finish(self) -> bytes:
-        rest, self._rest = self._rest, b""
+    def _last(self, rest: bytes) -> bytes:
         if rest and self._after_text:
             self._irregular(self._kept)
         return rest
 
-    def _drop(self, block: bytes) -> bytes:
+    def _lines(self, block: bytes) -> bytes:
         out: list[bytes] = []
         for text in block[:-1].split(b"\n") if block else ():  # lines end in "\n" only, as the parser counts them (not a lone "\r")
             line = text + b"\n"

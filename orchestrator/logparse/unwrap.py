@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from orchestrator.logparse.analysis import Analysis
+from orchestrator.logparse.lines import WholeLines
 from orchestrator.logparse.prefixes import parse_line
 from orchestrator.logparse.tbforms import is_ipython_header
 
@@ -77,30 +78,21 @@ def wrap_width(sample: bytes) -> Wrapping | None:
     return Wrapping(width, frozenset(common)) if after and normal <= most else None
 
 
-class Unwrapper:
+class Unwrapper(WholeLines):
     """Joins rows of ``width`` bytes with the line after them, chunk by chunk."""
 
     def __init__(self, wrapping: Wrapping) -> None:
+        super().__init__()
         self._width, self._starts_like = wrapping.width, wrapping.starts
-        self._rest = b""
         self._line = 0  # lines given out
         self._joined = False  # the line being given out continues on the next row
         self._row = b""  # the last row read
         self._starts: list[int] = []  # given-out lines (0-based) after which the input had one more line
-        self.read = 0  # input bytes
 
-    def feed(self, chunk: bytes) -> bytes:
-        self.read += len(chunk)
-        data = self._rest + chunk
-        cut = data.rfind(b"\n") + 1
-        self._rest = data[cut:]
-        return self._join(data[:cut])
-
-    def finish(self) -> bytes:
-        rest, self._rest = self._rest, b""
+    def _last(self, rest: bytes) -> bytes:
         return rest
 
-    def _join(self, block: bytes) -> bytes:
+    def _lines(self, block: bytes) -> bytes:
         out: list[bytes] = []
         for row in block.splitlines(keepends=True):
             text = row.rstrip(b"\r\n")
