@@ -43,12 +43,14 @@ from orchestrator.logparse.tbforms import debugger_exception, is_ipython_header,
 from orchestrator.logparse.tracebacks import (
     TracebackAssembler,
     is_bare_exception,
+    is_frame_line,
     is_header,
 )
 from orchestrator.logparse.weighing import CALL_FAILED, ERROR_LINE, EvidenceRules, after_frame
 
 #: A frame's source line raising an exception, indented or with its indentation lost.
 _RAISE = re.compile(r"\s*raise [A-Za-z_][\w.]*\(")
+_FRAME_REACH = 5  # lines from a flattened frame line to the exception line it may be the last frame of
 _QUALIFIED = re.compile(r"[a-z_]\w*(?:\.\w+)+\.[A-Z]\w*(?:Error|Exception): ")
 _WEIGHTS = re.compile(r"Loading weights took (?P<s>[\d.]+)")
 _WHAT = re.compile(r"^\s*what\(\):\s*(?P<msg>.*)$")
@@ -78,6 +80,7 @@ class LineRules(EvidenceRules):
         self._call_failed_at: dict[str, int] = {}  # writer -> line of its last announcement of one call's failure
         self._request_tbs: list[str] = []  # writers whose open traceback is one request's failure
         self._terminate_line: int | None = None
+        self._frame_at: list[Any] | None = None  # [writer, line] of the last frame line outside a traceback
         self._head: str | None = None  # the text before the message of the line being classified  # a C++ "terminate called ..." waiting for its what() line
 
     def _rules_state(self) -> dict[str, Any]:
@@ -100,6 +103,7 @@ class LineRules(EvidenceRules):
             "asgi": dict(self._call_failed_at),  # the key of snapshots written before it was renamed
             "request_tbs": list(self._request_tbs),
             "terminate_line": self._terminate_line,
+            "frame_at": self._frame_at,
         }
 
     def _load_rules_state(self, snap: dict[str, Any]) -> None:
@@ -119,6 +123,7 @@ class LineRules(EvidenceRules):
         self._call_failed_at = {str(k): int(v) for k, v in snap.get("asgi", {}).items()}
         self._request_tbs = [str(k) for k in snap.get("request_tbs", [])]
         self._terminate_line = snap.get("terminate_line")
+        self._frame_at = snap.get("frame_at")
 
     def _funnel_state(self) -> tuple[Phase, bool, bool]:
         """What decides which needles are relevant: phase, clean end seen, an error line pending."""
@@ -184,8 +189,10 @@ class LineRules(EvidenceRules):
                 self._on_traceback(tb, events)
             self._tb_sigs[line.key] = []
             return
+        if line.record is not None and msg.startswith('File "') and is_frame_line(msg):
+            self._frame_at = [line.key, line_no]  # a record's frame line, its indentation lost
         if is_bare_exception(msg) and (after_frame(line, prev_raw) or _QUALIFIED.match(msg) is not None
-                                       or line_no == 1):
+                                       or line_no == 1 or self._frame_above(line.key, line_no)):
             # A traceback whose header was cut off (a pasted tail, or only its exception line pasted): its
             # exception line still names the cause.
             self._ev.absorb_frames(line.process, line_no)
@@ -298,6 +305,12 @@ class LineRules(EvidenceRules):
         """The job went on after its pending error lines: they are no longer a candidate cause."""
         self._ev.clear_pending()
         self._dirty = True
+
+    def _frame_above(self, key: str, line_no: int) -> bool:
+        """Whether ``key`` logged a frame line (``File "...", line N``, flattened) just above ``line_no``: its
+        source line (a statement over lines: some) and caret lines may stand between it and the exception line."""
+        at = self._frame_at
+        return at is not None and at[0] == key and 0 < line_no - int(at[1]) <= _FRAME_REACH
 
     def _advance(self, phase: Phase) -> None:
         if phase.rank > self._phase.rank:

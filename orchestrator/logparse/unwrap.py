@@ -68,10 +68,11 @@ def wrap_width(sample: bytes) -> Wrapping | None:
     # How lines start, counted on lines that surely start one (not after a row of the width).
     usual = Counter(ln[:_START] for i, ln in enumerate(lines) if i == 0 or len(lines[i - 1]) != width)
     common = {start for start, n in usual.most_common(8) if n >= max(2, sum(usual.values()) // 20)}
-    # A next line starting like lines do, or like the row itself (lines repeated with small changes: one
-    # device-side assert per GPU thread), is a line of its own; a continuation starts mid-text.
+    # A next line starting like lines do, or like the row itself but for its numbers (lines repeated with small
+    # changes: one device-side assert per GPU thread, a progress bar's frames), is a line of its own; a
+    # continuation starts mid-text.
     after = [(lines[i + 1], lines[i]) for i in rows if i + 1 < len(lines)]
-    normal = sum(1 for nxt, row in after if nxt[:_START] in common or (nxt[:_START] == row[:_START] and row.strip())
+    normal = sum(1 for nxt, row in after if nxt[:_START] in common or (_like(nxt, row) and row.strip())
                  or _own_line(nxt) or _source_after_frame(row, nxt))
     # With only two rows (one long line), the line after each must be a continuation.
     most = _MAX_NORMAL_NEXT * len(after) if len(rows) >= _MIN_ROWS else 0
@@ -118,6 +119,11 @@ class Unwrapper(WholeLines):
     def remap(self, analysis: Analysis) -> Analysis:
         """``analysis`` with line numbers and sizes of the file, not of the joined text."""
         return analysis.renumbered(self.file_line, analysis.lines + len(self._starts), self.read)
+
+
+def _like(nxt: bytes, row: bytes) -> bool:
+    """Whether ``nxt`` starts as ``row`` does, but for its digits."""
+    return _DIGITS.sub(b"0", nxt[:_START]) == _DIGITS.sub(b"0", row[:_START])
 
 
 def _laid_out(row: bytes) -> bool:

@@ -367,3 +367,16 @@ def test_a_paste_of_only_the_exception_line_names_it(log: bytes, failed: bool) -
     if failed:
         assert a.root_cause is not None and a.root_cause.line_no == 1
         assert a.root_cause.exception == log.split(b":", 1)[0].decode()
+
+
+def test_a_records_traceback_with_its_indentation_lost_is_read_from_its_frames() -> None:
+    """vLLM's error records of a worker's traceback, pasted as text (indentation and header lost): the frame
+    line two lines above the exception line makes it one (its source line stands between them)."""
+    head = b"(Worker_TP1 pid=7) ERROR 12-04 10:00:00 [multiproc_executor.py:671] "
+    log = b"".join(head + line + b"\n" for line in (
+        b'File "/venv/vllm/v1/worker/gpu_worker.py", line 212, in load_model',
+        b"self.model_runner.load_model()",
+        b"RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 1; 60.97 GiB total capacity)"))
+    rc = analyze_bytes(log).root_cause
+    assert rc is not None and (rc.exception, rc.process) == ("RuntimeError", "Worker_TP1")
+    assert rc.message.startswith("NPU out of memory.")

@@ -15,7 +15,8 @@ from orchestrator.logparse.resplit import joined_records
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 #: Logs that lost their line breaks on the way to us.
-JOINED = {"q03_vllm_nccl_unhandled_cuda_error_flattened.log", "t08_specforge_train_inductor_no_valid_triton_configs.log"}
+JOINED = {"q03_vllm_nccl_unhandled_cuda_error_flattened.log", "t08_specforge_train_inductor_no_valid_triton_configs.log",
+          "a09_ascend_flattened_npu_oom_qwen25vl.log"}
 PARAGRAPH = 40  # lines a rendered paragraph joined
 
 

@@ -159,3 +159,15 @@ def test_buildkit_progress_drawn_to_the_console_width_is_not_a_wrap() -> None:
              b"exporting to image"]
     log = b"".join(b" => " + step.ljust(150) + b"%.1fs\n" % (i / 10) for i, step in enumerate(steps))
     assert wrap_width(log + b"vllm-1  | INFO 12-04 10:00:00 [api_server.py:1] vLLM API server version 0.17.0\n") is None
+
+
+def test_a_progress_bars_frames_pasted_as_lines_are_not_a_wrap() -> None:
+    """tqdm's frames, one a line once their ``\\r`` became line breaks: the block characters are 3 bytes each, so
+    the frames with one more partial block are the longest, and the next frame starts like them but for its
+    numbers.  Frames, not rows of a width."""
+    blocks = "▏▎▍▌▋▊▉"
+    frames = []
+    for i in range(20, 44):
+        bar = ("█" * (i // 5) + blocks[i % 7]).ljust(20)  # a bare bar (no description): frames start with digits
+        frames.append(f"{i:3d}%|{bar}| {i}/100 [{i // 2:02d}:10<30:{i:02d}, 41.{i:02d}s/it]\n".encode())
+    assert wrap_width(b"".join(frames)) is None
