@@ -188,7 +188,13 @@ def run() -> None:
         if isinstance(err, typer.Abort):
             _err_console().print("aborted")
             sys.exit(1)
-        raise
+        if os.environ.get("EORCH_DEBUG"):
+            raise
+        # A bug of eorch's: one line that says so, not a traceback (EORCH_DEBUG=1 shows it).
+        _err_console().print(f"[bold red]error:[/] internal error ({escape(type(err).__name__)}: {escape(str(err))}); "
+                             "this is a bug in eorch: run again with EORCH_DEBUG=1 for the traceback and report it",
+                             highlight=False, soft_wrap=True)
+        sys.exit(1)
 
 
 def _quick_runs(args: list[str]) -> bool:

