@@ -18,7 +18,7 @@ REQUIRED = {"cuda_oom", "kv_cache_memory", "nccl_error", "worker_exception", "wo
 EXAMPLES = {
     "ray_placement_timeout": ("ValueError: Cannot provide a placement group of placement_group_specs=[{'GPU': 1.0}, "
                               "{'GPU': 1.0}] within 1800 seconds. See `ray status` and `ray list nodes`"),
-    "disk_full": "OSError: [Errno 28] No space left on device: '/root/.cache/huggingface/hub/tmpx1'",
+    "disk_full": "OSError: [Errno 28] No space left on device: '/srv/hf-cache/hub/tmpx1'",
     "vllm_not_installed": "ModuleNotFoundError: No module named 'vllm'",
     "slurm_time_limit": "slurmstepd: error: *** JOB 4402 ON gpu-n7 CANCELLED AT 2026-12-04T10:00:00 DUE TO TIME LIMIT ***",
     "triton_out_of_resource": ("torch._inductor.exc.InductorError: RuntimeError: No valid triton configs. "
