@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from itertools import pairwise
+from itertools import islice, pairwise
 
 from orchestrator.logparse.analysis import Analysis
 from orchestrator.logparse.lines import WholeLines
@@ -35,7 +35,7 @@ def joined_records(sample: bytes) -> bool:
     with as many ``] `` / ``]: `` (every header ends so) are searched: the pattern has no literal start, and a
     log's sample is a megabyte."""
     return any(len(line) > _LONG and line.count(b"] ") + line.count(b"]: ") >= _MIN_JOINED
-               and sum(1 for _ in zip(range(_MIN_JOINED), _RECORD.finditer(line), strict=False)) >= _MIN_JOINED
+               and len(list(islice(_RECORD.finditer(line), _MIN_JOINED))) == _MIN_JOINED
                for line in sample.split(b"\n"))
 
 

@@ -81,8 +81,7 @@ class EvidenceRules:
                           first.hint if first else None)
         if not causes and not symptoms and warnings and all(s.harmless for s in warnings):
             return  # a known-harmless error record (``Cannot use FA version 2``): neither cause nor evidence
-        if self._ev.stall is None and any(s.stalls for s in warnings):
-            stalled = warnings[[s.stalls for s in warnings].index(True)]
+        if self._ev.stall is None and (stalled := next((s for s in warnings if s.stalls), None)) is not None:
             self._ev.stall = dataclasses.replace(cause, signature=stalled.id, hint=stalled.hint).to_dict()
             self._dirty = True
             if not is_error:
