@@ -102,6 +102,23 @@ class Evidence:
         if self.first_error is not None and above < self.first_error["line_no"] < line_no:
             self.first_error = self.error_lines[0] if self.error_lines else None
 
+    def demote(self, survived: Callable[[dict[str, Any]], bool]) -> None:
+        """The traceback causes ``survived`` picks were errors the job lived with (``repeats.py``): they become
+        error lines."""
+        moved = [item for item in self.tb_causes if survived(item)]
+        if not moved:
+            return
+        self.tb_causes = [item for item in self.tb_causes if item not in moved]
+        for item in moved:
+            self._keep(self.error_lines, RootCause.from_dict(item), OTHER_TEXT_CAP)
+        for item in sorted(moved, key=lambda i: int(i["line_no"])):
+            if self.first_error is None or item["line_no"] < self.first_error["line_no"]:
+                self.first_error = item
+            if item.get("exception") and (self.named_error is None
+                                          or item["line_no"] < self.named_error["line_no"]):
+                self.named_error = item
+        self.error_lines.sort(key=lambda i: int(i["line_no"]))
+
     def answered(self, line_no: int) -> bool:
         """A request was answered with a 4xx at ``line_no``: a front-end traceback that ended just before it
         was that request's failure, not the job's; it becomes a pending error line.  Whether one did."""

@@ -10,7 +10,7 @@ Both parse the same way: an optional ``(name pid=N)`` group (Ray adds ``, ip=...
 write ``(VllmWorker rank=4 pid=N)``, Ray's bare ``(pid=N)`` has no name), then an optional
 ``LEVEL MM-DD HH:MM:SS [file:line] `` header (vLLM <= 0.7 wrote ``file:line]`` without the ``[``).  Lines
 without either belong to process ``main``.  What a log collector put in front of every line is skipped
-first: a timestamp (``kubectl logs --timestamps``, ``docker logs -t``), journalctl's ``short`` and
+first: a timestamp (``kubectl logs --timestamps``, ``docker logs -t``, Buildkite's ``[2025-05-20T05:24:31Z]``), journalctl's ``short`` and
 ``short-iso`` formats, docker compose's ``service-1  | `` (with or without its timestamps), ``kubectl logs
 --prefix``'s ``[pod/name/container] `` and ``srun --label``'s task number (``0: ``).  PyTorch's rank prefix
 on a distributed process's stderr (``[rank0]: ``) names the writer when no process group does; Ray's note at
@@ -48,14 +48,14 @@ _GLOG_LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
 _PREFIX_ONLY_RE = re.compile(r"^\s*" + _PROC + r"\s*$")
 #: What a log collector prepends: docker compose's service column (its name lost in a paste: `` | ``) or
 #: ``kubectl logs --prefix``'s pod, then an
-#: RFC 3339 stamp (kubectl/docker ``--timestamps``) or a syslog one, either with journalctl's ``host unit[pid]:``
+#: RFC 3339 stamp (kubectl/docker ``--timestamps``, in brackets: Buildkite's) or a syslog one, either with journalctl's ``host unit[pid]:``
 #: after it, or ``srun --label``'s task number; and a docker compose column that went through another collector.
 _ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?"
 _SYSLOG = r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?"
 _JOURNAL = r" [\w.\-]+ [\w.\-@/]+(?:\[\d+\])?:"  # host unit[pid]: -- only after journalctl's own stamps
 _COLLECTOR = (
     r"(?:[A-Za-z0-9][\w.\-]*\s+\| | *\| |\[pod/[^\]\s]+\] )?"
-    rf"(?:(?:(?:{_ISO}[+-]\d\d:?\d\d|{_SYSLOG})(?:{_JOURNAL})?|{_ISO}Z?) |\s{{0,3}}\d{{1,4}}: )?"
+    rf"(?:(?:(?:{_ISO}[+-]\d\d:?\d\d|{_SYSLOG})(?:{_JOURNAL})?|{_ISO}Z?|\[{_ISO}Z?\]) |\s{{0,3}}\d{{1,4}}: )?"
     r"(?:[A-Za-z0-9][\w.\-]*\s+\| | *\| )?"  # a collector in front of a docker compose column
 )
 _COLLECTOR_RE = re.compile(_COLLECTOR, re.ASCII)  # as the bytes pattern reads it (``quick_key``)

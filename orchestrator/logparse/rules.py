@@ -38,6 +38,7 @@ from orchestrator.logparse.phases import (
     shows_life,
 )
 from orchestrator.logparse.prefixes import ParsedLine, multiprocessing_header, parse_line, prefix_only
+from orchestrator.logparse.repeats import Repeats
 from orchestrator.logparse.signatures import Catalogue, load_catalogue
 from orchestrator.logparse.tbforms import debugger_exception, is_ipython_header, is_remote_exception
 from orchestrator.logparse.tracebacks import (
@@ -79,6 +80,8 @@ class LineRules(EvidenceRules):
         self._dirty = False
         self._call_failed_at: dict[str, int] = {}  # writer -> line of its last announcement of one call's failure
         self._request_tbs: list[str] = []  # writers whose open traceback is one request's failure
+        self._repeats = Repeats()  # tracebacks per writer and place: failures lived with
+        self._handled_at: dict[str, int] = {}  # writer -> line of a record whose traceback it lives with
         self._terminate_line: int | None = None
         self._frame_at: list[Any] | None = None  # [writer, line] of the last frame line outside a traceback
         self._head: str | None = None  # the text before the message of the line being classified  # a C++ "terminate called ..." waiting for its what() line
@@ -102,6 +105,8 @@ class LineRules(EvidenceRules):
             "errors": self._errors,
             "asgi": dict(self._call_failed_at),  # the key of snapshots written before it was renamed
             "request_tbs": list(self._request_tbs),
+            "repeats": self._repeats.to_dict(),
+            "handled_at": dict(self._handled_at),
             "terminate_line": self._terminate_line,
             "frame_at": self._frame_at,
         }
@@ -122,6 +127,8 @@ class LineRules(EvidenceRules):
         self._errors = int(snap["errors"])
         self._call_failed_at = {str(k): int(v) for k, v in snap.get("asgi", {}).items()}
         self._request_tbs = [str(k) for k in snap.get("request_tbs", [])]
+        self._repeats = Repeats.from_dict(snap.get("repeats"))
+        self._handled_at = {str(k): int(v) for k, v in snap.get("handled_at", {}).items()}
         self._terminate_line = snap.get("terminate_line")
         self._frame_at = snap.get("frame_at")
 
@@ -219,6 +226,8 @@ class LineRules(EvidenceRules):
         sigs = () if shown_source or (msg.startswith("frame #") and _CPP_FRAME.match(msg)) else self._cat.match(msg)
         for sig in sigs:
             self._count(sig, line_no, line.process, events)
+            if sig.handled:
+                self._handled_at[line.key] = line_no
         is_error = line.level == "ERROR" or (line.level is None and "ERROR" in msg
                                              and ERROR_LINE.match(msg) is not None)
         if is_error:

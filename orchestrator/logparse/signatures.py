@@ -40,6 +40,7 @@ class Signature:
     stalls: bool = False  # a warning that the job will wait for ever: what ends it (a kill, a stop) is its doing
     after_stop: bool = False  # a cause that, just after an orderly stop, is the stop's doing (its SIGKILL)
     ends_serving: bool = False  # a cause only before the job serves: after, it ends the serving in order
+    handled: bool = False  # a warning whose record goes on with a traceback the process caught and lived with
 
     def matches(self, text: str) -> bool:
         """True when ``text`` (a decoded, prefix-stripped line) shows this signature."""
@@ -205,6 +206,7 @@ def _signature_from(entry: dict[str, Any]) -> Signature:
             stalls=bool(entry.get("stalls", False)),
             after_stop=bool(entry.get("after_stop", False)),
             ends_serving=bool(entry.get("ends_serving", False)),
+            handled=bool(entry.get("handled", False)),
         )
     except (KeyError, ValueError, re.error) as err:
         if isinstance(err, CatalogueError):

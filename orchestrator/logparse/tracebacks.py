@@ -22,7 +22,7 @@ from typing import Any
 
 from orchestrator.logparse.lines import Ending
 from orchestrator.logparse.prefixes import ParsedLine
-from orchestrator.logparse.tbforms import ipython_exception, is_ipython_header, is_rule
+from orchestrator.logparse.tbforms import ipython_exception, is_ipython_header, is_remote_exception, is_rule
 
 #: Bytes of text kept per traceback; exception lines are kept beyond it.
 TRACEBACK_CAP = 64 * 1024
@@ -37,6 +37,8 @@ CHAIN_MARKERS = (
 _EXC_RE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*)(?::\s?(?P<msg>.*))?$")
 #: An exception line that can stand without its header: a (dotted) name that says it is an error.
 _BARE_EXC_RE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)(?::\s?.*)?$")
+#: Python logging's level names: ``ERROR:root:...`` (its default format) is a log record, not an exception line.
+_LEVELS = frozenset({"DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL", "FATAL"})
 _PYDANTIC_LOC_RE = re.compile(r"^[\w.\[\]\-]+$")
 _PYDANTIC_ITEM_RE = re.compile(r"^(?:Value error, |Assertion failed, |Input should |Field required|For further "
                                r"information visit https://errors\.pydantic\.dev)|\[type=\w+")
@@ -314,6 +316,14 @@ class TracebackAssembler:
                     tb.code_next = code and (tb.depth > 0 or _STATEMENT_GOES_ON.search(msg) is not None)
                 tb.add(msg, line_no)
                 return True
+            if is_remote_exception(msg) and (tb.message is None or tb.remote):
+                # Ray's driver re-raising a remote worker's exception: the worker's frames follow, then its
+                # exception line, which names the error (until it comes, the wrapper's line does).
+                exc, _, rest = msg.rstrip().partition(": ")
+                tb.exception, tb.message, tb.remote = exc, rest.strip(), True
+                tb.exception_lines.append(msg[:4096])
+                tb.add(msg, line_no, important=True)
+                return True
             self._exception_line(tb, msg, line_no)
             return True
         if not msg.strip():
@@ -367,7 +377,7 @@ class TracebackAssembler:
         if tb.message is None or tb.remote:
             tb.remote = False
             m = _EXC_RE.match(msg)
-            if m is not None:
+            if m is not None and m.group("exc") not in _LEVELS:
                 tb.exception, tb.message = m.group("exc"), (m.group("msg") or "").strip()
             else:
                 tb.exception, tb.message = None, msg.strip()

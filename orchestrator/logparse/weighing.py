@@ -5,8 +5,10 @@ signatures decide first; a traceback that is a symptom, a stop (``SystemExit``, 
 printed after an orderly stop began is a symptom; a traceback of the server front end while serving (an
 error record, or uvicorn's ``Exception in ASGI application``), or one the engine logs for a utility call it
 answers with the failure (``Invocation of wake_up method failed``: sleep mode, LoRA loading,
-``collective_rpc``), is one request's failure, kept as pending evidence like a bare ``ERROR`` record; a C++ ``terminate called ...`` takes its message from the ``what():``
-line after it.
+``collective_rpc``), is one request's failure, kept as pending evidence like a bare ``ERROR`` record; so is a
+traceback the process caught and went on from: one its record says it lives with (``Failed to load plugin X``:
+a ``handled`` signature), or one from a place some worker printed it from again and again (``repeats.py``).  A
+C++ ``terminate called ...`` takes its message from the ``what():`` line after it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from orchestrator.logparse.events import LogEvent, RootCause, SignatureMatched, 
 from orchestrator.logparse.lines import decode
 from orchestrator.logparse.phases import Phase
 from orchestrator.logparse.prefixes import ParsedLine, parse_line
+from orchestrator.logparse.repeats import Repeats, site
 from orchestrator.logparse.signatures import Catalogue, Severity, Signature
 from orchestrator.logparse.tracebacks import CHAIN_MARKERS, Traceback, is_frame_line
 
@@ -54,6 +57,8 @@ class EvidenceRules:
     _tb_sigs: dict[str, list[str]]
     _call_failed_at: dict[str, int]  # writer -> line where it said one call failed (ASGI, utility call)
     _request_tbs: list[str]
+    _repeats: Repeats
+    _handled_at: dict[str, int]  # writer -> line of a record whose traceback it caught and lived with
     _terminate_line: int | None
     _dirty: bool
 
@@ -163,11 +168,24 @@ class EvidenceRules:
         elif request:
             # One request failed (answered 4xx); a failure only if nothing shows the server going on after it.
             self._ev.add_error_line(cause)
+        elif self._lived_with(tb):
+            # The same failure, at the same place, that some worker printed again and again and went on.
+            self._ev.add_error_line(cause)
         else:
             self._ev.add_traceback_cause(cause)
             if tb.process in _FRONTENDS and tb.level == "ERROR":
                 self._ev.answerable = [tb.line_no, tb.end_line]
         self._dirty = True
+
+    def _lived_with(self, tb: Traceback) -> bool:
+        """Whether ``tb`` is an error its writer, or another, lived through (``repeats.py``); the earlier
+        tracebacks from its place leave the causes when this one shows it."""
+        place = site(tb.text)
+        if place is None:
+            return False
+        if self._repeats.seen(tb.key, place):
+            self._ev.demote(lambda item: site(str(item.get("traceback") or "")) == place)
+        return place in self._repeats.survived
 
     def _aftermath_only(self, text: str) -> bool:
         """Whether every symptom ``text`` shows is one of the teardown itself (a socket closed under a client)."""
@@ -175,11 +193,18 @@ class EvidenceRules:
         return bool(symptoms) and all(s.aftermath for s in symptoms)
 
     def _mark_request(self, line: ParsedLine, line_no: int) -> None:
-        """A traceback that is the failure of one call: one logged by the OpenAI server's request handlers
+        """A traceback that is the failure of one call: one a ``handled`` record announced just above it, one
+        logged by the OpenAI server's request handlers
         (``[serving_chat.py:N]``: they run only for a request, so whatever the phase, and in a paste cut
         above the start-up), or, while serving, the front end's, logged as an error record or after
         uvicorn's ``Exception in ASGI application``, or any process's right after it said a utility call
         failed."""
+        handled = self._handled_at.pop(line.key, None)
+        if handled is not None and line_no - handled <= 3:
+            # The record that announced it says the process goes on (``Failed to load plugin X``).
+            if line.key not in self._request_tbs:
+                self._request_tbs.append(line.key)
+            return
         if (line.level == "ERROR" and line.process in _FRONTENDS and line.record is not None
                 and _HANDLER.search(line.record) is not None):
             if line.key not in self._request_tbs:

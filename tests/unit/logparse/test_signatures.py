@@ -77,6 +77,8 @@ EXAMPLES = {
     "engine_start_failed_echo": "Exception: WorkerProc initialization failed due to an exception in a background "
                                 "process. See stack trace for root cause.",
     "aborted": "aborted (SIGABRT)",
+    "pytest_failed": "FAILED tests/v1/test_spec_decode.py::test_ngram[cfg1] - AssertionError: acceptance too low",
+    "plugin_load_failed": "Failed to load plugin register_dummy_model",
     "segfault": "segmentation fault (SIGSEGV)",
 }
 
