@@ -187,18 +187,26 @@ class Evidence:
             head = ({**item, "traceback": chosen.get("traceback")} for item in lines
                     if item["line_no"] == chosen["line_no"] - 1 and item["process"] == chosen["process"]
                     and item.get("message"))
-            return next(named, self.line_causes[0] if self.line_causes else next(before, next(head, chosen)))
+            said = _header_text(chosen)
+            return next(named, self.line_causes[0] if self.line_causes else next(before, next(head, said)))
         if self.line_causes:
             return self.line_causes[0]
         if self.stall is not None and self.failed():
             return self.stall  # the job waited for what could not come, and was stopped or died waiting
         if self.error_lines:
+            died = next((item for item in self.symptoms if item["line_no"] == self.died_line), None)
+            if died is not None and died["line_no"] < self.error_lines[0]["line_no"]:
+                return died  # a process died, and the errors after it are what its death did
             # A traceback says more than the line that announced it ("Exception in ASGI application",
             # "Invocation of wake_up method failed", a bare ERROR record): the first pending one with a
             # traceback, when there is one.
             return next((item for item in self.error_lines if item.get("traceback")), self.error_lines[0])
         if (self.symptoms or self.aftermath) and self.failed():
-            return (self.symptoms or self.aftermath)[0]
+            items = self.symptoms or self.aftermath
+            # A record's first line, then the traceback it goes on with (``logger.exception``): the traceback.
+            told = (item for item in items[1:2] if item.get("traceback") and item["process"] == items[0]["process"]
+                    and item["line_no"] == items[0]["line_no"] + 1)
+            return next(told, items[0])
         return None
 
     def _echoed_index(self) -> int:
@@ -225,6 +233,15 @@ class Evidence:
 
     def first_error_cause(self) -> RootCause | None:
         return None if self.first_error is None else RootCause.from_dict(self.first_error)
+
+
+def _header_text(item: dict[str, Any]) -> dict[str, Any]:
+    """A traceback cause that names nothing, with the text its header line began with as its message, when
+    it has some (``EngineCore hit an exception: Traceback (most recent call last):``)."""
+    first = str(item.get("traceback") or "").split("\n", 1)[0]
+    at = first.find("Traceback (most recent call last)")
+    text = first[:at].strip().rstrip(":").strip() if at > 0 else ""
+    return {**item, "message": text} if text else item
 
 
 def _same_message(message: str, ref: str) -> bool:

@@ -70,12 +70,13 @@ def shows_life(match: re.Match[str]) -> bool:
 
 
 # A clean end: vLLM's orderly shutdown, uvicorn stopping, a script saying it finished, or Slurm cancelling the
-# job or step (``scancel``, the job script ending a server step; not its time limit nor a node failure).
+# job or step (``scancel``, the job script ending a server step; not its time limit nor a node failure).  The
+# executor's ``[shutdown] Executor: ...`` alone is not one: it also tears down the workers of a failed start.
 _SLURM_CANCEL = r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+ (?:DUE TO PREEMPTION )?\*\*\*"
 CLEAN_NEEDLES: tuple[str, ...] = ("[shutdown]", "Shutting down", "Application shutdown complete", "Done.",
                                   "Data generation complete!", "CANCELLED AT")
 CLEAN_RE = re.compile(
-    r"^\[shutdown\]|^(?:INFO:\s+)?Shutting down\.?$|Application shutdown complete|^\s*Done\.\s*$"
+    r"^\[shutdown\](?! Executor:)|^(?:INFO:\s+)?Shutting down\.?$|Application shutdown complete|^\s*Done\.\s*$"
     r"|Data generation complete!|" + _SLURM_CANCEL
 )
 # A fresh start after a clean stop: a later run appended to the same log (``>>``, a requeued Slurm job).

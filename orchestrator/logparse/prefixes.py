@@ -10,11 +10,12 @@ Both parse the same way: an optional ``(name pid=N)`` group (Ray adds ``, ip=...
 write ``(VllmWorker rank=4 pid=N)``, Ray's bare ``(pid=N)`` has no name), then an optional
 ``LEVEL MM-DD HH:MM:SS [file:line] `` header (vLLM <= 0.7 wrote ``file:line]`` without the ``[``).  Lines
 without either belong to process ``main``.  What a log collector put in front of every line is skipped
-first: a timestamp (``kubectl logs --timestamps``, ``docker logs -t``, Buildkite's ``[2025-05-20T05:24:31Z]``), journalctl's ``short`` and
-``short-iso`` formats, docker compose's ``service-1  | `` (with or without its timestamps), ``kubectl logs
---prefix``'s ``[pod/name/container] `` and ``srun --label``'s task number (``0: ``).  PyTorch's rank prefix
-on a distributed process's stderr (``[rank0]: ``) names the writer when no process group does; Ray's note at
-a line's end that it folded repeats (`` [repeated 6x across cluster]``) is not part of the message.
+first: a timestamp (``kubectl logs --timestamps``, ``docker logs -t``, Buildkite's ``[2025-05-20T05:24:31Z]``),
+journalctl's ``short`` and ``short-iso`` formats, docker compose's ``service-1  | `` (with or without its
+timestamps), ``kubectl logs --prefix``'s ``[pod/name/container] ``, stern's ``pod-7d9f8c6b5d-x2k4q container ``
+and ``srun --label``'s task number (``0: ``).  PyTorch's rank prefix on a distributed process's stderr
+(``[rank0]: ``) names the writer when no process group does; Ray's note at a line's end that it folded repeats
+(`` [repeated 6x across cluster]``) is not part of the message.
 """
 
 from __future__ import annotations
@@ -46,15 +47,17 @@ _GLOG_RE = re.compile(r"(?P<lvl>[IWEF])(?P<ts>\d{4} \d\d:\d\d:\d\d\.\d{6}) +\d+ 
 _GLOG_LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
 # Only a prefix and blanks: 0.16 writes "(Worker_TP0 pid=1) " then "\r" + a tqdm frame.
 _PREFIX_ONLY_RE = re.compile(r"^\s*" + _PROC + r"\s*$")
-#: What a log collector prepends: docker compose's service column (its name lost in a paste: `` | ``) or
-#: ``kubectl logs --prefix``'s pod, then an
-#: RFC 3339 stamp (kubectl/docker ``--timestamps``, in brackets: Buildkite's) or a syslog one, either with journalctl's ``host unit[pid]:``
-#: after it, or ``srun --label``'s task number; and a docker compose column that went through another collector.
+#: What a log collector prepends: docker compose's service column (its name lost in a paste: `` | ``),
+#: ``kubectl logs --prefix``'s pod or stern's pod and container (a Deployment's pod: ``name-<hash>-<id>``),
+#: then an RFC 3339 stamp (kubectl/docker ``--timestamps``, in brackets: Buildkite's) or a syslog one, either
+#: with journalctl's ``host unit[pid]:`` after it, or ``srun --label``'s task number; and a docker compose
+#: column that went through another collector.
 _ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?"
 _SYSLOG = r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?"
 _JOURNAL = r" [\w.\-]+ [\w.\-@/]+(?:\[\d+\])?:"  # host unit[pid]: -- only after journalctl's own stamps
 _COLLECTOR = (
-    r"(?:[A-Za-z0-9][\w.\-]*\s+\| | *\| |\[pod/[^\]\s]+\] )?"
+    r"(?:[A-Za-z0-9][\w.\-]*\s+\| | *\| |\[pod/[^\]\s]+\] "
+    r"|[a-z0-9][a-z0-9.\-]*-[a-z0-9]{8,10}-[a-z0-9]{5} [a-z0-9][a-z0-9\-]* )?"
     rf"(?:(?:(?:{_ISO}[+-]\d\d:?\d\d|{_SYSLOG})(?:{_JOURNAL})?|{_ISO}Z?|\[{_ISO}Z?\]) |\s{{0,3}}\d{{1,4}}: )?"
     r"(?:[A-Za-z0-9][\w.\-]*\s+\| | *\| )?"  # a collector in front of a docker compose column
 )
@@ -156,6 +159,20 @@ def prefix_only(text: str) -> tuple[str, int] | None:
     """(process, pid) when ``text`` is nothing but a process prefix."""
     m = _PREFIX_ONLY_RE.match(text)
     return (_name(m), int(m.group("pid"))) if m else None
+
+
+_GLUED_HEADER_RE = re.compile(r"(?:" + _PROC + r" ?|\[rank\d+\]: ?)+(?:Exception Group )?"
+                              r"Traceback \(most recent call last\):\s*$")
+
+
+def glued_header(message: str) -> int | None:
+    """Where a writer's prefix starts that a traceback header follows, in a line that other text began (the
+    last frame of a progress bar, written without a line end): ``...| 0/1 [00:00<?][rank0]: Traceback ...``;
+    None when the line has none after some text."""
+    if "Traceback" not in message:
+        return None
+    m = _GLUED_HEADER_RE.search(message)
+    return m.start() if m is not None and m.start() > 0 else None
 
 
 def multiprocessing_header(message: str) -> str | None:

@@ -37,7 +37,13 @@ from orchestrator.logparse.phases import (
     read_shards,
     shows_life,
 )
-from orchestrator.logparse.prefixes import ParsedLine, multiprocessing_header, parse_line, prefix_only
+from orchestrator.logparse.prefixes import (
+    ParsedLine,
+    glued_header,
+    multiprocessing_header,
+    parse_line,
+    prefix_only,
+)
 from orchestrator.logparse.repeats import Repeats
 from orchestrator.logparse.signatures import Catalogue, load_catalogue
 from orchestrator.logparse.tbforms import debugger_exception, is_ipython_header, is_remote_exception
@@ -176,6 +182,9 @@ class LineRules(EvidenceRules):
                   events: list[LogEvent]) -> None:
         msg = line.message
         if is_header(msg) or is_ipython_header(msg):
+            at = glued_header(msg) if not msg.startswith("Traceback") else None
+            if at is not None:  # the header of another writer, glued to a progress bar's last frame
+                line, self._head = parse_line(msg[at:]), None
             process = line.process
             if line.pid is None and prev_raw is not None:
                 process = multiprocessing_header(decode(prev_raw)) or process

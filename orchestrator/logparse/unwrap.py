@@ -72,6 +72,8 @@ def wrap_width(sample: bytes) -> Wrapping | None:
     # changes: one device-side assert per GPU thread, a progress bar's frames), is a line of its own; a
     # continuation starts mid-text.
     after = [(lines[i + 1], lines[i]) for i in rows if i + 1 < len(lines)]
+    if len(after) >= 2 and len({nxt for nxt, _ in after}) == 1:
+        return None  # the same line after each (a record's fixed last line: pydantic's "For further ..."), not tails
     normal = sum(1 for nxt, row in after if nxt[:_START] in common or (_like(nxt, row) and row.strip())
                  or _own_line(nxt) or _source_after_frame(row, nxt))
     # With only two rows (one long line), the line after each must be a continuation.

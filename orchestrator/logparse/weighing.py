@@ -27,6 +27,8 @@ from orchestrator.logparse.tracebacks import CHAIN_MARKERS, Traceback, is_frame_
 
 ERROR_LINE = re.compile(r"^(?:\[\d\d:\d\d:\d\d\])?\s*ERROR\b:?\s*")
 _EXC_LINE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)):?\s?(?P<msg>.*)$")
+#: An exception named after what failed (``Failed to create instance: TypeError: 'NoneType' object ...``).
+_NAMED_AFTER = re.compile(r": (?P<exc>[A-Z]\w*(?:Error|Exception)): \S")
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<exc>[^']+)'")
 #: Exceptions that say the process was told to stop (a signal), not that it failed.
 _STOP_EXCEPTIONS = frozenset({"SystemExit", "KeyboardInterrupt", "asyncio.exceptions.CancelledError",
@@ -73,6 +75,8 @@ class EvidenceRules:
         m = _EXC_LINE.match(text)
         if m is not None:
             exc, text = m.group("exc"), m.group("msg").strip()
+        elif (e := _NAMED_AFTER.search(text)) is not None:
+            exc = e.group("exc")  # a record that quotes the exception after what failed: the text stays whole
         causes = [s for s in sigs if s.severity is Severity.CAUSE]
         symptoms = [s for s in sigs if s.severity is Severity.SYMPTOM]
         warnings = [s for s in sigs if s.severity is Severity.WARNING]

@@ -79,6 +79,8 @@ EXAMPLES = {
     "aborted": "aborted (SIGABRT)",
     "pytest_failed": "FAILED tests/v1/test_spec_decode.py::test_ngram[cfg1] - AssertionError: acceptance too low",
     "plugin_load_failed": "Failed to load plugin register_dummy_model",
+    "triton_model_load_failed": "failed to load 'vllm_model' version 1: Internal: TypeError: 'NoneType' object is "
+                                "not subscriptable",
     "segfault": "segmentation fault (SIGSEGV)",
 }
 

@@ -1,0 +1,129 @@
+"""Forms found by the blind sets wild26-wild29 (session 25): recent vLLM, big MoE jobs, offline scripts and
+serving platforms (Triton, Ray Serve, llm-d under stern).  Every text here is written for the test, in the
+forms the real logs showed."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from orchestrator.logparse import analyze_bytes
+from orchestrator.logparse.prefixes import glued_header, parse_line
+
+
+def _as(text: str, endings: str) -> bytes:
+    return (text if endings == "stored" else re.sub(r"\r\n?", "\n", text)).encode()
+
+
+ENGINE = "(EngineCore pid=2758276) "
+LOADING = "".join(ENGINE + line + "\n" for line in [
+    "INFO 08-01 01:16:30 [core.py:98] Initializing a V1 LLM engine (v0.23.1) with config: model='glm'",
+    "INFO 08-01 01:16:32 [gpu_model_runner.py:5248] Starting to load model /srv/models/glm...",
+])
+FAILED_START = "".join(ENGINE + line + "\n" for line in [
+    "INFO 08-01 01:16:38 [multiproc_executor.py:429] [shutdown] Executor: waiting for worker exit count=4",
+    ("WARNING 08-01 01:16:43 [multiproc_executor.py:441] [shutdown] Executor: workers still running after grace "
+    "period; sending SIGTERM count=1"),
+]) + "".join(ENGINE + "ERROR 08-01 01:16:47 [core.py:1330] " + line + "\n" for line in [
+    "EngineCore failed to start.",
+    "Traceback (most recent call last):",
+    '  File "/srv/vllm/v1/executor/multiproc_executor.py", line 765, in wait_for_ready',
+    "    raise e from None",
+    ("Exception: WorkerProc initialization failed due to an exception in a background process. See stack trace "
+    "for root cause."),
+])
+
+
+def test_the_executors_teardown_of_a_failed_start_is_not_a_clean_end() -> None:
+    """Workers that vanished during the load leave only the engine's symptoms: a failure, not a stop."""
+    a = analyze_bytes((LOADING + FAILED_START).encode())
+    assert a.failed and a.root_cause is not None
+    # Only symptoms: the record's traceback, which names what failed, not its first line.
+    assert (a.root_cause.exception, a.root_cause.line_no) == ("Exception", 6)
+    assert a.root_cause.message.startswith("WorkerProc initialization failed")
+
+
+def test_an_orderly_shutdown_still_ends_cleanly() -> None:
+    stop = "".join("(APIServer pid=9001) INFO 08-01 02:00:00 [launcher.py:110] " + line + "\n" for line in [
+        "[shutdown] API server: shutdown triggered", "[shutdown] Executor: waiting for worker exit count=4"])
+    a = analyze_bytes((LOADING + stop + "(APIServer pid=9001) INFO:     Application shutdown complete.\n").encode())
+    assert not a.failed
+
+
+REPLICA = "(ServeReplica:default:LLMDeployment pid=14262) "
+DEAD_THEN_REQUEST = "".join(REPLICA + line + "\n" for line in [
+    "    raise self._format_exception(outputs) from None",
+    ("vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for "
+    "the root cause."),
+    ("ERROR 2025-05-23 00:42:04,876 default_LLMDeployment rcja4aht 700823bf -- Encountered failure while "
+    "handling request 700823bf"),
+    '  File "/srv/ray/llm/_internal/serve/deployments/llm/llm_server.py", line 528, in _predict',
+    "    async for llm_response in self.engine.generate(llm_request):",
+])
+
+
+def test_errors_after_a_process_died_are_what_its_death_did() -> None:
+    a = analyze_bytes(DEAD_THEN_REQUEST.encode())
+    assert a.failed and a.root_cause is not None
+    assert a.root_cause.exception == "vllm.v1.engine.exceptions.EngineDeadError" and a.root_cause.line_no == 2
+
+
+@pytest.mark.parametrize("endings", ["stored", "plain"])
+def test_a_cut_traceback_takes_the_text_its_header_line_began_with(endings: str) -> None:
+    record = "ERROR 05-06 01:55:26 [core.py:383] "
+    text = "".join(record + line + "\r\n" for line in [
+        "EngineCore hit an exception: Traceback (most recent call last):",
+        '  File "/srv/vllm/v1/engine/core.py", line 374, in run_engine_core',
+        "    engine_core = EngineCoreProc(*args, **kwargs)",
+    ])
+    a = analyze_bytes(_as(text, endings))
+    assert a.failed and a.root_cause is not None and a.root_cause.message == "EngineCore hit an exception"
+
+
+GLUED = ("Processed prompts:   0%|          | 0/1 [00:00<?, ?it/s, est. speed input: 0.00 toks/s][rank0]: Traceback "
+         "(most recent call last):\n"
+         '[rank0]:   File "/srv/app/test_mllm.py", line 54, in <module>\n'
+         "[rank0]:     outputs = llm.generate(inputs, sampling_params=sampling_params)\n"
+         "[rank0]: TypeError: MRotaryEmbedding.get_input_positions() got an unexpected keyword argument "
+         "'image_token_id'\n"
+         "[ERROR] 2025-02-23-21:39:09 (PID:360549, Device:0, RankID:-1) ERR99999 UNKNOWN application exception\n")
+
+
+def test_a_traceback_header_glued_to_a_progress_bar_is_its_writers() -> None:
+    a = analyze_bytes(GLUED.encode())
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.process, a.root_cause.line_no) == ("TypeError", "rank0", 1)
+    assert glued_header("x | 0/1 [00:00<?](Worker pid=7) Traceback (most recent call last):") == 17
+    assert glued_header("[rank0]: Traceback (most recent call last):") is None  # at the start: nothing glued
+    assert glued_header("EngineCore hit an exception: Traceback (most recent call last):") is None
+
+
+def test_sterns_pod_and_container_are_a_collectors_prefix() -> None:
+    line = parse_line("ms-pd-llm-d-modelservice-decode-6c8f9c4df6-vh88z vllm (APIServer pid=1) (EngineCore_DP0 "
+                      "pid=296) ERROR 10-27 22:25:30 [v1/engine/core.py:710] EngineCore encountered a fatal error.")
+    assert (line.process, line.pid, line.level) == ("EngineCore_DP0", 296, "ERROR")
+    assert line.message == "EngineCore encountered a fatal error."
+    assert parse_line("my-pod name: 3 items").process == "main"  # not a Deployment's pod name: left alone
+    assert parse_line("my-pod name: 3 items").message == "my-pod name: 3 items"
+
+
+TRITON = """\
+INFO 11-15 02:58:48 llm_engine.py:205] # GPU blocks: 2361, # CPU blocks: 512
+I1115 02:58:49.477216 1 pb_stub.cc:325] Failed to initialize Python stub: TypeError: 'NoneType' object is not subscriptable
+
+At:
+  /opt/tritonserver/backends/vllm/model.py(75): initialize
+
+E1115 02:58:51.162611 1 backend_model.cc:634] ERROR: Failed to create instance: TypeError: 'NoneType' object is not subscriptable
+E1115 02:58:51.162838 1 model_lifecycle.cc:621] failed to load 'vllm_model' version 1: Internal: TypeError: 'NoneType' object is not subscriptable
+error: creating server: Internal - failed to load all models
+"""
+
+
+def test_a_model_triton_could_not_load_is_the_cause_with_the_exception_it_names() -> None:
+    a = analyze_bytes(TRITON.encode())
+    assert a.failed and a.root_cause is not None
+    assert a.root_cause.signature == "triton_model_load_failed" and a.root_cause.exception == "TypeError"
+    assert "'NoneType' object is not subscriptable" in a.root_cause.message
+    assert a.first_error is not None and a.first_error.exception == "TypeError"  # the E record names it too
