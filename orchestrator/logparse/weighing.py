@@ -27,8 +27,9 @@ from orchestrator.logparse.tracebacks import CHAIN_MARKERS, Traceback, is_frame_
 
 ERROR_LINE = re.compile(r"^(?:\[\d\d:\d\d:\d\d\])?\s*ERROR\b:?\s*")
 _EXC_LINE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)):?\s?(?P<msg>.*)$")
-#: An exception named after what failed (``Failed to create instance: TypeError: 'NoneType' object ...``).
-_NAMED_AFTER = re.compile(r": (?P<exc>[A-Z]\w*(?:Error|Exception)): \S")
+#: An exception named after what failed (``Failed to create instance: TypeError: 'NoneType' object ...``,
+#: ``Error while finding module specification for 'vllm.x' (ModuleNotFoundError: No module named 'vllm')``).
+_NAMED_AFTER = re.compile(r"(?:: |\()(?P<exc>[A-Z]\w*(?:Error|Exception)): \S")
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<exc>[^']+)'")
 #: Exceptions that say the process was told to stop (a signal), not that it failed.
 _STOP_EXCEPTIONS = frozenset({"SystemExit", "KeyboardInterrupt", "asyncio.exceptions.CancelledError",

@@ -127,3 +127,24 @@ def test_a_model_triton_could_not_load_is_the_cause_with_the_exception_it_names(
     assert a.root_cause.signature == "triton_model_load_failed" and a.root_cause.exception == "TypeError"
     assert "'NoneType' object is not subscriptable" in a.root_cause.message
     assert a.first_error is not None and a.first_error.exception == "TypeError"  # the E record names it too
+
+
+@pytest.mark.parametrize(("text", "signature", "exception"), [
+    # Library drift (wild30): the interpreter the job ran has no vLLM; transformers older than the model; pip.
+    (("/srv/app/.venv/bin/python: Error while finding module specification for 'vllm.entrypoints.openai.api_server'"
+     " (ModuleNotFoundError: No module named 'vllm')"), "vllm_not_installed", "ModuleNotFoundError"),
+    (("Value error, The checkpoint you are trying to load has model type `glm4v_moe` but Transformers does not "
+     "recognize this architecture."), "model_type_unknown", None),
+    (("Collecting outlines<0.1,>=0.0.43 (from vllm==0.6.3)\nERROR: Cannot install vllm because these package "
+     "versions have conflicting dependencies.\n\nThe conflict is caused by:\n    outlines 0.0.46 depends on "
+     "pyairports"), "pip_install_failed", None),
+    # vLLM <= 0.10's start-up check that one sequence fits the KV cache, on a bare line (wild33).
+    (("# GPU blocks: 1478, # CPU blocks: 2048\nThe model's max seq len (29000) is larger than the maximum number of "
+     "tokens that can be stored in KV cache (23648). Try increasing `gpu_memory_utilization` or decreasing "
+     "`max_model_len` when initializing the engine."), "kv_cache_max_len", None),
+])
+def test_one_line_of_library_drift_or_a_full_kv_cache_is_the_cause(text: str, signature: str,
+                                                                    exception: str | None) -> None:
+    a = analyze_bytes((text + "\n").encode())
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.exception) == (signature, exception)

@@ -79,6 +79,11 @@ EXAMPLES = {
     "aborted": "aborted (SIGABRT)",
     "pytest_failed": "FAILED tests/v1/test_spec_decode.py::test_ngram[cfg1] - AssertionError: acceptance too low",
     "plugin_load_failed": "Failed to load plugin register_dummy_model",
+    "kv_cache_max_len": "The model's max seq len (29000) is larger than the maximum number of tokens that can be "
+                        "stored in KV cache (23648). Try increasing `gpu_memory_utilization`",
+    "model_type_unknown": "Value error, The checkpoint you are trying to load has model type `glm4v_moe` but "
+                          "Transformers does not recognize this architecture.",
+    "pip_install_failed": "ERROR: Cannot install vllm because these package versions have conflicting dependencies.",
     "triton_model_load_failed": "failed to load 'vllm_model' version 1: Internal: TypeError: 'NoneType' object is "
                                 "not subscriptable",
     "segfault": "segmentation fault (SIGSEGV)",
