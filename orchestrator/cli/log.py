@@ -23,6 +23,7 @@ from orchestrator.logparse import (
     signature_hint,
     with_exit_code,
 )
+from orchestrator.logparse.events import message_shown
 
 #: The file name that means standard input (a pipe: ``kubectl logs POD | eorch log analyze -``).
 STDIN = "-"
@@ -96,8 +97,9 @@ def _earlier(e: Analysis) -> str:
     verdict = "FAILED" if e.failed else ("stopped" if e.phase.is_terminal() else f"ended while {e.phase.value}")
     if rc is None:
         return escape(verdict)
-    what = f"{rc.exception}: {rc.message}" if rc.exception else rc.message
-    return escape(f"{verdict}: {what.splitlines()[0] if what else '(empty message)'} (line {rc.line_no})")
+    said = message_shown(rc.to_dict())
+    what = f"{rc.exception}: {said}" if rc.exception else said
+    return escape(f"{verdict}: {what.splitlines()[0]} (line {rc.line_no})")
 
 
 def _summary(name: str, a: Analysis, notes: list[str]) -> None:
@@ -127,11 +129,11 @@ def _summary(name: str, a: Analysis, notes: list[str]) -> None:
     rc = a.root_cause
     if rc is not None:
         what = escape(rc.exception or ("exit status" if rc.traceback is None and rc.process is None
-                                       else "error line"))
+                                       else "traceback" if rc.traceback and not rc.message else "error line"))
         where = f" in {escape(rc.process)}" if rc.process else ""
         sig = "  " + escape(f"[{rc.signature}]") if rc.signature else ""
         console.print(f"  root cause  [bold]{what}[/]{where} (line {rc.line_no}){sig}", highlight=False)
-        message = escape(rc.message) if rc.message else "(empty message)"
+        message = escape(message_shown(rc.to_dict()))
         console.print(_indented(message, _PAD), highlight=False, soft_wrap=True)
         if not a.failed:
             console.print("              (not a failure by itself: nothing after it shows the job going on; "

@@ -38,6 +38,17 @@ class RootCause:
         return cls(**data)
 
 
+def message_shown(cause: dict[str, Any]) -> str:
+    """A root cause's message (``RootCause.to_dict()`` or a stored one) as shown, or what its absence means."""
+    if cause.get("message"):
+        return str(cause["message"])
+    if cause.get("exception"):
+        return "(raised without a message)"
+    if cause.get("traceback"):
+        return "(traceback cut before its exception line)"
+    return "(empty message)"
+
+
 class _Event:
     kind: ClassVar[str]
 

@@ -15,6 +15,7 @@ from textual.widgets.option_list import Option
 from orchestrator.core.envlines import env_lines
 from orchestrator.core.freshness import last_output_text
 from orchestrator.core.humanize import earlier_try, span
+from orchestrator.logparse.events import message_shown
 from orchestrator.preflight import lines as preflight_lines
 from tui.data import RunDetail, SimilarRun
 from tui.format import progress_of, rate_text, slurm_text, stamp, status_text
@@ -189,7 +190,7 @@ def cause_text(detail: RunDetail) -> Text:
         return Text("No root cause: nothing has failed.", style="dim")
     text = Text()
     text.append(str(cause.get("exception") or "error"), style="bold red")
-    text.append(": " + str(cause.get("message") or "(empty message)"))
+    text.append(": " + message_shown(cause))
     where = [f"process {cause['process']}" if cause.get("process") else "",
              f"signature {cause['signature']}" if cause.get("signature") else "",
              f"log line {cause['line_no']}" if cause.get("line_no") else ""]

@@ -251,3 +251,18 @@ def test_a_bug_of_eorchs_is_one_line_unless_debugging(tmp_path: Path) -> None:
     debug = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=120,
                            env={**os.environ, "EORCH_DEBUG": "1"})
     assert debug.returncode == 1 and "Traceback" in debug.stderr and "RuntimeError: boom" in debug.stderr
+
+
+def test_a_missing_message_says_why_it_is_missing(tmp_path: Path) -> None:
+    """A traceback cut before its exception line is not an exception "with an empty message"."""
+    cut = tmp_path / "cut.log"
+    cut.write_text('Process SpawnProcess-1:\nTraceback (most recent call last):\n  File "/srv/x.py", line 3, in f\n'
+                   "    g()\n")
+    bare = tmp_path / "bare.log"
+    bare.write_text('Traceback (most recent call last):\n  File "/srv/x.py", line 3, in f\n'
+                    "    raise NotImplementedError\nNotImplementedError\n")
+    out = eorch("log", "analyze", str(cut), str(bare)).stdout
+    assert "root cause  traceback in SpawnProcess-1 (line 2)" in out
+    assert "(traceback cut before its exception line)" in out
+    assert "root cause  NotImplementedError in main (line 1)" in out and "(raised without a message)" in out
+    assert "(empty message)" not in out
