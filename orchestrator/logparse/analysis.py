@@ -75,9 +75,10 @@ class Evidence:
         self._keep(self.line_causes, cause, OTHER_TEXT_CAP)
 
     def amend_line_cause(self, line_no: int, message: str) -> None:
-        """Give the line cause found at ``line_no`` its message (read on a later line), if it has none."""
+        """Give the line cause found at ``line_no`` (C++'s ``terminate called after throwing ...``) the message
+        read on a later line (its ``what():``), once."""
         for item in self.line_causes:
-            if item["line_no"] == line_no and not item["message"]:
+            if item["line_no"] == line_no and str(item["message"]).startswith("terminate called"):
                 item["message"] = message
 
     def add_error_line(self, cause: RootCause) -> None:

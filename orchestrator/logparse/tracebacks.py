@@ -35,8 +35,9 @@ CHAIN_MARKERS = (
     "The above exception was the direct cause of the following exception:",
 )
 _EXC_RE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*)(?::\s?(?P<msg>.*))?$")
-#: An exception line that can stand without its header: a (dotted) name that says it is an error.
-_BARE_EXC_RE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)(?::\s?.*)?$")
+#: An exception line that can stand without its header: a (dotted) name that says it is an error, or the base
+#: ``Exception`` itself (vLLM's ``Exception: WorkerProc initialization failed ...``).
+_BARE_EXC_RE = re.compile(r"^(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*(?:Error|Exception)|Exception)(?::\s?.*)?$")
 #: Python logging's level names: ``ERROR:root:...`` (its default format) is a log record, not an exception line.
 _LEVELS = frozenset({"DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL", "FATAL"})
 _PYDANTIC_LOC_RE = re.compile(r"^[\w.\[\]\-]+$")

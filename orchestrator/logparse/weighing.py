@@ -26,7 +26,7 @@ from orchestrator.logparse.signatures import Catalogue, Severity, Signature
 from orchestrator.logparse.tracebacks import CHAIN_MARKERS, Traceback, is_frame_line
 
 ERROR_LINE = re.compile(r"^(?:\[\d\d:\d\d:\d\d\])?\s*ERROR\b:?\s*")
-_EXC_LINE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)):?\s?(?P<msg>.*)$")
+_EXC_LINE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)|Exception(?=:|$)):?\s?(?P<msg>.*)$")
 #: An exception named after what failed (``Failed to create instance: TypeError: 'NoneType' object ...``,
 #: ``Error while finding module specification for 'vllm.x' (ModuleNotFoundError: No module named 'vllm')``).
 _NAMED_AFTER = re.compile(r"(?:: |\()(?P<exc>[A-Z]\w*(?:Error|Exception)): \S")
@@ -84,8 +84,8 @@ class EvidenceRules:
         ranked = causes or symptoms or (warnings if is_error else [])
         first = ranked[0] if ranked else None
         t = _TERMINATE.search(text)
-        if t is not None:
-            exc, text = t.group("exc"), ""
+        if t is not None:  # the message is the ``what():`` line after it, when one comes (``amend_line_cause``)
+            exc = t.group("exc")
             self._terminate_line = line_no
         cause = RootCause(exc, text[:4096], line.process, None, first.id if first else None, line_no,
                           first.hint if first else None)

@@ -148,3 +148,42 @@ def test_one_line_of_library_drift_or_a_full_kv_cache_is_the_cause(text: str, si
     a = analyze_bytes((text + "\n").encode())
     assert a.failed and a.root_cause is not None
     assert (a.root_cause.signature, a.root_cause.exception) == (signature, exception)
+
+
+def test_a_missing_command_in_the_job_script_is_the_cause_of_the_wait_a_cancel_ended() -> None:
+    """Written for the test after wild32's s07: the environment was never activated, the wrapper waited for a
+    server that could not start, and the job was cancelled: not an orderly stop of a healthy job."""
+    text = ("/var/spool/slurmd/job7/slurm_script: line 12: conda: command not found\n"
+            "Waiting for vLLM server (PID=3042610) to start...\n"
+            + "vLLM server not yet available, retrying in 10 seconds...\n" * 5
+            + "slurmstepd: error: *** JOB 7 ON node05 CANCELLED AT 2026-01-27T10:57:36 ***\n")
+    a = analyze_bytes(text.encode())
+    assert a.failed and a.root_cause is not None and a.root_cause.signature == "command_not_found"
+    assert a.root_cause.message.endswith("conda: command not found")
+
+
+def test_a_terminate_without_its_what_line_keeps_its_own_text() -> None:
+    """wild31 r04: ``terminate called recursively`` came instead of ``what():``: the line itself is the message."""
+    a = analyze_bytes(b"INFO:Neuron:Done Sharding weights in 0.96\n"
+                      b"terminate called after throwing an instance of 'c10::Error'\n"
+                      + b"terminate called recursively\n" * 3)
+    assert a.failed and a.root_cause is not None and a.root_cause.exception == "c10::Error"
+    assert a.root_cause.message == "terminate called after throwing an instance of 'c10::Error'"
+
+
+def test_the_base_exception_class_is_an_exception_line() -> None:
+    """wild31 r06: vLLM raises a bare ``Exception`` for workers that failed to start; a pasted tail of its
+    record names it, and a cut traceback after it is not the cause."""
+    head = "(EngineCore_DP0 pid=12247) ERROR 01-27 11:08:03 [core.py:935] "
+    text = "".join(head + line + "\n" for line in [
+        '  File "/srv/vllm/v1/executor/multiproc_executor.py", line 658, in wait_for_ready',
+        "    raise e from None",
+        ("Exception: WorkerProc initialization failed due to an exception in a background process. See stack "
+        "trace for root cause."),
+    ]) + "(EngineCore_DP0 pid=12247) Process EngineCore_DP0:\n"
+    text += "(EngineCore_DP0 pid=12247) Traceback (most recent call last):\n"
+    a = analyze_bytes(text.encode())
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.line_no) == ("Exception", 3)
+    said = analyze_bytes(b"(APIServer pid=1) ERROR 01-27 11:08:03 [serving.py:9] Exception caught. Request id: None\n")
+    assert said.root_cause is None or said.root_cause.exception != "Exception"  # a word, not the class
