@@ -187,3 +187,36 @@ def test_the_base_exception_class_is_an_exception_line() -> None:
     assert (a.root_cause.exception, a.root_cause.line_no) == ("Exception", 3)
     said = analyze_bytes(b"(APIServer pid=1) ERROR 01-27 11:08:03 [serving.py:9] Exception caught. Request id: None\n")
     assert said.root_cause is None or said.root_cause.exception != "Exception"  # a word, not the class
+
+
+def test_rays_actor_died_error_carries_why_the_actor_died() -> None:
+    """wild36 n07: after its indented fields, Ray's message says why (the worker's exit detail) at column 0."""
+    text = """\
+Traceback (most recent call last):
+  File "/srv/vllm/executor/ray_distributed_executor.py", line 625, in _compiled_ray_dag
+    raise value
+ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.
+        class_name: RayWorkerWrapper
+        actor_id: fe713f58191a21501ebfc6af07000000
+        pid: 20430
+The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2.
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "/srv/vllm/engine/llm_engine.py", line 1430, in step
+RuntimeError: Ray compiled graph teardown failed
+"""
+    a = analyze_bytes(text.encode())
+    assert a.failed and a.root_cause is not None
+    assert a.root_cause.exception == "ray.exceptions.ActorDiedError"
+    assert "Worker unexpectedly exits with a connection error code 2" in a.root_cause.message
+
+
+def test_a_ray_node_marked_dead_is_the_cause() -> None:
+    """wild36 n05: the raylet says a node stopped answering; no Python exception follows in the paste."""
+    a = analyze_bytes(b"2024-05-08 14:22:55,484\tINFO worker.py:1740 -- Connected to Ray cluster.\n"
+                      b"(raylet) The node with node id: 0f21 and address: node-7 and node name: node-7 has been "
+                      b"marked dead because the detector has missed too many heartbeats from it.\n"
+                      b"(raylet) Raylet is terminated. Termination is unexpected.\n")
+    assert a.failed and a.root_cause is not None and a.root_cause.signature == "ray_node_dead"

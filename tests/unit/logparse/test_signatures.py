@@ -83,6 +83,8 @@ EXAMPLES = {
                         "stored in KV cache (23648). Try increasing `gpu_memory_utilization`",
     "model_type_unknown": "Value error, The checkpoint you are trying to load has model type `glm4v_moe` but "
                           "Transformers does not recognize this architecture.",
+    "ray_node_dead": "The node with node id: 0f21 and address: node-7 and node name: node-7 has been marked "
+                     "dead because the detector has missed too many heartbeats from it.",
     "command_not_found": "/var/spool/slurmd/job152421/slurm_script: line 12: conda: command not found",
     "pip_install_failed": "ERROR: Cannot install vllm because these package versions have conflicting dependencies.",
     "triton_model_load_failed": "failed to load 'vllm_model' version 1: Internal: TypeError: 'NoneType' object is "
