@@ -33,7 +33,9 @@ _NAMED_AFTER = re.compile(r"(?:: |\()(?P<exc>[A-Z]\w*(?:Error|Exception)): \S")
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<exc>[^']+)'")
 #: Exceptions that say the process was told to stop (a signal), not that it failed.
 _STOP_EXCEPTIONS = frozenset({"SystemExit", "KeyboardInterrupt", "asyncio.exceptions.CancelledError",
-                              "asyncio.CancelledError", "CancelledError"})
+                              "asyncio.CancelledError", "CancelledError",
+                              # torchrun's agent, told to stop (SIGTERM, SIGINT, SIGHUP: the signals it handles)
+                              "torch.distributed.elastic.multiprocessing.api.SignalException", "SignalException"})
 #: Lines after an orderly stop during which a traceback belongs to the shutdown (a log appended to by a later
 #: run goes on to new failures).
 STOP_WINDOW = 2000

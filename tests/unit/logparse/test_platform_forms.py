@@ -220,3 +220,16 @@ def test_a_ray_node_marked_dead_is_the_cause() -> None:
                       b"marked dead because the detector has missed too many heartbeats from it.\n"
                       b"(raylet) Raylet is terminated. Termination is unexpected.\n")
     assert a.failed and a.root_cause is not None and a.root_cause.signature == "ray_node_dead"
+
+
+def test_torchruns_signal_exception_is_a_stop_not_a_failure() -> None:
+    """wild38 v07: torchrun's agent raises ``SignalException`` when it is sent SIGTERM (a scheduler, a user)."""
+    text = """\
+Traceback (most recent call last):
+  File "/opt/conda/lib/python3.12/site-packages/torch/distributed/elastic/multiprocessing/api.py", line 84, in _terminate_process_handler
+    raise SignalException(f"Process {os.getpid()} got signal: {sigval}", sigval=sigval)
+torch.distributed.elastic.multiprocessing.api.SignalException: Process 3816713 got signal: 15
+rank 0: bind to device 0
+rank 0: Initialized distributed environment
+"""
+    assert not analyze_bytes(text.encode()).failed
