@@ -29,6 +29,7 @@ _WIDTHS = range(60, 1001)
 _MIN_ROWS = 3
 _MAX_NORMAL_NEXT = 0.5
 _START = 6  # bytes compared for "starts like the log's lines usually do"
+_END = 8  # bytes compared for "rows all end alike": a terminal's cut ends them mid-text, each elsewhere
 _ANSI = re.compile(rb"\x1b\[[0-9;]*m")
 _DIGITS = re.compile(rb"\d")
 #: A short last column set off by a run of blanks: a layout's right-aligned column (``rich``'s source,
@@ -65,6 +66,8 @@ def wrap_width(sample: bytes) -> Wrapping | None:
         return None  # one line logged again and again with other numbers (a timestamp): a length, not a width
     if 2 * sum(lines[i].endswith(b"  ") for i in rows) > len(rows):
         return None  # rows padded to the width (a layout drawn in columns, ``rich``'s), not cut at it
+    if len(rows) >= 2 and len({lines[i][-_END:] for i in rows}) == 1:
+        return None  # rows that all end alike (``.hlo_module.pb``, ``input_type=str]``) are whole lines, not cuts
     # How lines start, counted on lines that surely start one (not after a row of the width).
     usual = Counter(ln[:_START] for i, ln in enumerate(lines) if i == 0 or len(lines[i - 1]) != width)
     common = {start for start, n in usual.most_common(8) if n >= max(2, sum(usual.values()) // 20)}
@@ -72,8 +75,6 @@ def wrap_width(sample: bytes) -> Wrapping | None:
     # changes: one device-side assert per GPU thread, a progress bar's frames), is a line of its own; a
     # continuation starts mid-text.
     after = [(lines[i + 1], lines[i]) for i in rows if i + 1 < len(lines)]
-    if len(after) >= 2 and len({nxt for nxt, _ in after}) == 1:
-        return None  # the same line after each (a record's fixed last line: pydantic's "For further ..."), not tails
     normal = sum(1 for nxt, row in after if nxt[:_START] in common or (_like(nxt, row) and row.strip())
                  or _own_line(nxt) or _source_after_frame(row, nxt))
     # With only two rows (one long line), the line after each must be a continuation.

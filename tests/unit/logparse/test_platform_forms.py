@@ -233,3 +233,15 @@ rank 0: bind to device 0
 rank 0: Initialized distributed environment
 """
     assert not analyze_bytes(text.encode()).failed
+
+
+@pytest.mark.parametrize("fault", [
+    "HW Exception by GPU node-6 (Agent handle: 0x602106c068c0) reason :GPU Hang",
+    ("Memory access fault by GPU node-2 (Agent handle: 0x55d0c4f5c0) on address 0x7f1c0000. Reason: Page not present "
+    "or supervisor privilege."),
+])
+def test_a_rocm_gpu_fault_is_the_cause(fault: str) -> None:
+    """wild39 l07: ROCm's runtime aborts the process with no Python exception; the first fault may come glued to
+    a progress bar's last frame."""
+    a = analyze_bytes(f" 36%|###      | 166/456 [44:53<1:11:07, 14.71s/it]{fault}\n{fault}\n".encode())
+    assert a.failed and a.root_cause is not None and a.root_cause.signature == "rocm_gpu_fault"

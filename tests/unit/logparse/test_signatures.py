@@ -85,6 +85,7 @@ EXAMPLES = {
                           "Transformers does not recognize this architecture.",
     "ray_node_dead": "The node with node id: 0f21 and address: node-7 and node name: node-7 has been marked "
                      "dead because the detector has missed too many heartbeats from it.",
+    "rocm_gpu_fault": "HW Exception by GPU node-6 (Agent handle: 0x602106c068c0) reason :GPU Hang",
     "command_not_found": "/var/spool/slurmd/job152421/slurm_script: line 12: conda: command not found",
     "pip_install_failed": "ERROR: Cannot install vllm because these package versions have conflicting dependencies.",
     "triton_model_load_failed": "failed to load 'vllm_model' version 1: Internal: TypeError: 'NoneType' object is "
