@@ -155,6 +155,16 @@ class _Open:
         return cls(**data)
 
 
+def _remote_line(tb: _Open, msg: str, line_no: int) -> None:
+    """Ray's ``RayTaskError(X): ray::f() ...`` line: the remote worker's frames follow, then its exception line,
+    which names the error; until it comes, the wrapper's line does."""
+    msg = msg.rstrip()
+    exc, _, rest = msg.partition(": ")
+    tb.exception, tb.message, tb.remote = exc, rest.strip(), True
+    tb.exception_lines.append(msg[:4096])
+    tb.add(msg, line_no, important=True)
+
+
 class TracebackAssembler:
     """Open tracebacks keyed by writer; ``feed`` says whether a line belongs to one."""
 
@@ -193,12 +203,8 @@ class TracebackAssembler:
         standing alone (a paste cut above it): the remote worker's frames follow, then its exception line,
         which names the error; until it comes, the wrapper's line does."""
         closed = self._close(line.key)
-        msg = line.message.rstrip()
-        exc, _, rest = msg.partition(": ")
-        tb = _Open(line.key, line.process, line.record, line.level, line_no, line_no, crlf=ending is Ending.CR,
-                   exception=exc, message=rest.strip(), remote=True)
-        tb.exception_lines.append(msg[:4096])
-        tb.add(msg, line_no, important=True)
+        tb = _Open(line.key, line.process, line.record, line.level, line_no, line_no, crlf=ending is Ending.CR)
+        _remote_line(tb, line.message, line_no)
         self._open[line.key] = tb
         return closed
 
@@ -318,12 +324,7 @@ class TracebackAssembler:
                 tb.add(msg, line_no)
                 return True
             if is_remote_exception(msg) and (tb.message is None or tb.remote):
-                # Ray's driver re-raising a remote worker's exception: the worker's frames follow, then its
-                # exception line, which names the error (until it comes, the wrapper's line does).
-                exc, _, rest = msg.rstrip().partition(": ")
-                tb.exception, tb.message, tb.remote = exc, rest.strip(), True
-                tb.exception_lines.append(msg[:4096])
-                tb.add(msg, line_no, important=True)
+                _remote_line(tb, msg, line_no)  # Ray's driver re-raising a remote worker's exception
                 return True
             self._exception_line(tb, msg, line_no)
             return True

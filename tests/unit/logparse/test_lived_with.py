@@ -95,8 +95,12 @@ RuntimeError: boom"""
     assert site("ValueError: no frames") is None
 
 
+def _record(head: str, lines: list[str]) -> str:
+    return "".join(head + line + "\n" for line in lines)
+
+
 PLUGIN = "ERROR 03-10 10:47:27 [__init__.py:64] "
-PLUGIN_FAILED = "".join(PLUGIN + line + "\n" for line in [
+PLUGIN_FAILED = _record(PLUGIN, [
     "Failed to load plugin register_extra_models",
     "Traceback (most recent call last):",
     '  File "/srv/venv/lib/python3.12/site-packages/vllm/plugins/__init__.py", line 61, in load_plugins_by_group',
@@ -104,7 +108,7 @@ PLUGIN_FAILED = "".join(PLUGIN + line + "\n" for line in [
     "ModuleNotFoundError: No module named 'langchain.docstore'",
 ])
 API = "(APIServer pid=4127) "
-LATER = "".join(API + line + "\n" for line in [
+LATER = _record(API, [
     "INFO 03-10 10:47:28 [utils.py:238] non-default args: {'model': 'nomic-ai/nomic-embed-text-v1.5'}",
     "Traceback (most recent call last):",
     '  File "/srv/venv/lib/python3.12/site-packages/vllm/engine/arg_utils.py", line 1329, in create_model_config',
