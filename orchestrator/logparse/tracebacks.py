@@ -359,7 +359,7 @@ class TracebackAssembler:
     @staticmethod
     def _continues(tb: _Open, msg: str) -> bool:
         """Whether a raw line after the exception line still belongs to its message: indented, Ray's reason an
-        actor died after its fields, or, after pydantic's ``N validation error(s) for X``, a field name alone on its
+        actor died after its fields, the rest of a sentence the line before cut after a comma, or, after pydantic's ``N validation error(s) for X``, a field name alone on its
         line or a ``- `` item."""
         if tb.continued >= _CONTINUATION_CAP:
             return False
@@ -367,6 +367,8 @@ class TracebackAssembler:
             return True
         if tb.continued and msg.startswith("The actor is dead because"):
             return True  # Ray's ActorDiedError: its indented fields, then why the actor died (the exit detail)
+        if (tb.message or "").endswith(",") and not exception_like(msg):
+            return True  # a sentence cut after a comma (a wrapped paste, a message written over lines)
         first = tb.exception_lines[0] if tb.exception_lines else ""
         if "validation error" in first and (_PYDANTIC_LOC_RE.match(msg) is not None
                                              or _PYDANTIC_ITEM_RE.search(msg) is not None):

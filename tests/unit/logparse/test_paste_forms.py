@@ -380,3 +380,15 @@ def test_a_records_traceback_with_its_indentation_lost_is_read_from_its_frames()
     rc = analyze_bytes(log).root_cause
     assert rc is not None and (rc.exception, rc.process) == ("RuntimeError", "Worker_TP1")
     assert rc.message.startswith("NPU out of memory.")
+
+
+@pytest.mark.parametrize("cut", [b"len (40960),\n", b"len (40960),\r\n"], ids=["lf", "crlf"])
+def test_an_exception_message_cut_after_a_comma_goes_on_to_the_next_line(cut: bytes) -> None:
+    """A paste wrapped after a comma: the rest of the sentence, on the next line, is still the message."""
+    log = (b"ValueError: To serve at least one request with the model's max seq len " + cut
+           + b"6.2 GiB KV cache is needed, which is larger than the available KV cache memory (3.1 GiB).\n"
+           + b"INFO 12-04 10:00:00 [launcher.py:12] Shutting down\n")
+    rc = analyze_bytes(log).root_cause
+    assert rc is not None and rc.exception == "ValueError"
+    assert rc.message.endswith("larger than the available KV cache memory (3.1 GiB).")
+    assert "Shutting down" not in rc.message
