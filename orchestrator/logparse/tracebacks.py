@@ -124,6 +124,7 @@ class _Open:
     depth: int = 0  # brackets left open by the source lines shown at column 0 since the frame line
     ipython: bool = False  # IPython's report: its frame and gutter lines are frames, whatever their indent
     remote: bool = False  # opened at Ray's ``RayTaskError(X): ...``: the remote exception line, if any, names it
+    indent: int = 0  # a raw header's indentation (pip's "[18 lines of output]"): every line of the block has it
 
     def add(self, text: str, line_no: int, important: bool = False) -> None:
         self.last_line = line_no
@@ -183,9 +184,11 @@ class TracebackAssembler:
         text before the message (prefix and record header), when it is plain ASCII-safe text."""
         closed = self._close(line.key)
         named = ipython_exception(line.message.rstrip())
+        message = line.message.rstrip()
+        indent = len(message) - len(message.lstrip(" ")) if line.record is None else 0
         tb = _Open(line.key, process, line.record, line.level, line_no, line_no, crlf=ending is Ending.CR,
-                   head=head, exception=named, ipython=named is not None)
-        tb.add(line.message.rstrip(), line_no, important=True)
+                   head=None if indent else head, exception=named, ipython=named is not None, indent=indent)
+        tb.add(message[indent:], line_no, important=True)
         self._open[line.key] = tb
         return closed
 
@@ -289,6 +292,13 @@ class TracebackAssembler:
         return True, []
 
     def _step(self, tb: _Open, msg: str, line_no: int) -> bool:
+        if tb.indent:
+            # A traceback printed indented inside another tool's output: read at its own indentation; a line
+            # indented less (the tool's own text) ends it.
+            if msg.startswith(" " * tb.indent):
+                msg = msg[tb.indent:]
+            elif msg.strip():
+                return False
         if tb.state == _DEBUG_MSG:
             if msg.lstrip().startswith("File ") and _FRAME_RE.match(msg.lstrip()) is not None:
                 # The first frame: the message is whole; it is what an exception line would have said.

@@ -392,3 +392,23 @@ def test_an_exception_message_cut_after_a_comma_goes_on_to_the_next_line(cut: by
     assert rc is not None and rc.exception == "ValueError"
     assert rc.message.endswith("larger than the available KV cache memory (3.1 GiB).")
     assert "Shutting down" not in rc.message
+
+
+def test_a_traceback_indented_inside_pips_output_names_its_exception() -> None:
+    """pip prints a build backend's traceback indented under ``[N lines of output]``: its exception line is
+    at the header's indentation, and pip's own lines after it (less indented) are not its message."""
+    log = (b"  Preparing editable metadata (pyproject.toml): finished with status 'error'\n"
+           b"  error: subprocess-exited-with-error\n"
+           b"  \xe2\x95\xb0\xe2\x94\x80> [6 lines of output]\n"
+           b"      Traceback (most recent call last):\n"
+           b'        File "/srv/venv/lib/python3.12/site-packages/setuptools/build_meta.py", line 313, in run_setup\n'
+           b"          exec(code, locals())\n"
+           b'        File "<string>", line 18, in <module>\n'
+           b"      ModuleNotFoundError: No module named 'packaging'\n"
+           b"      [end of output]\n"
+           b"  note: This error originates from a subprocess, and is likely not a problem with pip.\n"
+           b"error: metadata-generation-failed\n")
+    a = analyze_bytes(log)
+    rc = a.root_cause
+    assert a.failed and rc is not None
+    assert (rc.exception, rc.message, rc.line_no) == ("ModuleNotFoundError", "No module named 'packaging'", 4)
