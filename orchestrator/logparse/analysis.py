@@ -56,6 +56,9 @@ class Evidence:
     #: The last traceback cause the front end logged as an error record: [its first line, its last line]; the
     #: request it failed may be answered with a 4xx just after it (``answered``).
     answerable: list[int] | None = None
+    #: Traceback causes a process logged (caught) while the server was up: a request answered after one shows the
+    #: server lived through it (``served_through``).
+    served: list[int] = field(default_factory=list)
 
     @staticmethod
     def _keep(items: list[dict[str, Any]], cause: RootCause, text_cap: int) -> None:
@@ -137,6 +140,14 @@ class Evidence:
             self.error_lines.append(item)
         return True
 
+    def served_through(self) -> None:
+        """A request was answered (2xx) after the tracebacks in ``served``, and nothing died: the server lived
+        through them; they become error lines, with no sign of life after them yet."""
+        served = set(self.served)
+        self.served.clear()
+        if self.died_line is None:
+            self.demote(lambda item: item["line_no"] in served)
+
     def pending_error(self) -> bool:
         """An error line with no sign of life after it."""
         return bool(self.error_lines)
@@ -191,7 +202,12 @@ class Evidence:
             said = _header_text(chosen)
             return next(named, self.line_causes[0] if self.line_causes else next(before, next(head, said)))
         if self.line_causes:
-            return self.line_causes[0]
+            first = self.line_causes[0]
+            # A known cause's record, then the traceback it goes on with, which is a symptom ("WorkerProc hit an
+            # exception.", then torch_npu's "The Inner error is reported as above"): the traceback says more.
+            told = (item for item in self.symptoms if item.get("traceback") and item["process"] == first["process"]
+                    and item["line_no"] == first["line_no"] + 1)
+            return next(told, first)
         if self.stall is not None and self.failed():
             return self.stall  # the job waited for what could not come, and was stopped or died waiting
         if self.error_lines:

@@ -17,6 +17,7 @@ from functools import lru_cache
 
 from orchestrator.logparse import native
 from orchestrator.logparse.phases import (
+    ANSWERED_NEEDLES,
     CLEAN_NEEDLES,
     MARKERS,
     PROGRESS_NEEDLES,
@@ -239,5 +240,7 @@ def build_funnel(catalogue: Catalogue) -> Funnel:
         # While an error line is pending, the serving/running markers are read again as signs of life.
         alive = marker.phase.rank >= Phase.SERVING.rank
         needles += [Needle(t.encode(), until_phase=marker.phase, while_pending=alive) for t in marker.needles]
+    # Requests answered: read only while an error is pending (a served-through traceback), as signs of life.
+    needles += [Needle(t.encode(), until_phase=Phase.STARTING, while_pending=True) for t in ANSWERED_NEEDLES]
     needles += [Needle(t.encode()) for t in catalogue.funnel_needles()]
     return Funnel(needles)

@@ -63,6 +63,12 @@ MARKERS: tuple[Marker, ...] = (
 )
 
 
+#: A request answered with a 2xx (a health check: the engine answered it): the server is alive after what came
+#: before (``Evidence.served``).
+ANSWERED_NEEDLES: tuple[str, ...] = ('"GET /health', '"POST /')
+ANSWERED_RE = re.compile(r'"(?:GET /health|POST /\S+) HTTP/[\d.]+" 2\d\d\b')
+
+
 def shows_life(match: re.Match[str]) -> bool:
     """Whether a marker's match shows the job going on: any marker, except a request answered with a 5xx."""
     status = match.groupdict().get("status")

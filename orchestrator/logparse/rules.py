@@ -24,6 +24,7 @@ from orchestrator.logparse.events import (
 from orchestrator.logparse.funnel import Funnel, build_funnel
 from orchestrator.logparse.lines import Ending, decode
 from orchestrator.logparse.phases import (
+    ANSWERED_RE,
     CLEAN_RE,
     PROGRESS_RE,
     RESTART_RE,
@@ -140,7 +141,7 @@ class LineRules(EvidenceRules):
 
     def _funnel_state(self) -> tuple[Phase, bool, bool]:
         """What decides which needles are relevant: phase, clean end seen, an error line pending."""
-        return self._phase, self._ev.stop_line is not None, self._ev.pending_error()
+        return self._phase, self._ev.stop_line is not None, self._ev.pending_error() or bool(self._ev.served)
 
     def _general(self, raw: bytes) -> bool:
         return self._funnel.is_candidate(raw, self._funnel.relevant(*self._funnel_state()))
@@ -249,6 +250,9 @@ class LineRules(EvidenceRules):
     def _phase_rules(self, msg: str, line_no: int, events: list[LogEvent], is_error: bool = False) -> None:
         # Markers move the phase forward; while an error line is pending they are also read as signs of life
         # (the line that logged the error is not one of its own).
+        if self._ev.served and ANSWERED_RE.search(msg) is not None:
+            self._ev.served_through()
+            self._sign_of_life()
         watch = self._ev.pending_error() and not is_error
         said = mentions(msg)
         for marker in said.markers:

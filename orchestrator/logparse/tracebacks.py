@@ -369,7 +369,7 @@ class TracebackAssembler:
     @staticmethod
     def _continues(tb: _Open, msg: str) -> bool:
         """Whether a raw line after the exception line still belongs to its message: indented, Ray's reason an
-        actor died after its fields, the rest of a sentence the line before cut after a comma, or, after pydantic's ``N validation error(s) for X``, a field name alone on its
+        actor died after its fields, the rest of a sentence cut after a comma or announced by a colon, or, after pydantic's ``N validation error(s) for X``, a field name alone on its
         line or a ``- `` item."""
         if tb.continued >= _CONTINUATION_CAP:
             return False
@@ -377,8 +377,13 @@ class TracebackAssembler:
             return True
         if tb.continued and msg.startswith("The actor is dead because"):
             return True  # Ray's ActorDiedError: its indented fields, then why the actor died (the exit detail)
-        if (tb.message or "").endswith(",") and not exception_like(msg):
-            return True  # a sentence cut after a comma (a wrapped paste, a message written over lines)
+        message = tb.message or ""
+        if not exception_like(msg) and (message.endswith(",") or (
+                not tb.blanks and message.partition("\n")[0].endswith(":"))):
+            # A sentence cut after a comma (a wrapped paste, a message written over lines), or a message that
+            # announces what follows (Triton's "at 1:0:", then the source line, a caret and the error): up to a
+            # blank line.
+            return True
         first = tb.exception_lines[0] if tb.exception_lines else ""
         if "validation error" in first and (_PYDANTIC_LOC_RE.match(msg) is not None
                                              or _PYDANTIC_ITEM_RE.search(msg) is not None):

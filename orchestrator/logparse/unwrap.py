@@ -37,6 +37,7 @@ _DIGITS = re.compile(rb"\d")
 _RIGHT_COLUMN = re.compile(rb"\S {2,}\S{1,40}$")
 _HEADER = "Traceback (most recent call last):"
 _FRAME = re.compile(rb'File "[^"]*", line \d+, in ')
+_WARNING = re.compile(rb"\.py:\d+: \w*Warning: ")
 _LEVEL_START = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?::| )")  # uvicorn's, Python logging's
 
 
@@ -156,6 +157,9 @@ def _own_line(row: bytes) -> bool:
 
 
 def _source_after_frame(row: bytes, nxt: bytes) -> bool:
-    """Whether ``nxt`` is the source line a whole frame line shows under it (indented deeper than ``File``):
-    a row that wrapped mid-frame goes on mid-text."""
-    return nxt.startswith(b"    ") and _FRAME.search(row) is not None
+    """Whether ``nxt`` is the source line a whole frame line shows under it (indented deeper than ``File``),
+    or a Python warning shows under its ``path.py:46: UserWarning: ...`` line (indented two): a row that
+    wrapped mid-frame goes on mid-text."""
+    if nxt.startswith(b"    ") and _FRAME.search(row) is not None:
+        return True
+    return nxt.startswith(b"  ") and nxt[2:3] != b" " and _WARNING.search(row) is not None

@@ -87,7 +87,7 @@ class EvidenceRules:
         first = ranked[0] if ranked else None
         t = _TERMINATE.search(text)
         if t is not None:  # the message is the ``what():`` line after it, when one comes (``amend_line_cause``)
-            exc = t.group("exc")
+            exc, text = t.group("exc"), text[t.start():]  # glued behind other output (a progress bar): from it
             self._terminate_line = line_no
         cause = RootCause(exc, text[:4096], line.process, None, first.id if first else None, line_no,
                           first.hint if first else None)
@@ -180,6 +180,8 @@ class EvidenceRules:
             self._ev.add_error_line(cause)
         else:
             self._ev.add_traceback_cause(cause)
+            if tb.level is not None and self._phase.rank >= Phase.SERVING.rank and len(self._ev.served) < 64:
+                self._ev.served.append(tb.line_no)  # caught and logged while serving: fatal unless it answers on
             if tb.process in _FRONTENDS and tb.level == "ERROR":
                 self._ev.answerable = [tb.line_no, tb.end_line]
         self._dirty = True

@@ -86,6 +86,11 @@ EXAMPLES = {
     "ray_node_dead": "The node with node id: 0f21 and address: node-7 and node name: node-7 has been marked "
                      "dead because the detector has missed too many heartbeats from it.",
     "rocm_gpu_fault": "HW Exception by GPU node-6 (Agent handle: 0x602106c068c0) reason :GPU Hang",
+    "pipe_closed": "EOFError",
+    "server_exited_echo": "Exception: Server process exited with code -9. Check server logs for errors.",
+    "npu_inner_error_echo": ("RuntimeError: The Inner error is reported as above. The process exits for this inner "
+                             "error, and the current working operator name is aclnnRmsNorm."),
+    "cann_error": "[Error]: The aicore execution times out.",
     "command_not_found": "/var/spool/slurmd/job152421/slurm_script: line 12: conda: command not found",
     "pip_install_failed": "ERROR: Cannot install vllm because these package versions have conflicting dependencies.",
     "triton_model_load_failed": "failed to load 'vllm_model' version 1: Internal: TypeError: 'NoneType' object is "

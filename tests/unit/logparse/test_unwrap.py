@@ -171,3 +171,15 @@ def test_a_progress_bars_frames_pasted_as_lines_are_not_a_wrap() -> None:
         bar = ("█" * (i // 5) + blocks[i % 7]).ljust(20)  # a bare bar (no description): frames start with digits
         frames.append(f"{i:3d}%|{bar}| {i}/100 [{i // 2:02d}:10<30:{i:02d}, 41.{i:02d}s/it]\n".encode())
     assert wrap_width(b"".join(frames)) is None
+
+
+def test_python_warnings_with_their_source_lines_are_not_a_wrap() -> None:
+    """Every rank prints the same warning (``path.py:46: UserWarning: ...``, then its source line indented
+    two); with a few log lines of the same length, that is not a terminal's cut."""
+    warning = (b"/srv/sglang/python/sglang/srt/layers/quantization/gguf.py:46: UserWarning: Only CUDA support GGUF "
+               b"quantization currently.\n  warnings.warn(f\"Only CUDA support GGUF quantization currently.\")\n")
+    width = len(warning.split(b"\n")[0])
+    record = b"[2025-12-17 01:23:28 DP%d TP1%d EP1%d] modelslim quantization is not fully optimized yet."
+    records = [(record % (i, i, i)).ljust(width, b".") + b"\n" for i in range(2)]
+    sample = warning + records[0] + records[1] + warning + b"[2025-12-17 01:23:29] Load weight end.\n" + warning
+    assert wrap_width(sample) is None

@@ -1,0 +1,163 @@
+"""Forms found by the blind sets wild42-wild49 (session 26): KV connectors, SGLang on Ascend, Triton builds.
+
+* a traceback a serving process caught and logged is the failure unless a request is answered after it (a
+  ``GET /health`` or ``POST`` with a 2xx): then the server lived through it; an engine that died is not
+  brought back by a request answered before its death was logged;
+* a record header with the full date (``ERROR 2026-01-12 16:28:02.921 [file.py:824]``);
+* Ascend's runtime error lines (``[Error]: The aicore execution times out.``) are the cause that torch_npu's
+  ``The Inner error is reported as above`` points at;
+* C++ ``terminate called ...`` glued behind a progress bar still takes its ``what():`` text; a launcher's
+  ``Server process exited with code -9`` and a bare ``EOFError`` (a pipe whose other end died) are symptoms;
+* an exception message that ends with a colon goes on to the lines after it (Triton's ``at 1:0:``).
+
+Every text here is written for the test, in the forms the real logs showed.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from orchestrator.logparse import analyze_bytes
+
+ENDINGS = ["stored", "plain"]
+
+
+def _as(text: str, endings: str) -> bytes:
+    return (text if endings == "stored" else re.sub(r"\r\n?", "\n", text)).encode()
+
+
+API = "(APIServer pid=137932) "
+CORE = "(EngineCore pid=138527) "
+SERVING = "".join(API + line + "\n" for line in [
+    "INFO 07-26 23:40:01 [api_server.py:1880] Starting vLLM API server 0 on http://0.0.0.0:8000",
+    "INFO:     Application startup complete.",
+    'INFO:     127.0.0.1:60010 - "POST /v1/completions HTTP/1.1" 200 OK',
+])
+CAUGHT = "".join(CORE + "ERROR 07-26 23:49:34 [kv_connector.py:675] " + line + "\r\n" for line in [
+    "Connector worker 0 --> selective pull plan failed",
+    "Traceback (most recent call last):",
+    '  File "/srv/app/kv_connector.py", line 665, in _pull_listener',
+    "    self._prepare(uuid, block_ids)",
+    '  File "/srv/app/kv_connector.py", line 716, in _prepare',
+    '    raise KeyError(f"no pending pull for uuid={uuid}")',
+]) + CORE + "ERROR 07-26 23:49:34 [kv_connector.py:675] KeyError: 'no pending pull for uuid=6894'\n"
+HEALTH_OK = API + 'INFO:     127.0.0.1:60084 - "GET /health HTTP/1.1" 200 OK\n'
+DIED = "".join(API + line + "\n" for line in [
+    "ERROR 07-26 23:49:35 [async_llm.py:480] AsyncLLM output_handler failed.",
+    ("ERROR 07-26 23:49:35 [async_llm.py:480] vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered "
+    "an issue. See stack trace (above) for the root cause."),
+])
+
+
+@pytest.mark.parametrize("endings", ENDINGS)
+def test_a_caught_traceback_the_server_answers_after_is_not_its_failure(endings: str) -> None:
+    a = analyze_bytes(_as(SERVING + CAUGHT + HEALTH_OK, endings))
+    assert not a.failed and a.root_cause is None
+    assert a.first_error is not None and a.first_error.message == "Connector worker 0 --> selective pull plan failed"
+
+
+@pytest.mark.parametrize("endings", ENDINGS)
+def test_a_caught_traceback_is_the_failure_when_nothing_answers_after_it(endings: str) -> None:
+    a = analyze_bytes(_as(SERVING + CAUGHT, endings))
+    assert a.failed and a.root_cause is not None and a.root_cause.exception == "KeyError"
+
+
+@pytest.mark.parametrize("endings", ENDINGS)
+def test_a_request_answered_after_the_engine_died_does_not_revive_it(endings: str) -> None:
+    a = analyze_bytes(_as(SERVING + CAUGHT + DIED + HEALTH_OK, endings))
+    assert a.failed and a.root_cause is not None and a.root_cause.exception == "KeyError"
+
+
+def test_a_request_refused_with_a_5xx_is_no_sign_of_life() -> None:
+    refused = API + 'INFO:     127.0.0.1:60090 - "POST /v1/completions HTTP/1.1" 500 Internal Server Error\n'
+    a = analyze_bytes(_as(SERVING + CAUGHT + refused, "plain"))
+    assert a.failed and a.root_cause is not None and a.root_cause.exception == "KeyError"
+
+
+@pytest.mark.parametrize("endings", ENDINGS)
+def test_a_record_header_with_the_full_date_is_a_record(endings: str) -> None:
+    head = "(Worker_DP0_TP1 pid=1041) ERROR 2026-01-12 16:28:02.921 [multiproc_executor.py:824] "
+    lines = ["WorkerProc hit an exception.", "Traceback (most recent call last):",
+             '  File "/srv/app/mooncake_connector.py", line 1328, in start_load_kv',
+             "    remote_ports[rank][i],", "IndexError: list index out of range"]
+    rc = analyze_bytes(_as("".join(head + line + "\r\n" for line in lines[:-1]) + head + lines[-1] + "\n",
+                           endings)).root_cause
+    assert rc is not None and (rc.exception, rc.message, rc.process) == (
+        "IndexError", "list index out of range", "Worker_DP0_TP1")
+
+
+ASCEND = "".join(line + "\n" for line in [
+    ("[rank0]:[E1229 13:22:33.992084477 compiler_depend.ts:444] operator():build/CMakeFiles/torch_npu.dir/"
+    "compiler_depend.ts:34 NPU function error: call aclnnRmsNorm failed, error code is 507014"),
+    "[ERROR] 2025-12-29-13:22:33 (PID:359, Device:0, RankID:-1) ERR00100 PTA call acl api failed",
+    "[Error]: The aicore execution times out.",
+    "        Rectify the fault based on the error information in the ascend log.",
+    "EH9999: Inner Error!",
+]) + "".join("(Worker_DP0_TP0 pid=359) ERROR 12-29 13:22:33 [multiproc_executor.py:824] " + line + "\n" for line in [
+    "WorkerProc hit an exception.",
+    "Traceback (most recent call last):",
+    '  File "/srv/vllm_ascend/ops/layernorm.py", line 60, in forward_oot',
+    "    x, residual, _ = torch_npu.npu_add_rms_norm(x, residual, self.weight, self.variance_epsilon)",
+    ("RuntimeError: The Inner error is reported as above. The process exits for this inner error, and the "
+    "current working operator name is aclnnRmsNorm."),
+])
+
+
+def test_ascends_runtime_error_line_is_the_cause_the_npu_traceback_points_at() -> None:
+    a = analyze_bytes(ASCEND.encode())
+    rc = a.root_cause
+    assert a.failed and rc is not None and rc.signature == "cann_error"
+    assert rc.message == "[Error]: The aicore execution times out."
+
+
+def test_the_npu_traceback_is_named_when_the_runtime_lines_were_cut() -> None:
+    rc = analyze_bytes(ASCEND.split("EH9999: Inner Error!\n", 1)[1].encode()).root_cause
+    assert rc is not None and rc.exception == "RuntimeError" and "Inner error" in rc.message
+
+
+GLUED = "".join(line + "\n" for line in [
+    ("Capturing batches (bs=24 avail_mem=11.91 GB):  11%|#         | 1/9 [00:23<03:10, 23.87s/it] terminate called "
+    "after throwing an instance of 'c10::Error'"),
+    "  what():  NPU out of memory. Tried to allocate 4.00 GiB (NPU 4; 61.27 GiB total capacity)",
+    "Exception raised from malloc at build/CMakeFiles/torch_npu.dir/NPUCachingAllocator.cpp:1520",
+    "[2026-01-19 20:23:32] DataParallelController hit an exception: Traceback (most recent call last):",
+    '  File "/srv/sglang/srt/managers/data_parallel_controller.py", line 568, in run_controller',
+    "    scheduler_info.append(reader.recv())",
+    '  File "/usr/lib/python3.11/multiprocessing/connection.py", line 395, in _recv',
+    "    raise EOFError",
+    "EOFError",
+    "",
+    "Exception in thread Thread-2 (launch_node):",
+    "Traceback (most recent call last):",
+    '  File "/srv/sglang/test/test_utils.py", line 660, in popen_launch_server',
+    "    raise Exception(",
+    "Exception: Server process exited with code -9. Check server logs for errors.",
+])
+
+
+def test_a_cpp_abort_glued_behind_a_progress_bar_is_the_cause_before_its_processes_symptoms() -> None:
+    rc = analyze_bytes(GLUED.encode()).root_cause
+    assert rc is not None and (rc.exception, rc.line_no) == ("c10::Error", 1)
+    assert rc.message.startswith("NPU out of memory. Tried to allocate 4.00 GiB")
+
+
+TRITON = "".join(line + "\n" for line in [
+    '  File "/srv/triton/compiler/compiler.py", line 80, in make_ir',
+    "    return ast_to_ttir(self.fn, self, context=context, options=options)",
+    "triton.compiler.errors.CompilationError: at 1:0:",
+    "def _fwd_grouped_kernel_stage1(",
+    "^",
+    ("ValueError(\"type fp8e4nv not supported in this architecture. The supported fp8 dtypes are ('fp8e4b15', "
+    "'fp8e5')\")"),
+    "",
+    "[2026-06-10 06:37:50] Received sigquit from a child process. It usually means the child failed.",
+])
+
+
+def test_a_message_announced_by_a_colon_goes_on_to_the_blank_line() -> None:
+    rc = analyze_bytes(TRITON.encode()).root_cause
+    assert rc is not None and rc.exception == "triton.compiler.errors.CompilationError"
+    assert rc.message.startswith("at 1:0:\ndef _fwd_grouped_kernel_stage1(")
+    assert "type fp8e4nv not supported" in rc.message and "sigquit" not in rc.message
