@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from orchestrator.logparse.analysis import Analysis
+from orchestrator.logparse.jsonlines import JsonLines, json_key
 from orchestrator.logparse.resplit import Resplitter, joined_records
 from orchestrator.logparse.runs import RunSplitter
 from orchestrator.logparse.spacing import Undoubler, double_spaced
@@ -105,6 +106,10 @@ def analyze_stream(stream: Readable, chunk_size: int = CHUNK, notes: list[str] |
 
 def _reshaper(sample: bytes) -> tuple[Reshaper | None, str]:
     """What puts the log back together, when the sample shows it was reshaped, and the note that says so."""
+    key = json_key(sample)
+    if key is not None:
+        return JsonLines(key), (f"JSON records, one a line (a collector's: Docker's json-file, journalctl -o json, "
+                                f"Kaggle's): read as the text of their \"{key.decode()}\" field; line numbers are the file's")
     if double_spaced(sample):
         return Undoubler(), ("double-spaced (every line followed by an empty one): read without those empty lines; "
                              "line numbers are the file's")

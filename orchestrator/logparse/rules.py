@@ -290,7 +290,7 @@ class LineRules(EvidenceRules):
                 self._dirty = True
             if STOP_RE.search(msg):
                 self._ev.stop_line = line_no
-                if self._ev.pending_error():
+                if self._ev.pending_error() and self._ev.died_line is None:
                     self._sign_of_life()  # an orderly stop after an error: the job did not die of it
 
     def _progress_rule(self, raw: bytes, line_no: int, events: list[LogEvent]) -> None:

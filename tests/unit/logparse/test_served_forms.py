@@ -161,3 +161,28 @@ def test_a_message_announced_by_a_colon_goes_on_to_the_blank_line() -> None:
     assert rc is not None and rc.exception == "triton.compiler.errors.CompilationError"
     assert rc.message.startswith("at 1:0:\ndef _fwd_grouped_kernel_stage1(")
     assert "type fp8e4nv not supported" in rc.message and "sigquit" not in rc.message
+
+
+V0_DEATH = "".join(line + "\n" for line in [
+    ("INFO 10-12 22:21:19 metrics.py:351] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 27.7 "
+    "tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 18.9%."),
+    "ERROR 10-12 22:21:31 client.py:244] TimeoutError('No heartbeat received from MQLLMEngine')",
+    "ERROR 10-12 22:21:31 client.py:244] NoneType: None",
+    "CRITICAL 10-12 22:21:34 launcher.py:99] MQLLMEngine is already dead, terminating server process",
+    'INFO:     127.0.0.1:54752 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error',
+    "INFO:     Shutting down",
+    "INFO:     Application shutdown complete.",
+])
+
+
+def test_the_shutdown_after_an_engines_death_does_not_clear_the_error_before_it() -> None:
+    a = analyze_bytes(V0_DEATH.encode())
+    rc = a.root_cause
+    assert a.failed and rc is not None and (rc.exception, rc.line_no) == ("TimeoutError", 2)
+
+
+def test_an_llvm_abort_is_the_cause_of_the_engine_death_after_it() -> None:
+    log = V0_DEATH.replace("ERROR 10-12 22:21:31 client.py:244] TimeoutError('No heartbeat received from MQLLMEngine')",
+                           "LLVM ERROR: Unsupported rounding mode for conversion.")
+    rc = analyze_bytes(log.encode()).root_cause
+    assert rc is not None and (rc.signature, rc.line_no) == ("llvm_fatal", 2)

@@ -87,6 +87,10 @@ EXAMPLES = {
                      "dead because the detector has missed too many heartbeats from it.",
     "rocm_gpu_fault": "HW Exception by GPU node-6 (Agent handle: 0x602106c068c0) reason :GPU Hang",
     "pipe_closed": "EOFError",
+    "notebook_run_failed": "papermill.exceptions.PapermillExecutionError: ",
+    "json_exit_status": '{"t": "2026-09-24T11:55:42Z", "msg": "train finished", "rc": 1, "run_dir": "/srv/runs/e31"}',
+    "llvm_fatal": "LLVM ERROR: Unsupported rounding mode for conversion.",
+    "engine_process_died": "ERROR 12-06 14:09:37 client.py:282] RuntimeError('Engine process (pid 16470) died.')",
     "server_exited_echo": "Exception: Server process exited with code -9. Check server logs for errors.",
     "npu_inner_error_echo": ("RuntimeError: The Inner error is reported as above. The process exits for this inner "
                              "error, and the current working operator name is aclnnRmsNorm."),
