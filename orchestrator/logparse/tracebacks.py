@@ -52,6 +52,7 @@ _STATEMENT_GOES_ON = re.compile(r"[(\[{,]$|^\.\.\.<\d+ lines>\.\.\.$")
 _BARE_NAMES = ("Error", "Exception", "Interrupt", "Exit", "Iteration")
 #: Lines of a raw exception's message kept after its first line.
 _CONTINUATION_CAP = 32
+_RAY_WRAPPED_RE = re.compile(r"RayTaskError\(([\w.]+)\)$")
 _FRAMES, _AFTER_EXC, _CHAINED, _DEBUG_MSG = "frames", "after_exc", "chain", "debug_msg"
 
 
@@ -135,11 +136,17 @@ class _Open:
         self.size += len(text) + 1
 
     def done(self) -> Traceback:
+        exception, message = self.exception, self.message or ""
+        inner = _RAY_WRAPPED_RE.search(exception) if self.remote and exception is not None else None
+        if inner is not None and self.exception_lines:
+            # Ray's wrapper line and no remote exception line after it (the paste was cut): the wrapper says
+            # what the worker raised (``RayTaskError(ValueError)``), and where; its line is the message.
+            exception, message = inner.group(1), self.exception_lines[-1]
         return Traceback(
             key=self.key,
             process=self.process,
-            exception=self.exception,
-            message=self.message or "",
+            exception=exception,
+            message=message,
             text="\n".join(self.lines),
             line_no=self.start_line,
             end_line=self.last_line,

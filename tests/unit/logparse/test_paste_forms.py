@@ -295,14 +295,16 @@ RAY = (b"ERROR 05-07 08:23:58 [core.py:398] ray.exceptions.RayTaskError(RuntimeE
 
 
 @pytest.mark.parametrize(("tail", "exception", "message"), [
-    (b"", "ray.exceptions.RayTaskError(RuntimeError)", "ray::RayWorkerWrapper.execute_method() (pid=4410, ip=127.0.0.1)"),
+    (b"", "RuntimeError", ("ray.exceptions.RayTaskError(RuntimeError): ray::RayWorkerWrapper.execute_method() "
+                           "(pid=4410, ip=127.0.0.1)")),
     (b"ERROR 05-07 08:23:58 [core.py:398] RuntimeError: CUDA error: invalid device ordinal\n", "RuntimeError",
      "CUDA error: invalid device ordinal"),
 ], ids=["cut", "whole"])
 def test_rays_wrapper_of_a_remote_error_opens_the_workers_traceback(tail: bytes, exception: str,
                                                                     message: str) -> None:
     """A paste that begins at Ray's ``RayTaskError(X): ray::...`` line: the remote worker's frames follow; its
-    exception line names the error, and when the paste is cut before it, the wrapper's line does."""
+    exception line names the error, and when the paste is cut before it, the wrapper's line does (the worker's
+    exception, in its parentheses, and where it ran)."""
     rc = analyze_bytes(RAY + tail).root_cause
     assert rc is not None and (rc.exception, rc.message) == (exception, message)
 
