@@ -31,6 +31,11 @@ _EXC_LINE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)|E
 #: ``Error while finding module specification for 'vllm.x' (ModuleNotFoundError: No module named 'vllm')``).
 _NAMED_AFTER = re.compile(r"(?:: |\()(?P<exc>[A-Z]\w*(?:Error|Exception)): \S")
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<exc>[^']+)'")
+#: An ``OSError``'s text (``[Errno 122] Disk quota exceeded``) in a line that does not name it; the errno picks
+#: the subclass Python raises (PEP 3151), as ``OSError(2, ...)`` is a ``FileNotFoundError``.
+_ERRNO = re.compile(r"\[Errno (?P<n>\d+)\] \S")
+_ERRNO_CLASS = {"2": "FileNotFoundError", "13": "PermissionError", "17": "FileExistsError",
+                "104": "ConnectionResetError", "110": "TimeoutError", "111": "ConnectionRefusedError"}
 #: Exceptions that say the process was told to stop (a signal), not that it failed.
 _STOP_EXCEPTIONS = frozenset({"SystemExit", "KeyboardInterrupt", "asyncio.exceptions.CancelledError",
                               "asyncio.CancelledError", "CancelledError",
@@ -80,6 +85,8 @@ class EvidenceRules:
             exc, text = m.group("exc"), m.group("msg").strip()
         elif (e := _NAMED_AFTER.search(text)) is not None:
             exc = e.group("exc")  # a record that quotes the exception after what failed: the text stays whole
+        elif (e := _ERRNO.search(text)) is not None:
+            exc = _ERRNO_CLASS.get(e.group("n"), "OSError")  # its text, printed without its name
         causes = [s for s in sigs if s.severity is Severity.CAUSE]
         symptoms = [s for s in sigs if s.severity is Severity.SYMPTOM]
         warnings = [s for s in sigs if s.severity is Severity.WARNING]

@@ -186,3 +186,19 @@ def test_an_llvm_abort_is_the_cause_of_the_engine_death_after_it() -> None:
                            "LLVM ERROR: Unsupported rounding mode for conversion.")
     rc = analyze_bytes(log.encode()).root_cause
     assert rc is not None and (rc.signature, rc.line_no) == ("llvm_fatal", 2)
+
+
+@pytest.mark.parametrize(("line", "exception"), [
+    (b"LLM init error: [Errno 122] Disk quota exceeded\n", "OSError"),
+    (b"ERROR 04-16 16:11:58 [launcher.py:12] cannot open [Errno 2] No such file or directory: '/srv/m'\n",
+     "FileNotFoundError"),
+], ids=["disk-full-printed", "errno-in-an-error-record"])
+def test_an_oserrors_text_printed_without_its_name_names_it(line: bytes, exception: str) -> None:
+    """A script's own line with an ``OSError``'s text: a full disk is a cause wherever it is said; the errno
+    names the exception (``[Errno 2]`` is ``FileNotFoundError``)."""
+    loading = b"INFO 04-16 16:11:57 [model_runner.py:1110] Starting to load model facebook/opt-30b...\n"
+    a = analyze_bytes(loading + line + b"INFO 04-16 16:11:58 [multiproc_worker_utils.py:137] Terminating local "
+                      b"vLLM worker processes\n")
+    rc = a.root_cause
+    assert rc is not None and (rc.exception, rc.line_no) == (exception, 2)
+    assert a.failed is (exception == "OSError")  # the error record alone is evidence, not a failure
