@@ -34,6 +34,13 @@ _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<ex
 #: An ``OSError``'s text (``[Errno 122] Disk quota exceeded``) in a line that does not name it; the errno picks
 #: the subclass Python raises (PEP 3151), as ``OSError(2, ...)`` is a ``FileNotFoundError``.
 _ERRNO = re.compile(r"\[Errno (?P<n>\d+)\] \S")
+#: Python's own messages of its built-in exceptions, quoted in a line that does not name the exception.
+_BUILTIN_MESSAGES = (
+    (re.compile(r"\b(?:integer |float )?division(?: or modulo)? by zero\b"), "ZeroDivisionError"),
+    (re.compile(r"(?:^|: )No module named '[\w.]+'"), "ModuleNotFoundError"),
+    (re.compile(r"'[\w.]+' object has no attribute '\w+'"), "AttributeError"),
+    (re.compile(r"\b(?:list|tuple|string) index out of range\b"), "IndexError"),
+)
 _ERRNO_CLASS = {"2": "FileNotFoundError", "13": "PermissionError", "17": "FileExistsError",
                 "104": "ConnectionResetError", "110": "TimeoutError", "111": "ConnectionRefusedError"}
 #: Exceptions that say the process was told to stop (a signal), not that it failed.
@@ -87,6 +94,8 @@ class EvidenceRules:
             exc = e.group("exc")  # a record that quotes the exception after what failed: the text stays whole
         elif (e := _ERRNO.search(text)) is not None:
             exc = _ERRNO_CLASS.get(e.group("n"), "OSError")  # its text, printed without its name
+        else:
+            exc = next((name for said, name in _BUILTIN_MESSAGES if said.search(text)), None)
         causes = [s for s in sigs if s.severity is Severity.CAUSE]
         symptoms = [s for s in sigs if s.severity is Severity.SYMPTOM]
         warnings = [s for s in sigs if s.severity is Severity.WARNING]

@@ -202,3 +202,18 @@ def test_an_oserrors_text_printed_without_its_name_names_it(line: bytes, excepti
     rc = a.root_cause
     assert rc is not None and (rc.exception, rc.line_no) == (exception, 2)
     assert a.failed is (exception == "OSError")  # the error record alone is evidence, not a failure
+
+
+@pytest.mark.parametrize(("log", "exception"), [
+    ((b"2024-07-01 07:28:04.488 1 kserve ERROR [__main__.py:<module>():254] Failed to start model server: integer "
+     b"division or modulo by zero\n"), "ZeroDivisionError"),
+    ((b"ERROR 05-26 00:17:47 [engine.py:448] 'ColumnParallelLinear' object has no attribute 'input_scale'\n"
+     b"ERROR 05-26 00:17:47 [engine.py:448] Traceback (most recent call last):\n"
+     b'ERROR 05-26 00:17:47 [engine.py:448]   File "/srv/vllm/engine/multiprocessing/engine.py", line 436, in run\n'),
+     "AttributeError"),
+], ids=["wrapper-gave-up", "record-head-of-a-cut-traceback"])
+def test_pythons_own_message_names_the_builtin_exception_a_line_does_not(log: bytes, exception: str) -> None:
+    """A line that quotes a built-in exception's message without its name (``logger.error(f"...: {e}")``, the
+    head of a record whose traceback was cut): Python's own wording names it."""
+    a = analyze_bytes(log)
+    assert a.failed and a.root_cause is not None and a.root_cause.exception == exception
