@@ -217,3 +217,13 @@ def test_pythons_own_message_names_the_builtin_exception_a_line_does_not(log: by
     head of a record whose traceback was cut): Python's own wording names it."""
     a = analyze_bytes(log)
     assert a.failed and a.root_cause is not None and a.root_cause.exception == exception
+
+
+def test_ray_executor_v2s_dead_worker_is_a_death() -> None:
+    """``RayWorkerProc rank=[3] died unexpectedly`` (RayExecutorV2) says a worker died: the error before it is
+    the cause, and the log has failed."""
+    log = (b"ERROR 06-01 10:00:00 [core.py:2178] RuntimeError: Timed out waiting 1800000ms for recv operation\n"
+           b"ERROR 06-01 10:00:01 [ray_executor_v2.py:310] RayWorkerProc rank=[3] died unexpectedly, shutting down "
+           b"executor.\n")
+    a = analyze_bytes(log)
+    assert a.failed and a.root_cause is not None and (a.root_cause.exception, a.root_cause.line_no) == ("RuntimeError", 1)
