@@ -139,9 +139,10 @@ class LineRules(EvidenceRules):
         self._terminate_line = snap.get("terminate_line")
         self._frame_at = snap.get("frame_at")
 
-    def _funnel_state(self) -> tuple[Phase, bool, bool]:
-        """What decides which needles are relevant: phase, clean end seen, an error line pending."""
-        return self._phase, self._ev.stop_line is not None, self._ev.pending_error() or bool(self._ev.served)
+    def _funnel_state(self) -> tuple[Phase, bool, bool, bool]:
+        """What decides which needles are relevant: phase, clean end seen, an error line pending, a traceback
+        logged while serving waiting for a request answered."""
+        return self._phase, self._ev.stop_line is not None, self._ev.pending_error(), bool(self._ev.served)
 
     def _general(self, raw: bytes) -> bool:
         return self._funnel.is_candidate(raw, self._funnel.relevant(*self._funnel_state()))

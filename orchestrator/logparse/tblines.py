@@ -55,10 +55,11 @@ class TracebackLines(LineRules):
                 if taken:
                     cursor, prev_raw, prev_cr = taken
                     continue
-            if key is not None and not self._tbs.is_open(key) and not self._general(raw):
-                # What _examine would do with a line of another writer holding no needle, without decoding.
+            other = key is not None and not self._tbs.is_open(key)
+            if other:  # a line of another writer: what _examine does first, without decoding
                 for tb in self._tbs.close_stale(self._line_no, key):
                     self._on_traceback(tb, events)
+            if other and not self._general(raw):  # (a closed traceback may have made more needles relevant)
                 self._progress_rule(raw, self._line_no, events)
                 self._settle(self._line_no, "", events)
             else:
