@@ -52,6 +52,7 @@ _STATEMENT_GOES_ON = re.compile(r"[(\[{,]$|^\.\.\.<\d+ lines>\.\.\.$")
 _BARE_NAMES = ("Error", "Exception", "Interrupt", "Exit", "Iteration")
 #: Lines of a raw exception's message kept after its first line.
 _CONTINUATION_CAP = 32
+_QUOTED_RE = re.compile(r"'([^'\s]{3,})'")
 _RAY_WRAPPED_RE = re.compile(r"RayTaskError\(([\w.]+)\)$")
 _FRAMES, _AFTER_EXC, _CHAINED, _DEBUG_MSG = "frames", "after_exc", "chain", "debug_msg"
 
@@ -126,6 +127,7 @@ class _Open:
     ipython: bool = False  # IPython's report: its frame and gutter lines are frames, whatever their indent
     remote: bool = False  # opened at Ray's ``RayTaskError(X): ...``: the remote exception line, if any, names it
     indent: int = 0  # a raw header's indentation (pip's "[18 lines of output]"): every line of the block has it
+    chained: bool = False  # a chain marker came since the last exception line
 
     def add(self, text: str, line_no: int, important: bool = False) -> None:
         self.last_line = line_no
@@ -171,6 +173,13 @@ def _remote_line(tb: _Open, msg: str, line_no: int) -> None:
     tb.exception, tb.message, tb.remote = exc, rest.strip(), True
     tb.exception_lines.append(msg[:4096])
     tb.add(msg, line_no, important=True)
+
+
+def _translates(first: str, later: str) -> bool:
+    """Whether ``later`` (an exception chained after the one that said ``first``) tells the same trouble at more
+    length: it names what ``first`` quoted (a key, a module, an attribute) and says at least twice as much.  A
+    wrapper naming the same thing in fewer words ("Failed to load model 'x'") tells less than its cause."""
+    return len(later) >= 2 * len(first) and any(name in later for name in _QUOTED_RE.findall(first))
 
 
 class TracebackAssembler:
@@ -352,7 +361,7 @@ class TracebackAssembler:
             tb.add(msg, line_no)
             return True
         if msg.startswith(CHAIN_MARKERS):
-            tb.state, tb.blanks = _CHAINED, 0
+            tb.state, tb.blanks, tb.chained = _CHAINED, 0, True
             tb.add(msg, line_no, important=True)
             return True
         if tb.state == _CHAINED and tb.ipython and is_rule(msg):
@@ -410,6 +419,12 @@ class TracebackAssembler:
                 tb.exception, tb.message = m.group("exc"), (m.group("msg") or "").strip()
             else:
                 tb.exception, tb.message = None, msg.strip()
+        elif tb.chained and (m := _EXC_RE.match(msg)) is not None and _translates(tb.message, m.group("msg") or ""):
+            # Raised from the first to say what it meant (``except KeyError: raise ValueError("model type
+            # `qwen3_tts` ... not recognized")``, ``raise ImportError("Please install bitsandbytes ...") from
+            # err``): the same trouble, told for the user.
+            tb.exception, tb.message = m.group("exc"), (m.group("msg") or "").strip()
+        tb.chained = False
 
     def close_stale(self, line_no: int, writer: str | None = None) -> list[Traceback]:
         """Close tracebacks left open too long, and -- when ``writer`` wrote the current line -- those of

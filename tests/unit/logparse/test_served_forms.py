@@ -227,3 +227,36 @@ def test_ray_executor_v2s_dead_worker_is_a_death() -> None:
            b"executor.\n")
     a = analyze_bytes(log)
     assert a.failed and a.root_cause is not None and (a.root_cause.exception, a.root_cause.line_no) == ("RuntimeError", 1)
+
+
+def _chain(first: str, marker: str, later: str) -> bytes:
+    return "".join(line + "\n" for line in [
+        "Traceback (most recent call last):",
+        '  File "/srv/transformers/models/auto/configuration_auto.py", line 1155, in from_pretrained',
+        "    config_class = CONFIG_MAPPING[config_dict['model_type']]",
+        first, "", marker, "",
+        "Traceback (most recent call last):",
+        '  File "/srv/transformers/models/auto/configuration_auto.py", line 1157, in from_pretrained',
+        "    raise ValueError(",
+        later,
+    ]).encode()
+
+
+HANDLING = "During handling of the above exception, another exception occurred:"
+DIRECT = "The above exception was the direct cause of the following exception:"
+
+
+@pytest.mark.parametrize(("first", "marker", "later", "exception"), [
+    ("KeyError: 'qwen3_tts'", HANDLING, ("ValueError: The checkpoint you are trying to load has model type `qwen3_tts` "
+     "but Transformers does not recognize this architecture."), "ValueError"),
+    ("ModuleNotFoundError: No module named 'bitsandbytes'", DIRECT, ("ImportError: Please install bitsandbytes>=0.46.1 "
+     "via `pip install bitsandbytes>=0.46.1` to use bitsandbytes quantizer."), "ImportError"),
+    ("OSError: 'org/model' is not a valid model identifier listed on 'https://huggingface.co/models'", DIRECT,
+     "ValueError: Failed to load 'org/model'", "OSError"),
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", HANDLING,
+     "RuntimeError: cleanup failed while releasing the 'kv_cache' buffers of every layer of the model", "torch.OutOfMemoryError"),
+], ids=["key-told-as-unknown-model", "module-told-as-install-hint", "wrapper-says-less", "another-trouble"])
+def test_a_chained_exception_that_tells_the_same_trouble_at_length_is_the_cause(
+        first: str, marker: str, later: str, exception: str) -> None:
+    rc = analyze_bytes(_chain(first, marker, later)).root_cause
+    assert rc is not None and rc.exception == exception

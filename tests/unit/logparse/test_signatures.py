@@ -87,6 +87,7 @@ EXAMPLES = {
                      "dead because the detector has missed too many heartbeats from it.",
     "rocm_gpu_fault": "HW Exception by GPU node-6 (Agent handle: 0x602106c068c0) reason :GPU Hang",
     "pipe_closed": "EOFError",
+    "cuda_check_failed": "Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:164 'invalid argument'",
     "server_start_failed": ("2024-07-01 07:28:04.488 1 kserve ERROR [__main__.py:<module>():254] Failed to start "
                             "model server: integer division or modulo by zero"),
     "notebook_run_failed": "papermill.exceptions.PapermillExecutionError: ",
