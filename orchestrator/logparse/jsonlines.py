@@ -33,6 +33,8 @@ def _record(line: bytes) -> bytes:
 
 def json_key(sample: bytes) -> bytes | None:
     """The field whose string carries the text, when nearly every line of ``sample`` is a JSON record with it."""
+    if not any(_record(line).startswith(b"{") for line in sample[:4096].split(b"\n")[:6]):
+        return None  # no record among the first lines: not this shape (the rest need not be looked at)
     lines = [r for r in (_record(line) for line in sample.split(b"\n")[:-1]) if r]  # the last may be cut
     records = [r for r in lines if r.startswith(b"{") and r.endswith(b"}")]
     if len(records) < _MIN_LINES or len(records) < _MIN_SHARE * len(lines):
