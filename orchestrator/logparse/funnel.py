@@ -27,7 +27,7 @@ from orchestrator.logparse.phases import (
     Phase,
 )
 from orchestrator.logparse.signatures import Catalogue
-from orchestrator.logparse.tracebacks import HEADERS
+from orchestrator.logparse.tbtext import HEADERS
 
 #: Short needles that cover many rule needles: a rule needle containing one of these is found through it,
 #: so the funnel makes one pass for the atom instead of one per rule needle.

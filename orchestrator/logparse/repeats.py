@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from orchestrator.logparse.tracebacks import CHAIN_MARKERS
+from orchestrator.logparse.tbtext import CHAIN_MARKERS
 
 #: Tracebacks from one place, by one writer, that show it lived through them.
 SURVIVED = 5

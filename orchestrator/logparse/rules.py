@@ -48,12 +48,8 @@ from orchestrator.logparse.prefixes import (
 from orchestrator.logparse.repeats import Repeats
 from orchestrator.logparse.signatures import Catalogue, load_catalogue
 from orchestrator.logparse.tbforms import debugger_exception, is_ipython_header, is_remote_exception
-from orchestrator.logparse.tracebacks import (
-    TracebackAssembler,
-    is_bare_exception,
-    is_frame_line,
-    is_header,
-)
+from orchestrator.logparse.tbtext import is_bare_exception, is_frame_line, is_header
+from orchestrator.logparse.tracebacks import TracebackAssembler
 from orchestrator.logparse.weighing import CALL_FAILED, ERROR_LINE, EvidenceRules, after_frame
 
 #: A frame's source line raising an exception, indented or with its indentation lost.

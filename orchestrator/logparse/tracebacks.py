@@ -10,7 +10,10 @@ Two shapes arrive:
   exception...``) follows;
 * a debugger's pop-up and IPython's report (``tbforms``).
 
-The exception of a chained traceback is the *first* one: the others happened while handling it.
+The exception of a chained traceback is the *first* one: the others happened while handling it; except one
+chained after it that tells the same trouble at more length (``tbtext.translates``: ``except KeyError: raise
+ValueError("model type `x` ... not recognized")``).  What a line is (header, frame, exception line) is
+``tbtext``'s.
 """
 
 from __future__ import annotations
@@ -23,68 +26,29 @@ from typing import Any
 from orchestrator.logparse.lines import Ending
 from orchestrator.logparse.prefixes import ParsedLine
 from orchestrator.logparse.tbforms import ipython_exception, is_ipython_header, is_remote_exception, is_rule
+from orchestrator.logparse.tbtext import (
+    CHAIN_MARKERS,
+    EXC_RE,
+    FRAME_RE,
+    LEVELS,
+    PYDANTIC_ITEM_RE,
+    PYDANTIC_LOC_RE,
+    STATEMENT_GOES_ON,
+    brackets,
+    exception_like,
+    is_header,
+    translates,
+)
 
 #: Bytes of text kept per traceback; exception lines are kept beyond it.
 TRACEBACK_CAP = 64 * 1024
 #: A traceback still open after this many lines without a line of its own is closed.
 STALE_LINES = 2000
 
-HEADERS = ("Traceback (most recent call last):", "Exception Group Traceback (most recent call last):")
-CHAIN_MARKERS = (
-    "During handling of the above exception, another exception occurred:",
-    "The above exception was the direct cause of the following exception:",
-)
-_EXC_RE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*)(?::\s?(?P<msg>.*))?$")
-#: An exception line that can stand without its header: a (dotted) name that says it is an error, or the base
-#: ``Exception`` itself (vLLM's ``Exception: WorkerProc initialization failed ...``).
-_BARE_EXC_RE = re.compile(r"^(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*(?:Error|Exception)|Exception)(?::\s?.*)?$")
-#: Python logging's level names: ``ERROR:root:...`` (its default format) is a log record, not an exception line.
-_LEVELS = frozenset({"DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL", "FATAL"})
-_PYDANTIC_LOC_RE = re.compile(r"^[\w.\[\]\-]+$")
-_PYDANTIC_ITEM_RE = re.compile(r"^(?:Value error, |Assertion failed, |Input should |Field required|For further "
-                               r"information visit https://errors\.pydantic\.dev)|\[type=\w+")
-#: A frame line whose indentation was lost (a paste rendered as text: Markdown, a chat message, a web page).
-_FRAME_RE = re.compile(r'^File "[^"]*", line \d+|^[~^]+$')  # a caret line marks a part of the source line
-#: A source line whose statement goes on over the next lines: it ends open (a bracket, a comma) or stands for
-#: lines left out (``...<7 lines>...``); open brackets are counted too (``_brackets``).
-_STATEMENT_GOES_ON = re.compile(r"[(\[{,]$|^\.\.\.<\d+ lines>\.\.\.$")
-#: Names of exceptions that may stand with no message (``KeyboardInterrupt``, ``StopIteration``).
-_BARE_NAMES = ("Error", "Exception", "Interrupt", "Exit", "Iteration")
 #: Lines of a raw exception's message kept after its first line.
 _CONTINUATION_CAP = 32
-_QUOTED_RE = re.compile(r"'([^'\s]{3,})'")
 _RAY_WRAPPED_RE = re.compile(r"RayTaskError\(([\w.]+)\)$")
 _FRAMES, _AFTER_EXC, _CHAINED, _DEBUG_MSG = "frames", "after_exc", "chain", "debug_msg"
-
-
-def _brackets(code: str) -> int:
-    """Brackets a source line opens, less those it closes."""
-    return sum(map(code.count, "([{")) - sum(map(code.count, ")]}"))
-
-
-def is_header(message: str) -> bool:
-    return message.startswith(HEADERS) or message.rstrip().endswith(HEADERS)
-
-
-def is_bare_exception(message: str) -> bool:
-    """``ValueError: ...`` standing alone: the exception line of a traceback whose header was cut off."""
-    return _BARE_EXC_RE.match(message.rstrip()) is not None
-
-
-def is_frame_line(message: str) -> bool:
-    """A frame's ``File "...", line N`` line or a caret line, at column 0 (its indentation lost)."""
-    return _FRAME_RE.match(message) is not None
-
-
-def exception_like(message: str) -> bool:
-    """Whether a line may be an exception line rather than a frame's source line: a (dotted) class name
-    (capitalised: ``inner: T = f()`` is an annotated assignment) with a message after its colon, or a name
-    that says it is an exception (``KeyboardInterrupt``)."""
-    m = _EXC_RE.match(message)
-    if m is None:
-        return False
-    name = m.group("exc")
-    return name.endswith(_BARE_NAMES) or (bool(m.group("msg")) and name.rpartition(".")[2][:1].isupper())
 
 
 @dataclass(frozen=True)
@@ -173,13 +137,6 @@ def _remote_line(tb: _Open, msg: str, line_no: int) -> None:
     tb.exception, tb.message, tb.remote = exc, rest.strip(), True
     tb.exception_lines.append(msg[:4096])
     tb.add(msg, line_no, important=True)
-
-
-def _translates(first: str, later: str) -> bool:
-    """Whether ``later`` (an exception chained after the one that said ``first``) tells the same trouble at more
-    length: it names what ``first`` quoted (a key, a module, an attribute) and says at least twice as much.  A
-    wrapper naming the same thing in fewer words ("Failed to load model 'x'") tells less than its cause."""
-    return len(later) >= 2 * len(first) and any(name in later for name in _QUOTED_RE.findall(first))
 
 
 class TracebackAssembler:
@@ -316,7 +273,7 @@ class TracebackAssembler:
             elif msg.strip():
                 return False
         if tb.state == _DEBUG_MSG:
-            if msg.lstrip().startswith("File ") and _FRAME_RE.match(msg.lstrip()) is not None:
+            if msg.lstrip().startswith("File ") and FRAME_RE.match(msg.lstrip()) is not None:
                 # The first frame: the message is whole; it is what an exception line would have said.
                 tb.state, tb.code_next = _FRAMES, not msg[:1].isspace()
                 tb.exception_lines.append(f"{tb.exception}: {tb.message or ''}"[:4096])
@@ -335,18 +292,18 @@ class TracebackAssembler:
             if not msg or msg[:1].isspace() or is_header(msg):
                 tb.add(msg, line_no)
                 return True
-            if (msg[0] in "F^~" and _FRAME_RE.match(msg) is not None) or (code and not exception_like(msg)):
+            if (msg[0] in "F^~" and FRAME_RE.match(msg) is not None) or (code and not exception_like(msg)):
                 # The traceback lost its indentation on the way (pasted as text): a frame line, and the source
                 # line after it, are still frames; so are the next lines of a statement shown over several
                 # (Python 3.13: while a bracket is open, after a trailing comma, ``...<7 lines>...``), and a
                 # caret line keeps what came before it.
-                if msg[0] in "^~" and _FRAME_RE.match(msg) is not None:
+                if msg[0] in "^~" and FRAME_RE.match(msg) is not None:
                     tb.code_next = code
                 elif msg.startswith("File "):
                     tb.code_next, tb.depth = True, 0
                 else:
-                    tb.depth = max(0, tb.depth + _brackets(msg)) if code else 0
-                    tb.code_next = code and (tb.depth > 0 or _STATEMENT_GOES_ON.search(msg) is not None)
+                    tb.depth = max(0, tb.depth + brackets(msg)) if code else 0
+                    tb.code_next = code and (tb.depth > 0 or STATEMENT_GOES_ON.search(msg) is not None)
                 tb.add(msg, line_no)
                 return True
             if is_remote_exception(msg) and (tb.message is None or tb.remote):
@@ -401,8 +358,8 @@ class TracebackAssembler:
             # blank line.
             return True
         first = tb.exception_lines[0] if tb.exception_lines else ""
-        if "validation error" in first and (_PYDANTIC_LOC_RE.match(msg) is not None
-                                             or _PYDANTIC_ITEM_RE.search(msg) is not None):
+        if "validation error" in first and (PYDANTIC_LOC_RE.match(msg) is not None
+                                             or PYDANTIC_ITEM_RE.search(msg) is not None):
             # The field a pydantic error is about, on its own line ("gpu_memory_utilization"), and its error's
             # lines, when their indentation was lost on the way ("Value error, ...", "[type=...]").
             return True
@@ -414,12 +371,12 @@ class TracebackAssembler:
         tb.add(msg, line_no, important=True)
         if tb.message is None or tb.remote:
             tb.remote = False
-            m = _EXC_RE.match(msg)
-            if m is not None and m.group("exc") not in _LEVELS:
+            m = EXC_RE.match(msg)
+            if m is not None and m.group("exc") not in LEVELS:
                 tb.exception, tb.message = m.group("exc"), (m.group("msg") or "").strip()
             else:
                 tb.exception, tb.message = None, msg.strip()
-        elif tb.chained and (m := _EXC_RE.match(msg)) is not None and _translates(tb.message, m.group("msg") or ""):
+        elif tb.chained and (m := EXC_RE.match(msg)) is not None and translates(tb.message, m.group("msg") or ""):
             # Raised from the first to say what it meant (``except KeyError: raise ValueError("model type
             # `qwen3_tts` ... not recognized")``, ``raise ImportError("Please install bitsandbytes ...") from
             # err``): the same trouble, told for the user.

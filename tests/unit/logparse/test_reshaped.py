@@ -17,7 +17,7 @@ from orchestrator.logparse import analyze_bytes
 from orchestrator.logparse.analyze import analyze_stream
 from orchestrator.logparse.spacing import Undoubler
 from orchestrator.logparse.spacing import double_spaced as looks_double_spaced
-from orchestrator.logparse.tracebacks import exception_like
+from orchestrator.logparse.tbtext import exception_like
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 #: The real logs of public repositories and the held-out ones, with their expected verdicts.
