@@ -44,11 +44,10 @@ class Needle:
     text: bytes
     until_phase: Phase | None = None  # relevant while the log's phase is before this one
     until_clean: bool = False  # relevant until a clean shutdown has been seen
-    while_pending: bool = False  # relevant whatever the phase while an error line is pending
-    while_served: bool = False  # relevant while a traceback logged while serving waits for a request answered
+    while_pending: bool = False  # relevant whatever the phase while an error line (or a served traceback) waits
 
-    def relevant(self, phase: Phase, clean: bool, pending: bool = False, served: bool = False) -> bool:
-        if (pending and self.while_pending) or (served and self.while_served):
+    def relevant(self, phase: Phase, clean: bool, pending: bool = False) -> bool:
+        if pending and self.while_pending:
             return True
         if self.until_clean and clean:
             return False
@@ -68,22 +67,21 @@ class Funnel:
         for n in needles:
             cover = next((a for a in atom_bytes if a in n.text), None)
             if cover is not None:
-                n = Needle(cover, n.until_phase, n.until_clean, n.while_pending, n.while_served)
+                n = Needle(cover, n.until_phase, n.until_clean, n.while_pending)
             old = merged.get(n.text)
             if old is None:
                 merged[n.text] = n
             elif old != n:  # wanted by two rules: keep it while either wants it
                 merged[n.text] = Needle(n.text, _later(old.until_phase, n.until_phase),
-                                        old.until_clean and n.until_clean, old.while_pending or n.while_pending,
-                                        old.while_served or n.while_served)
+                                        old.until_clean and n.until_clean, old.while_pending or n.while_pending)
         self._needles = tuple(merged.values())
 
     @property
     def needles(self) -> tuple[Needle, ...]:
         return self._needles
 
-    def relevant(self, phase: Phase, clean: bool, pending: bool = False, served: bool = False) -> tuple[bytes, ...]:
-        return _relevant(self, phase, clean, pending, served)
+    def relevant(self, phase: Phase, clean: bool, pending: bool = False) -> tuple[bytes, ...]:
+        return _relevant(self, phase, clean, pending)
 
     @staticmethod
     def is_candidate(raw: bytes, relevant: tuple[bytes, ...]) -> bool:
@@ -195,8 +193,8 @@ def _later(a: Phase | None, b: Phase | None) -> Phase | None:
 
 
 @lru_cache(maxsize=64)
-def _relevant(funnel: Funnel, phase: Phase, clean: bool, pending: bool, served: bool) -> tuple[bytes, ...]:
-    return tuple(n.text for n in funnel.needles if n.relevant(phase, clean, pending, served))
+def _relevant(funnel: Funnel, phase: Phase, clean: bool, pending: bool) -> tuple[bytes, ...]:
+    return tuple(n.text for n in funnel.needles if n.relevant(phase, clean, pending))
 
 
 @lru_cache(maxsize=64)
@@ -242,7 +240,8 @@ def build_funnel(catalogue: Catalogue) -> Funnel:
         # While an error line is pending, the serving/running markers are read again as signs of life.
         alive = marker.phase.rank >= Phase.SERVING.rank
         needles += [Needle(t.encode(), until_phase=marker.phase, while_pending=alive) for t in marker.needles]
-    # Requests answered: read only while a traceback logged while serving waits for one (``Evidence.served``).
-    needles += [Needle(t.encode(), until_phase=Phase.STARTING, while_served=True) for t in ANSWERED_NEEDLES]
+    # Requests answered (a health check too): read only while an error line or a traceback logged while serving
+    # (``Evidence.served``) waits for a sign of life.
+    needles += [Needle(t.encode(), until_phase=Phase.STARTING, while_pending=True) for t in ANSWERED_NEEDLES]
     needles += [Needle(t.encode()) for t in catalogue.funnel_needles()]
     return Funnel(needles)

@@ -135,10 +135,10 @@ class LineRules(EvidenceRules):
         self._terminate_line = snap.get("terminate_line")
         self._frame_at = snap.get("frame_at")
 
-    def _funnel_state(self) -> tuple[Phase, bool, bool, bool]:
-        """What decides which needles are relevant: phase, clean end seen, an error line pending, a traceback
-        logged while serving waiting for a request answered."""
-        return self._phase, self._ev.stop_line is not None, self._ev.pending_error(), bool(self._ev.served)
+    def _funnel_state(self) -> tuple[Phase, bool, bool]:
+        """What decides which needles are relevant: phase, clean end seen, an error line pending or a traceback
+        logged while serving waiting for a request answered (both look for signs of life)."""
+        return self._phase, self._ev.stop_line is not None, self._ev.pending_error() or bool(self._ev.served)
 
     def _general(self, raw: bytes) -> bool:
         return self._funnel.is_candidate(raw, self._funnel.relevant(*self._funnel_state()))
@@ -247,10 +247,11 @@ class LineRules(EvidenceRules):
     def _phase_rules(self, msg: str, line_no: int, events: list[LogEvent], is_error: bool = False) -> None:
         # Markers move the phase forward; while an error line is pending they are also read as signs of life
         # (the line that logged the error is not one of its own).
-        if self._ev.served and ANSWERED_RE.search(msg) is not None:
-            self._ev.served_through()
-            self._sign_of_life()
         watch = self._ev.pending_error() and not is_error
+        if (watch or self._ev.served) and ANSWERED_RE.search(msg) is not None:
+            self._ev.served_through()  # a request answered: the server lived through what came before
+            self._sign_of_life()
+            watch = False
         said = mentions(msg)
         for marker in said.markers:
             ahead = self._phase.rank < marker.phase.rank
