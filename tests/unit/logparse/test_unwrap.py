@@ -15,7 +15,7 @@ from orchestrator.logparse.unwrap import wrap_width
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 #: Logs that were hard-wrapped on their way to us (a paste from a terminal), at the width found in them.
-WRAPPED = {"g05_issue_vllm_xpu_kv_cache_too_small_max_seq_len.log": 119}
+WRAPPED = {"g05_issue_vllm_xpu_kv_cache_too_small_max_seq_len.log": 119, "k803_cml_ray_two_gpu_pods_tp2_serving_ok.log": 147}
 LOGS = [p for p in sorted(DATA.glob("*/*.log")) if p.name not in WRAPPED]
 REAL = sorted((DATA / "real").glob("*.log")) + sorted((DATA / "heldout").glob("*.log"))
 
