@@ -248,7 +248,7 @@ class LineRules(EvidenceRules):
         # Markers move the phase forward; while an error line is pending they are also read as signs of life
         # (the line that logged the error is not one of its own).
         watch = self._ev.pending_error() and not is_error
-        if (watch or self._ev.served) and ANSWERED_RE.search(msg) is not None:
+        if (watch or self._ev.served) and "HTTP/" in msg and ANSWERED_RE.search(msg) is not None:
             self._ev.served_through()  # a request answered: the server lived through what came before
             self._sign_of_life()
             watch = False

@@ -32,16 +32,14 @@ _EXC_LINE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)|E
 #: ``Error while finding module specification for 'vllm.x' (ModuleNotFoundError: No module named 'vllm')``).
 _NAMED_AFTER = re.compile(r"(?:: |\()(?P<exc>[A-Z]\w*(?:Error|Exception)): \S")
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<exc>[^']+)'")
-#: An ``OSError``'s text (``[Errno 122] Disk quota exceeded``) in a line that does not name it; the errno picks
-#: the subclass Python raises (PEP 3151), as ``OSError(2, ...)`` is a ``FileNotFoundError``.
-_ERRNO = re.compile(r"\[Errno (?P<n>\d+)\] \S")
-#: Python's own messages of its built-in exceptions, quoted in a line that does not name the exception.
-_BUILTIN_MESSAGES = (
-    (re.compile(r"\b(?:integer |float )?division(?: or modulo)? by zero\b"), "ZeroDivisionError"),
-    (re.compile(r"(?:^|: )No module named '[\w.]+'"), "ModuleNotFoundError"),
-    (re.compile(r"'[\w.]+' object has no attribute '\w+'"), "AttributeError"),
-    (re.compile(r"\b(?:list|tuple|string) index out of range\b"), "IndexError"),
-)
+#: An exception's text in a line that does not name it: an ``OSError``'s (``[Errno 122] Disk quota exceeded``; the
+#: errno picks the subclass Python raises, PEP 3151: ``OSError(2, ...)`` is a ``FileNotFoundError``), or Python's
+#: own wording of a built-in exception's message.  One search for all.
+_UNNAMED = re.compile(r"\[Errno (?P<errno>\d+)\] \S"
+                      r"|(?P<ZeroDivisionError>\b(?:integer |float )?division(?: or modulo)? by zero\b)"
+                      r"|(?P<ModuleNotFoundError>(?:^|: )No module named '[\w.]+')"
+                      r"|(?P<AttributeError>'[\w.]+' object has no attribute '\w+')"
+                      r"|(?P<IndexError>\b(?:list|tuple|string) index out of range\b)")
 _ERRNO_CLASS = {"2": "FileNotFoundError", "13": "PermissionError", "17": "FileExistsError",
                 "104": "ConnectionResetError", "110": "TimeoutError", "111": "ConnectionRefusedError"}
 #: Exceptions that say the process was told to stop (a signal), not that it failed.
@@ -93,10 +91,9 @@ class EvidenceRules:
             exc, text = m.group("exc"), m.group("msg").strip()
         elif (e := _NAMED_AFTER.search(text)) is not None:
             exc = e.group("exc")  # a record that quotes the exception after what failed: the text stays whole
-        elif (e := _ERRNO.search(text)) is not None:
-            exc = _ERRNO_CLASS.get(e.group("n"), "OSError")  # its text, printed without its name
-        else:
-            exc = next((name for said, name in _BUILTIN_MESSAGES if said.search(text)), None)
+        elif (e := _UNNAMED.search(text)) is not None:  # its text, printed without its name
+            n = e.group("errno")
+            exc = str(e.lastgroup) if n is None else _ERRNO_CLASS.get(n, "OSError")
         causes = [s for s in sigs if s.severity is Severity.CAUSE]
         symptoms = [s for s in sigs if s.severity is Severity.SYMPTOM]
         warnings = [s for s in sigs if s.severity is Severity.WARNING]
