@@ -260,3 +260,24 @@ def test_a_chained_exception_that_tells_the_same_trouble_at_length_is_the_cause(
         first: str, marker: str, later: str, exception: str) -> None:
     rc = analyze_bytes(_chain(first, marker, later)).root_cause
     assert rc is not None and rc.exception == exception
+
+
+def test_a_container_that_could_not_start_with_gpus_names_the_hooks_error() -> None:
+    """docker's own line says the GPU hook failed; nvidia-container-cli's line after it says why."""
+    log = (b"docker: Error response from daemon: failed to create task for container: failed to create shim task: "
+           b"OCI runtime create failed: runc create failed: unable to start container process: error during container "
+           b"init: error running hook #0: error running hook: exit status 1, stdout: , stderr: Auto-detected mode as "
+           b"'legacy'\nnvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.9, please update your "
+           b"driver to a newer version, or use an earlier cuda container: unknown.\n")
+    a = analyze_bytes(log)
+    rc = a.root_cause
+    assert a.failed and rc is not None and (rc.signature, rc.line_no) == ("container_start_failed", 2)
+
+
+def test_a_server_that_cannot_bind_its_port_has_failed_though_uvicorn_stops_in_order() -> None:
+    log = (b"INFO:     Started server process [1851872]\nINFO:     Waiting for application startup.\n"
+           b"INFO:     Application startup complete.\n"
+           b"ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in use\n"
+           b"INFO:     Waiting for application shutdown.\nINFO:     Application shutdown complete.\n")
+    a = analyze_bytes(log)
+    assert a.failed and a.root_cause is not None and a.root_cause.signature == "port_in_use"

@@ -87,6 +87,14 @@ EXAMPLES = {
                      "dead because the detector has missed too many heartbeats from it.",
     "rocm_gpu_fault": "HW Exception by GPU node-6 (Agent handle: 0x602106c068c0) reason :GPU Hang",
     "pipe_closed": "EOFError",
+    "port_in_use": ("ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already "
+                    "in use"),
+    "container_hook_failed": ("docker: Error response from daemon: failed to create task for container: failed to create "
+                              "shim task: OCI runtime create failed: runc create failed: unable to start container "
+                              "process: error during container init: error running hook #0: error running hook: exit "
+                              "status 1, stdout: , stderr: Auto-detected mode as 'legacy'"),
+    "container_start_failed": ("nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update "
+                               "your driver to a newer version, or use an earlier cuda container: unknown."),
     "cuda_check_failed": "Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:164 'invalid argument'",
     "server_start_failed": ("2024-07-01 07:28:04.488 1 kserve ERROR [__main__.py:<module>():254] Failed to start "
                             "model server: integer division or modulo by zero"),
