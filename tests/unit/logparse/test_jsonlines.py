@@ -1,5 +1,5 @@
-"""Logs kept as JSON records by a collector (Docker's json-file driver, ``journalctl -o json``, Kaggle's
-notebook log): read as the text they carry, with the file's line numbers."""
+"""Logs kept as JSON records by a collector (Docker's json-file driver, ``journalctl -o json``, a Cloud Logging
+export, Kaggle's notebook log): read as the text they carry, with the file's line numbers."""
 
 from __future__ import annotations
 
@@ -35,13 +35,19 @@ def _journal(lines: list[str]) -> bytes:
                               separators=(", ", " : ")) + "\n" for i, line in enumerate(lines)).encode()
 
 
+def _cloud_logging(lines: list[str]) -> bytes:
+    return "".join(json.dumps({"insertId": f"x{i}", "textPayload": line.rstrip("\n"), "severity": "DEFAULT"}) + "\n"
+                   for i, line in enumerate(lines)).encode()
+
+
 def _kaggle(lines: list[str]) -> bytes:
     records = [json.dumps({"stream_name": "stderr", "time": 6.99 + i, "data": line}, separators=(",", ":"))
                for i, line in enumerate(lines)]
     return ("[" + "\n,".join(records) + "\n]").encode()
 
 
-@pytest.mark.parametrize("form", [_docker, _journal, _kaggle], ids=["docker", "journalctl", "kaggle"])
+@pytest.mark.parametrize("form", [_docker, _journal, _cloud_logging, _kaggle],
+                         ids=["docker", "journalctl", "cloud-logging", "kaggle"])
 def test_a_collectors_json_records_are_read_as_the_log_they_carry(form: object) -> None:
     notes: list[str] = []
     data = form(LOG)  # type: ignore[operator]
