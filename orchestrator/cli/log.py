@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import sys
+import textwrap
 from pathlib import Path
 from typing import Annotated
 
@@ -84,11 +85,24 @@ def _unended(a: Analysis) -> str | None:
 _PAD = " " * 14
 
 
-def _indented(text: str, pad: str, first: str | None = None) -> str:
-    """``text`` with every line indented by ``pad`` (the first by ``first``, when given): a multi-line message
-    stays in its column."""
-    lines = text.split("\n")
-    return "\n".join([(pad if first is None else first) + lines[0], *(pad + line for line in lines[1:])])
+#: Narrowest text column wrapped on a terminal (a narrower terminal gets whole lines, as a pipe does).
+_NARROWEST = 20
+
+
+def _field(label: str, text: str) -> None:
+    """``text`` (not markup) in the column after ``label``: every line of it indented, so that a multi-line
+    message stays in its column, and on a terminal wrapped at its width under the same column (a pipe or a
+    file gets whole lines, to grep and to paste)."""
+    width = console.width - len(_PAD) if console.is_terminal else 0
+    rows: list[str] = []
+    for line in text.split("\n"):
+        if width < _NARROWEST or len(line) <= width:
+            rows.append(line)
+        else:
+            rows += textwrap.wrap(line, width, break_on_hyphens=False, replace_whitespace=False) or [""]
+    first = f"  {label:<12}" if label else _PAD
+    shown = "\n".join([first + rows[0], *(_PAD + row for row in rows[1:])])
+    console.print(escape(shown), highlight=False, soft_wrap=True)
 
 
 def _earlier(e: Analysis) -> str:
@@ -96,10 +110,10 @@ def _earlier(e: Analysis) -> str:
     rc = e.root_cause
     verdict = "FAILED" if e.failed else ("stopped" if e.phase.is_terminal() else f"ended while {e.phase.value}")
     if rc is None:
-        return escape(verdict)
+        return verdict
     said = message_shown(rc.to_dict())
     what = f"{rc.exception}: {said}" if rc.exception else said
-    return escape(f"{verdict}: {what.splitlines()[0]} (line {rc.line_no})")
+    return f"{verdict}: {what.splitlines()[0]} (line {rc.line_no})"
 
 
 def _summary(name: str, a: Analysis, notes: list[str]) -> None:
@@ -108,11 +122,11 @@ def _summary(name: str, a: Analysis, notes: list[str]) -> None:
         console.print(f"  runs        {len(a.earlier) + 1} tries in this log; the verdict is the last one's "
                       f"(from line {a.first_line})", highlight=False)
     for note in notes:
-        console.print(f"  note        {escape(note)}", highlight=False, soft_wrap=True)
+        _field("note", note)
     console.print(f"  phase       {a.phase.value}    verdict: {_verdict(a)}")
     unended = _unended(a)
     if unended:
-        console.print(f"  ended?      {unended}", highlight=False, soft_wrap=True)
+        _field("ended?", unended)
     if a.shards is not None:
         s = a.shards
         pct = f" ({100 * s.done // s.total}%)" if s.total else ""
@@ -133,32 +147,27 @@ def _summary(name: str, a: Analysis, notes: list[str]) -> None:
         where = f" in {escape(rc.process)}" if rc.process else ""
         sig = "  " + escape(f"[{rc.signature}]") if rc.signature else ""
         console.print(f"  root cause  [bold]{what}[/]{where} (line {rc.line_no}){sig}", highlight=False)
-        message = escape(message_shown(rc.to_dict()))
-        console.print(_indented(message, _PAD), highlight=False, soft_wrap=True)
+        _field("", message_shown(rc.to_dict()))
         if not a.failed:
-            console.print("              (not a failure by itself: nothing after it shows the job going on; "
-                          "the cause if the process then died)", highlight=False)
+            _field("", "(not a failure by itself: nothing after it shows the job going on; the cause if the "
+                       "process then died)")
         hint = rc.hint or (signature_hint(rc.signature) if rc.signature else None)
         if hint:
-            console.print(f"  hint        {escape(hint)}", highlight=False)
+            _field("hint", hint)
     first = a.first_error
     if a.errors and first is not None and (rc is None or rc.line_no != first.line_no):
-        where = f" in {escape(first.process)}" if first.process else ""
-        text = escape(f"{first.exception}: {first.message}" if first.exception else first.message or "(empty)")
-        console.print(_indented(f"{a.errors} error line(s), first at line {first.line_no}{where}: {text}", _PAD,
-                                "  errors      "), highlight=False, soft_wrap=True)
+        where = f" in {first.process}" if first.process else ""
+        text = f"{first.exception}: {first.message}" if first.exception else first.message or "(empty)"
+        _field("errors", f"{a.errors} error line(s), first at line {first.line_no}{where}: {text}")
     for n, e in enumerate(a.earlier, 1):
-        said = _earlier(e)
-        console.print(_indented(f"try {n} of {len(a.earlier) + 1} (lines {e.first_line}-{e.lines}): {said}", _PAD,
-                                "  earlier     "), highlight=False, soft_wrap=True)
+        _field("earlier", f"try {n} of {len(a.earlier) + 1} (lines {e.first_line}-{e.lines}): {_earlier(e)}")
     if a.signatures:
-        sigs = ", ".join(f"{escape(s.id)} x{s.count} (line {s.first_line})" for s in a.signatures)
-        console.print(f"  signatures  {sigs}", highlight=False)
+        _field("signatures", ", ".join(f"{s.id} x{s.count} (line {s.first_line})" for s in a.signatures))
     catalogue = load_catalogue()
     for count in a.signatures:
         known = catalogue.by_id(count.id)
         if known is not None and known.severity is Severity.WARNING:
-            console.print(f"  warning     {escape(known.id)}: {escape(known.hint)}", highlight=False)
+            _field("warning", f"{known.id}: {known.hint}")
     if rc is not None and rc.traceback:
         console.print("  traceback:")
         for line in rc.traceback.splitlines():

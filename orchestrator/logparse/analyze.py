@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from orchestrator.logparse.analysis import Analysis
+from orchestrator.logparse.gutter import Ungutter, gutter
 from orchestrator.logparse.jsonlines import JsonLines, json_key
 from orchestrator.logparse.resplit import Resplitter, joined_records
 from orchestrator.logparse.runs import RunSplitter
@@ -99,13 +100,24 @@ def analyze_stream(stream: Readable, chunk_size: int = CHUNK, notes: list[str] |
         return parser.analysis()
     parser.feed(reshaper.finish())
     parser.finish()
-    if notes is not None:
+    if notes is not None and note:
         notes.append(note)
     return reshaper.remap(parser.analysis())
 
 
 def _reshaper(sample: bytes) -> tuple[Reshaper | None, str]:
-    """What puts the log back together, when the sample shows it was reshaped, and the note that says so."""
+    """What puts the log back together, when the sample shows it was reshaped, and the note that says so.  A
+    column in front of every line (``gutter``) is taken off first; the rest is recognised on what is left."""
+    found = gutter(sample)
+    if found is None:
+        return _reshaped(sample)
+    outer = Ungutter(found)
+    inner, note = _reshaped(outer.feed(sample) + outer.finish())
+    outer = Ungutter(found)
+    return (outer if inner is None else _Chained(outer, inner)), "; ".join(filter(None, [found.note(), note]))
+
+
+def _reshaped(sample: bytes) -> tuple[Reshaper | None, str]:
     key = json_key(sample)
     if key is not None:
         return JsonLines(key), (f"JSON records, one a line (a collector's: Docker's json-file, journalctl -o json, "
@@ -121,6 +133,22 @@ def _reshaper(sample: bytes) -> tuple[Reshaper | None, str]:
         return None, ""
     return Unwrapper(wrapping), (f"hard-wrapped at {wrapping.width} columns (a terminal's copy): its rows of that "
                                  "width were joined to the next; line numbers are the file's")
+
+
+class _Chained:
+    """Two reshapers, the text one gives back read by the other."""
+
+    def __init__(self, outer: Reshaper, inner: Reshaper) -> None:
+        self._outer, self._inner = outer, inner
+
+    def feed(self, chunk: bytes) -> bytes:
+        return self._inner.feed(self._outer.feed(chunk))
+
+    def finish(self) -> bytes:
+        return self._inner.feed(self._outer.finish()) + self._inner.finish()
+
+    def remap(self, analysis: Analysis) -> Analysis:
+        return self._outer.remap(self._inner.remap(analysis))
 
 
 def _decompressed(first: bytes, rest: Readable, kind: str) -> Readable:

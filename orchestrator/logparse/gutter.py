@@ -1,0 +1,172 @@
+"""What a paste puts around a log, taken off: a column in front of every line, Markdown's code fences.
+
+How a log reaches a user adds columns the parser would read as the message's start: a reply or an e-mail
+quotes it (``> `` before every line, ``>`` alone on an empty one); ``cat -n``, ``nl``, ``less -N`` or an
+editor number its lines (``     1\\t``, ``      1 ``, ``1 | ``); ``grep -n -A 40 Traceback`` numbers the lines
+it shows (``123:`` for a match, ``124-`` for context, ``--`` between groups); pm2 names the app (``0|vllm  |
+``).  Then no line looks like a record, no traceback starts at a line's start, and the verdict is lost.  A
+log copied with the Markdown around it (an issue's source, a chat message) starts with a code fence (`````
+or ````` ```text ````` on a line of its own) and has another after its last line, which would be read as the
+last line of the log: the exception's message, or the end of a traceback.
+
+``gutter`` recognises a column on a sample (nearly every line with text has it; line numbers must count up,
+mostly by one, which a timestamp or ``srun --label``'s task number does not), and fences (the first line with
+text is one); ``Ungutter`` strips the column from each line and empties fence lines, chunk by chunk.  The
+lines and their count are the file's, so line numbers in the verdict are too.  The collectors' prefixes the
+parser reads line by line (``prefixes.py``: kubectl, docker compose, journalctl, ``srun --label``) are not
+gutters.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from itertools import pairwise
+
+from orchestrator.logparse.analysis import Analysis
+from orchestrator.logparse.lines import WholeLines
+
+#: Lines with text from which a share of them carrying the column is enough (fewer: all must), and the share.
+_MIN_LINES = 4
+_MIN_SHARE = 0.9
+#: Lines of the sample looked at (a gutter is on every line, the first ones show it).
+_SAMPLE_LINES = 2000
+#: Lines with text a column must be on first, before the whole sample is counted.
+_HEAD = 20
+
+#: Quote markers (``> ``, nested ``> > `` or ``>> ``); the space after the last one is the marker's.
+_QUOTE = re.compile(rb"[ \t]*>(?:[ \t]?>)*(?: |(?=[\r\n])|$)")
+#: pm2's ``id|app  | `` in front of each line of ``pm2 logs``.
+_PM2 = re.compile(rb"\d+\|[\w.\-@]+ *\| ")
+#: A line number and what follows it, by the tool that wrote it.
+_NUMBERED = {  # the more specific first: "   1 | " is a viewer's, not less's "   1 " before "| "
+    "tab": rb" *(\d+)\t",  # cat -n, nl
+    "bar": rb" *(\d+) ?(?:\||\xe2\x94\x82) ?",  # "12 | " or "12 \u2502 " (a viewer's copy)
+    "grep": rb"(\d+)[:\-]",  # grep -n: ":" for a matching line, "-" for a context line
+    "space": rb" *(\d+) ",  # less -N, an editor's copy
+}
+_NUMBERED_RE = {name: re.compile(pattern) for name, pattern in _NUMBERED.items()}
+#: Numbered forms read on a single line numbered 1 (``cat -n`` of a one-line paste); ``1 `` alone is text.
+_ALONE = ("tab", "bar")
+#: grep's line between two groups of context.
+_GREP_SEPARATOR = b"--"
+
+
+@dataclasses.dataclass(frozen=True)
+class Gutter:
+    """What was recognised on a sample: the column's kind and pattern (None when there is none) and whether
+    the log is in Markdown code fences."""
+
+    kind: str | None
+    pattern: re.Pattern[bytes] | None
+    fenced: bool = False
+
+    def note(self) -> str:
+        """What was taken off, for the user ("" for empty lines before the log only)."""
+        said = [] if self.kind is None else [f"{_SAID[self.kind]}: read without that column"]
+        if self.fenced:
+            said.append("in a Markdown code block: read without its fence lines (```)")
+        return "; ".join(said) + "; line numbers are the file's" if said else ""
+
+
+_SAID = {"quote": "quoted (\"> \" before every line, as a reply or an e-mail quotes it)",
+         "pm2": "prefixed by pm2 (\"id|app | \")", "tab": "numbered (cat -n, nl)",
+         "space": "numbered (less -N, an editor's copy)", "grep": "numbered by grep -n",
+         "bar": "numbered (\"12 | \", a viewer's copy)"}
+#: A Markdown code fence on a line of its own, with an info string (```` ```text ````) or not.
+_FENCE = re.compile(rb"[ \t]*(?:`{3,}|~{3,})[\w+\-.]*[ \t]*\r?")
+
+
+def _texts(sample: bytes) -> list[bytes]:
+    lines = sample.split(b"\n", _SAMPLE_LINES)[:-1]  # the last may be cut
+    return [line.rstrip(b"\r") for line in lines if line.strip()]
+
+
+def _counts_up(numbers: list[int]) -> bool:
+    """Line numbers: never going back, and one more than the last at least half of the time."""
+    steps = [b - a for a, b in pairwise(numbers)]
+    return bool(steps) and min(steps) > 0 and sum(s == 1 for s in steps) * 2 >= len(steps)
+
+
+def gutter(sample: bytes) -> Gutter | None:
+    """The column in front of nearly every line of ``sample`` and the fences around it, when there are."""
+    texts = _texts(sample)
+    if not texts:
+        return None
+    found = _column(texts)
+    first = texts[0] if found is None or found.pattern is None else _stripped(found.pattern, texts[0])
+    if _FENCE.fullmatch(first) is not None:
+        return Gutter(None, None, True) if found is None else dataclasses.replace(found, fenced=True)
+    if found is None and not sample.split(b"\n", 1)[0].strip():
+        return Gutter(None, None)  # only empty lines before the log: it is read from its first line with text
+    return found
+
+
+def _stripped(pattern: re.Pattern[bytes], line: bytes) -> bytes:
+    m = pattern.match(line)
+    return line if m is None else line[m.end():]
+
+
+def _column(texts: list[bytes]) -> Gutter | None:
+    share = _MIN_SHARE if len(texts) >= _MIN_LINES else 1.0  # a short paste: every line has it
+    for kind, pattern in (("quote", _QUOTE), ("pm2", _PM2), *_NUMBERED_RE.items()):
+        head = [t for t in texts[:_HEAD] if not (kind == "grep" and t == _GREP_SEPARATOR)]
+        if sum(pattern.match(t) is not None for t in head) < share * len(head):
+            continue  # (on the first lines: most logs are told apart there)
+        if kind in ("quote", "pm2"):
+            if sum(pattern.match(t) is not None for t in texts) >= share * len(texts):
+                return Gutter(kind, pattern)
+            continue
+        counted = [t for t in texts if not (kind == "grep" and t == _GREP_SEPARATOR)]
+        matches = [m for m in map(pattern.match, counted) if m is not None]
+        numbers = [int(m.group(1)) for m in matches]
+        if len(matches) >= share * len(counted) and (_counts_up(numbers) or (numbers == [1] and kind in _ALONE)):
+            return Gutter(kind, pattern)
+    return None
+
+
+class Ungutter(WholeLines):
+    """Strips the column from the start of every line (a line without it is kept as it is) and empties the
+    fence lines."""
+
+    def __init__(self, found: Gutter) -> None:
+        super().__init__()
+        self._pattern = found.pattern
+        self._grep = found.kind == "grep"
+        self._fenced = found.fenced
+        self._before = True  # no line with text given out yet: an empty line now is skipped
+        self.skipped = 0  # empty lines (once fences) before the log's first line with text
+        self.emptied_last = 0  # the file's last line, unterminated, was a fence (the text read lacks it)
+
+    def _lines(self, block: bytes) -> bytes:
+        match = None if self._pattern is None else self._pattern.match
+        fence = _FENCE.fullmatch if self._fenced else None
+        out: list[bytes] = []
+        for line in block.split(b"\n")[:-1] if block else ():
+            m = None if match is None else match(line)
+            if m is not None:
+                line = line[m.end():]
+            elif self._grep and line.rstrip(b"\r") == _GREP_SEPARATOR:
+                line = b""  # an empty line: the line count stays the file's
+            if fence is not None and line[:1] in b" \t`~" and fence(line) is not None:
+                line = b""
+            if self._before:
+                if not line.strip():  # the log starts at its first line with text (a cut log's line 1)
+                    self.skipped += 1
+                    continue
+                self._before = False
+            out.append(line)
+        return b"\n".join(out) + b"\n" if out else b""
+
+    def _last(self, rest: bytes) -> bytes:
+        if not rest:
+            return b""
+        skipped, text = self.skipped, self._lines(rest + b"\n")[:-1]
+        if not text and self.skipped == skipped:  # an unterminated fence, emptied: still a line of the file
+            self.emptied_last = 1
+        return text
+
+    def remap(self, analysis: Analysis) -> Analysis:
+        """``analysis`` with the file's line numbers and size."""
+        skipped = self.skipped
+        return analysis.renumbered(lambda n: n + skipped, analysis.lines + skipped + self.emptied_last, self.read)
