@@ -213,7 +213,7 @@ class Evidence:
         if self.error_lines:
             died = next((item for item in self.symptoms if item["line_no"] == self.died_line), None)
             if died is not None and died["line_no"] < self.error_lines[0]["line_no"]:
-                return died  # a process died, and the errors after it are what its death did
+                return self._quoting(self.symptoms) or died  # a process died; the errors after it, what its death did
             # A traceback says more than the line that announced it ("Exception in ASGI application",
             # "Invocation of wake_up method failed", a bare ERROR record): the first pending one with a
             # traceback, when there is one.
@@ -223,8 +223,14 @@ class Evidence:
             # A record's first line, then the traceback it goes on with (``logger.exception``): the traceback.
             told = (item for item in items[1:2] if item.get("traceback") and item["process"] == items[0]["process"]
                     and item["line_no"] == items[0]["line_no"] + 1)
-            return next(told, items[0])
+            return self._quoting(items) or next(told, items[0])
         return None
+
+    def _quoting(self, items: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """The engine's echo of a worker's error (``Worker failed with error 'NPU out of memory ...'``) among
+        ``items``, the worker's own traceback not in the log: what failed, as the echo quotes it."""
+        return next((item for item in items if any(ref in (item.get("message") or "") for ref in self.echo_refs)),
+                    None)
 
     def _echoed_index(self) -> int:
         """Which traceback cause the first echo that names one points back to (0 when none does).  Both lists

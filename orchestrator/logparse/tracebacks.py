@@ -18,14 +18,27 @@ ValueError("model type `x` ... not recognized")``).  What a line is (header, fra
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.logparse.lines import Ending
 from orchestrator.logparse.prefixes import ParsedLine
-from orchestrator.logparse.tbforms import ipython_exception, is_ipython_header, is_remote_exception, is_rule
+from orchestrator.logparse.tbforms import (
+    ipython_exception,
+    is_ipython_header,
+    is_remote_exception,
+    is_rule,
+)
+from orchestrator.logparse.tbstate import (
+    AFTER_EXC,
+    CHAINED,
+    DEBUG_MSG,
+    FRAMES,
+    TRACEBACK_CAP,
+    OpenTraceback,
+    Traceback,
+    remote_line,
+)
 from orchestrator.logparse.tbtext import (
     CHAIN_MARKERS,
     EXC_RE,
@@ -40,110 +53,18 @@ from orchestrator.logparse.tbtext import (
     translates,
 )
 
-#: Bytes of text kept per traceback; exception lines are kept beyond it.
-TRACEBACK_CAP = 64 * 1024
 #: A traceback still open after this many lines without a line of its own is closed.
 STALE_LINES = 2000
 
 #: Lines of a raw exception's message kept after its first line.
 _CONTINUATION_CAP = 32
-_RAY_WRAPPED_RE = re.compile(r"RayTaskError\(([\w.]+)\)$")
-_FRAMES, _AFTER_EXC, _CHAINED, _DEBUG_MSG = "frames", "after_exc", "chain", "debug_msg"
-
-
-@dataclass(frozen=True)
-class Traceback:
-    """A completed traceback."""
-
-    key: str  # the writer, as ParsedLine.key
-    process: str
-    exception: str | None
-    message: str
-    text: str
-    line_no: int  # the "Traceback (most recent call last):" line
-    end_line: int
-    level: str | None  # log level of the record it was in; None for raw stderr
-    exception_lines: tuple[str, ...]  # every exception line, first (the cause) first
-    truncated: bool
-
-
-@dataclass
-class _Open:
-    key: str
-    process: str
-    record: str | None
-    level: str | None
-    start_line: int
-    last_line: int
-    lines: list[str] = field(default_factory=list)
-    size: int = 0
-    truncated: bool = False
-    exception: str | None = None
-    message: str | None = None
-    exception_lines: list[str] = field(default_factory=list)
-    state: str = _FRAMES
-    blanks: int = 0
-    crlf: bool = True  # the header line ended in "\r": the record ends at the first bare "\n"
-    head: str | None = None  # prefix + record header of the header line: frame lines start with it too
-    continued: int = 0  # continuation lines of a raw exception message
-    code_next: bool = False  # the last line was a frame line at column 0: the next may be its source line
-    depth: int = 0  # brackets left open by the source lines shown at column 0 since the frame line
-    ipython: bool = False  # IPython's report: its frame and gutter lines are frames, whatever their indent
-    remote: bool = False  # opened at Ray's ``RayTaskError(X): ...``: the remote exception line, if any, names it
-    indent: int = 0  # a raw header's indentation (pip's "[18 lines of output]"): every line of the block has it
-    chained: bool = False  # a chain marker came since the last exception line
-
-    def add(self, text: str, line_no: int, important: bool = False) -> None:
-        self.last_line = line_no
-        if self.size + len(text) + 1 > TRACEBACK_CAP and not important:
-            self.truncated = True
-            return
-        self.lines.append(text)
-        self.size += len(text) + 1
-
-    def done(self) -> Traceback:
-        exception, message = self.exception, self.message or ""
-        inner = _RAY_WRAPPED_RE.search(exception) if self.remote and exception is not None else None
-        if inner is not None and self.exception_lines:
-            # Ray's wrapper line and no remote exception line after it (the paste was cut): the wrapper says
-            # what the worker raised (``RayTaskError(ValueError)``), and where; its line is the message.
-            exception, message = inner.group(1), self.exception_lines[-1]
-        return Traceback(
-            key=self.key,
-            process=self.process,
-            exception=exception,
-            message=message,
-            text="\n".join(self.lines),
-            line_no=self.start_line,
-            end_line=self.last_line,
-            level=self.level,
-            exception_lines=tuple(self.exception_lines),
-            truncated=self.truncated,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(vars(self))
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> _Open:
-        return cls(**data)
-
-
-def _remote_line(tb: _Open, msg: str, line_no: int) -> None:
-    """Ray's ``RayTaskError(X): ray::f() ...`` line: the remote worker's frames follow, then its exception line,
-    which names the error; until it comes, the wrapper's line does."""
-    msg = msg.rstrip()
-    exc, _, rest = msg.partition(": ")
-    tb.exception, tb.message, tb.remote = exc, rest.strip(), True
-    tb.exception_lines.append(msg[:4096])
-    tb.add(msg, line_no, important=True)
 
 
 class TracebackAssembler:
     """Open tracebacks keyed by writer; ``feed`` says whether a line belongs to one."""
 
     def __init__(self) -> None:
-        self._open: dict[str, _Open] = {}
+        self._open: dict[str, OpenTraceback] = {}
 
     def any_open(self) -> bool:
         return bool(self._open)
@@ -159,7 +80,7 @@ class TracebackAssembler:
         named = ipython_exception(line.message.rstrip())
         message = line.message.rstrip()
         indent = len(message) - len(message.lstrip(" ")) if line.record is None else 0
-        tb = _Open(line.key, process, line.record, line.level, line_no, line_no, crlf=ending is Ending.CR,
+        tb = OpenTraceback(line.key, process, line.record, line.level, line_no, line_no, crlf=ending is Ending.CR,
                    head=None if indent else head, exception=named, ipython=named is not None, indent=indent)
         tb.add(message[indent:], line_no, important=True)
         self._open[line.key] = tb
@@ -168,8 +89,8 @@ class TracebackAssembler:
     def start_debugger(self, line: ParsedLine, line_no: int, exception: str) -> list[Traceback]:
         """Open a traceback at a debugger's ``Exception has occurred: X`` line; its message comes next."""
         closed = self._close(line.key)
-        tb = _Open(line.key, line.process, line.record, line.level, line_no, line_no, crlf=False,
-                   exception=exception, state=_DEBUG_MSG)
+        tb = OpenTraceback(line.key, line.process, line.record, line.level, line_no, line_no, crlf=False,
+                   exception=exception, state=DEBUG_MSG)
         tb.add(line.message.rstrip(), line_no, important=True)
         self._open[line.key] = tb
         return closed
@@ -179,15 +100,15 @@ class TracebackAssembler:
         standing alone (a paste cut above it): the remote worker's frames follow, then its exception line,
         which names the error; until it comes, the wrapper's line does."""
         closed = self._close(line.key)
-        tb = _Open(line.key, line.process, line.record, line.level, line_no, line_no, crlf=ending is Ending.CR)
-        _remote_line(tb, line.message, line_no)
+        tb = OpenTraceback(line.key, line.process, line.record, line.level, line_no, line_no, crlf=ending is Ending.CR)
+        remote_line(tb, line.message, line_no)
         self._open[line.key] = tb
         return closed
 
     def start_headless(self, line: ParsedLine, line_no: int, ending: Ending) -> list[Traceback]:
         """Open a traceback at an exception line whose header and first frames were cut off."""
         closed = self._close(line.key)
-        tb = _Open(line.key, line.process, line.record, line.level, line_no, line_no, crlf=ending is Ending.CR)
+        tb = OpenTraceback(line.key, line.process, line.record, line.level, line_no, line_no, crlf=ending is Ending.CR)
         self._exception_line(tb, line.message.rstrip(), line_no)
         self._open[line.key] = tb
         if tb.record is not None and ending is Ending.EOF:
@@ -198,7 +119,7 @@ class TracebackAssembler:
         """The bytes a frame line of ``key``'s open traceback starts with, when such a line may be taken
         without parsing (``add_frame``): the traceback is reading frames and the line cannot end it."""
         tb = self._open.get(key)
-        if tb is None or tb.state != _FRAMES or tb.head is None:
+        if tb is None or tb.state != FRAMES or tb.head is None:
             return None
         if tb.record is not None and ending is not Ending.CR and (tb.crlf or ending is Ending.EOF):
             return None
@@ -264,7 +185,7 @@ class TracebackAssembler:
             return True, self._close(line.key)
         return True, []
 
-    def _step(self, tb: _Open, msg: str, line_no: int) -> bool:
+    def _step(self, tb: OpenTraceback, msg: str, line_no: int) -> bool:
         if tb.indent:
             # A traceback printed indented inside another tool's output: read at its own indentation; a line
             # indented less (the tool's own text) ends it.
@@ -272,22 +193,25 @@ class TracebackAssembler:
                 msg = msg[tb.indent:]
             elif msg.strip():
                 return False
-        if tb.state == _DEBUG_MSG:
+        if tb.state == DEBUG_MSG:
             if msg.lstrip().startswith("File ") and FRAME_RE.match(msg.lstrip()) is not None:
                 # The first frame: the message is whole; it is what an exception line would have said.
-                tb.state, tb.code_next = _FRAMES, not msg[:1].isspace()
+                tb.state, tb.code_next = FRAMES, not msg[:1].isspace()
                 tb.exception_lines.append(f"{tb.exception}: {tb.message or ''}"[:4096])
             elif msg.strip() and len(tb.lines) <= _CONTINUATION_CAP:
                 tb.message = msg.strip() if tb.message is None else f"{tb.message}\n{msg.strip()}"[:4096]
             tb.add(msg, line_no, important=True)
             return True
-        if tb.state == _FRAMES and tb.ipython:
+        if tb.state == FRAMES and tb.ipython:
             if msg[:1].isspace() or not exception_like(msg):  # a frame, a gutter line, a blank
                 tb.add(msg, line_no)
             else:
                 self._exception_line(tb, msg, line_no)
             return True
-        if tb.state == _FRAMES:
+        if tb.state == FRAMES:
+            if msg == "--":  # grep's line between two groups (a tool's ``grep -A``/``-B`` of the log): frames left out
+                tb.add(msg, line_no)
+                return True
             code, tb.code_next = tb.code_next, False
             if not msg or msg[:1].isspace() or is_header(msg):
                 tb.add(msg, line_no)
@@ -307,7 +231,7 @@ class TracebackAssembler:
                 tb.add(msg, line_no)
                 return True
             if is_remote_exception(msg) and (tb.message is None or tb.remote):
-                _remote_line(tb, msg, line_no)  # Ray's driver re-raising a remote worker's exception
+                remote_line(tb, msg, line_no)  # Ray's driver re-raising a remote worker's exception
                 return True
             self._exception_line(tb, msg, line_no)
             return True
@@ -318,19 +242,25 @@ class TracebackAssembler:
             tb.add(msg, line_no)
             return True
         if msg.startswith(CHAIN_MARKERS):
-            tb.state, tb.blanks, tb.chained = _CHAINED, 0, True
+            tb.state, tb.blanks, tb.chained = CHAINED, 0, True
             tb.add(msg, line_no, important=True)
             return True
-        if tb.state == _CHAINED and tb.ipython and is_rule(msg):
+        if tb.state == CHAINED and tb.ipython and is_rule(msg):
             tb.add(msg, line_no)
             return True
         if is_header(msg) or (tb.ipython and is_ipython_header(msg)):
-            if tb.state == _CHAINED or tb.record is not None:
-                tb.state, tb.blanks = _FRAMES, 0
+            # A message that announces what follows (vLLM's ``RuntimeError: Error raised in subprocess:``,
+            # torch.multiprocessing's ``-- Process 0 terminated with the following error:``), then a traceback:
+            # the other process's, printed inside the message.
+            announced = tb.state == AFTER_EXC and any(
+                text.rstrip().endswith(":") for text in (tb.exception_lines[-1:] + tb.lines[-1:]))
+            if tb.state == CHAINED or tb.record is not None or announced:
+                tb.nested = announced
+                tb.state, tb.blanks = FRAMES, 0
                 tb.add(msg, line_no, important=True)
                 return True
             return False
-        if tb.state == _AFTER_EXC and (tb.record is not None or self._continues(tb, msg)):
+        if tb.state == AFTER_EXC and (tb.record is not None or self._continues(tb, msg)):
             # More lines of a multi-line exception message (inside the same log record, or indented).
             tb.continued, tb.blanks = tb.continued + 1, 0  # blank lines end a traceback only in a row
             if len(tb.exception_lines) == 1 and tb.message is not None and len(tb.message) < 4096:
@@ -340,7 +270,7 @@ class TracebackAssembler:
         return False
 
     @staticmethod
-    def _continues(tb: _Open, msg: str) -> bool:
+    def _continues(tb: OpenTraceback, msg: str) -> bool:
         """Whether a raw line after the exception line still belongs to its message: indented, Ray's reason an
         actor died after its fields, the rest of a sentence cut after a comma or announced by a colon, or, after pydantic's ``N validation error(s) for X``, a field name alone on its
         line or a ``- `` item."""
@@ -351,6 +281,8 @@ class TracebackAssembler:
         if tb.continued and msg.startswith("The actor is dead because"):
             return True  # Ray's ActorDiedError: its indented fields, then why the actor died (the exit detail)
         message = tb.message or ""
+        if not message.strip() and tb.exception_lines and tb.exception_lines[-1].rstrip().endswith(":"):
+            return not exception_like(msg)  # the message on the lines after it (torch.multiprocessing's, past a blank)
         if not exception_like(msg) and (message.endswith(",") or (
                 not tb.blanks and message.partition("\n")[0].endswith(":"))):
             # A sentence cut after a comma (a wrapped paste, a message written over lines), or a message that
@@ -365,8 +297,8 @@ class TracebackAssembler:
             return True
         return msg.startswith("- ") and ("validation error" in first or tb.continued > 0)
 
-    def _exception_line(self, tb: _Open, msg: str, line_no: int) -> None:
-        tb.state, tb.blanks = _AFTER_EXC, 0
+    def _exception_line(self, tb: OpenTraceback, msg: str, line_no: int) -> None:
+        tb.state, tb.blanks = AFTER_EXC, 0
         tb.exception_lines.append(msg[:4096])
         tb.add(msg, line_no, important=True)
         if tb.message is None or tb.remote:
@@ -381,7 +313,9 @@ class TracebackAssembler:
             # `qwen3_tts` ... not recognized")``, ``raise ImportError("Please install bitsandbytes ...") from
             # err``): the same trouble, told for the user.
             tb.exception, tb.message = m.group("exc"), (m.group("msg") or "").strip()
-        tb.chained = False
+        elif tb.nested and (m := EXC_RE.match(msg)) is not None and m.group("exc") not in LEVELS:
+            tb.exception, tb.message = m.group("exc"), (m.group("msg") or "").strip()  # what the other process raised
+        tb.chained = tb.nested = False
 
     def close_stale(self, line_no: int, writer: str | None = None) -> list[Traceback]:
         """Close tracebacks left open too long, and -- when ``writer`` wrote the current line -- those of
@@ -391,7 +325,7 @@ class TracebackAssembler:
         out: list[Traceback] = []
         for key in [k for k, tb in self._open.items()
                     if line_no - tb.last_line > STALE_LINES
-                    or (writer is not None and k != writer and tb.state == _AFTER_EXC)]:
+                    or (writer is not None and k != writer and tb.state == AFTER_EXC)]:
             out.extend(self._close(key))
         return out
 
@@ -412,6 +346,6 @@ class TracebackAssembler:
     def from_dict(cls, data: list[dict[str, Any]]) -> TracebackAssembler:
         asm = cls()
         for item in data:
-            tb = _Open.from_dict(item)
+            tb = OpenTraceback.from_dict(item)
             asm._open[tb.key] = tb
         return asm

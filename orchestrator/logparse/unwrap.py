@@ -35,6 +35,8 @@ _DIGITS = re.compile(rb"\d")
 #: A short last column set off by a run of blanks: a layout's right-aligned column (``rich``'s source,
 #: BuildKit's step time ``0.0s``, a table's last field), which a terminal's cut mid-text does not leave.
 _RIGHT_COLUMN = re.compile(rb"\S {2,}\S{1,40}$")
+#: The end of a tqdm frame (``| 1318/1319 [00:26<00:00,  4.70it/s]``).
+_TQDM_END = re.compile(rb"\d+/\d+ \[[\d:<?]+(?:, *[\d.?]+ ?(?:it/s|s/it|\w+/s))?\]$")
 _HEADER = "Traceback (most recent call last):"
 _FRAME = re.compile(rb'File "[^"]*", line \d+, in ')
 _WARNING = re.compile(rb"\.py:\d+: \w*Warning: ")
@@ -140,6 +142,8 @@ def _laid_out(row: bytes) -> bool:
         return True
     if _RIGHT_COLUMN.search(row) is not None:
         return True  # a column right-aligned at the console's width (rich's log record, BuildKit's progress)
+    if row.endswith(b"]") and _TQDM_END.search(row) is not None:
+        return True  # a progress bar's frame, whole: tqdm draws its frames to the same width
     text = row.strip()
     return (len(text) > 1 and text.strip(text[:1]) == b"") or is_ipython_header(row.decode("utf-8", "replace"))
 

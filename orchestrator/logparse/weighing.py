@@ -23,8 +23,8 @@ from orchestrator.logparse.phases import Phase
 from orchestrator.logparse.prefixes import ParsedLine, parse_line
 from orchestrator.logparse.repeats import Repeats, site
 from orchestrator.logparse.signatures import Catalogue, Severity, Signature
+from orchestrator.logparse.tbstate import Traceback
 from orchestrator.logparse.tbtext import CHAIN_MARKERS, is_frame_line
-from orchestrator.logparse.tracebacks import Traceback
 
 ERROR_LINE = re.compile(r"^(?:\[\d\d:\d\d:\d\d\])?\s*ERROR\b:?\s*")
 _EXC_LINE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)|Exception(?=:|$)):?\s?(?P<msg>.*)$")

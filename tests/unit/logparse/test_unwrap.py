@@ -17,6 +17,10 @@ DATA = Path(__file__).resolve().parents[2] / "data"
 #: Logs that were hard-wrapped on their way to us (a paste from a terminal), at the width found in them.
 WRAPPED = {"g05_issue_vllm_xpu_kv_cache_too_small_max_seq_len.log": 119, "k803_cml_ray_two_gpu_pods_tp2_serving_ok.log": 147}
 LOGS = [p for p in sorted(DATA.glob("*/*.log")) if p.name not in WRAPPED]
+#: Logs with a stretch that was cut or wrapped at a width on its way to us (the whole log is not): a short
+#: stretch of them is rightly taken for a wrap.
+IN_PART = {"ar09_cpu_offline_qwen3_pycon_clean.log",  # its first lines wrapped at 305 (a docstring's copy)
+           "hf08_qwen25_14b_fp8_7min_hf_download_then_no_kv_memory.log"}  # two lines cut at 269 (a Markdown copy)
 REAL = sorted((DATA / "real").glob("*.log")) + sorted((DATA / "heldout").glob("*.log"))
 
 
@@ -43,7 +47,7 @@ def test_no_short_stretch_of_a_log_is_taken_for_a_wrap() -> None:
     """Pastes are short: every 12- and 30-line stretch of every log here, as it is and with ``\n`` endings,
     is left alone (one line more than twice a width is enough to see a wrap, so this guards the rule)."""
     wrong = []
-    for path in LOGS:
+    for path in (p for p in LOGS if p.name not in IN_PART):
         lines = plain(path.read_bytes()).splitlines(keepends=True)
         for size in (12, 30):
             for at in range(0, max(1, len(lines) - size), size // 2):

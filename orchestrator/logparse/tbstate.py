@@ -1,0 +1,106 @@
+"""A traceback being read (``OpenTraceback``: its lines so far, its exception, where in it the reader is) and
+a completed one (``Traceback``); ``tracebacks.TracebackAssembler`` moves them through a log's lines.  Ray's
+``RayTaskError(X)`` cut before the worker's exception line names ``X`` when done.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Bytes of text kept per traceback; exception lines are kept beyond it.
+TRACEBACK_CAP = 64 * 1024
+_RAY_WRAPPED_RE = re.compile(r"RayTaskError\(([\w.]+)\)$")
+FRAMES, AFTER_EXC, CHAINED, DEBUG_MSG = "frames", "after_exc", "chain", "debug_msg"
+
+
+@dataclass(frozen=True)
+class Traceback:
+    """A completed traceback."""
+
+    key: str  # the writer, as ParsedLine.key
+    process: str
+    exception: str | None
+    message: str
+    text: str
+    line_no: int  # the "Traceback (most recent call last):" line
+    end_line: int
+    level: str | None  # log level of the record it was in; None for raw stderr
+    exception_lines: tuple[str, ...]  # every exception line, first (the cause) first
+    truncated: bool
+
+
+@dataclass
+class OpenTraceback:
+    """A traceback being read: its lines so far and where in it the reader is."""
+
+    key: str
+    process: str
+    record: str | None
+    level: str | None
+    start_line: int
+    last_line: int
+    lines: list[str] = field(default_factory=list)
+    size: int = 0
+    truncated: bool = False
+    exception: str | None = None
+    message: str | None = None
+    exception_lines: list[str] = field(default_factory=list)
+    state: str = FRAMES
+    blanks: int = 0
+    crlf: bool = True  # the header line ended in "\r": the record ends at the first bare "\n"
+    head: str | None = None  # prefix + record header of the header line: frame lines start with it too
+    continued: int = 0  # continuation lines of a raw exception message
+    code_next: bool = False  # the last line was a frame line at column 0: the next may be its source line
+    nested: bool = False  # a traceback printed inside the last exception's message: its exception says what failed
+    depth: int = 0  # brackets left open by the source lines shown at column 0 since the frame line
+    ipython: bool = False  # IPython's report: its frame and gutter lines are frames, whatever their indent
+    remote: bool = False  # opened at Ray's ``RayTaskError(X): ...``: the remote exception line, if any, names it
+    indent: int = 0  # a raw header's indentation (pip's "[18 lines of output]"): every line of the block has it
+    chained: bool = False  # a chain marker came since the last exception line
+
+    def add(self, text: str, line_no: int, important: bool = False) -> None:
+        self.last_line = line_no
+        if self.size + len(text) + 1 > TRACEBACK_CAP and not important:
+            self.truncated = True
+            return
+        self.lines.append(text)
+        self.size += len(text) + 1
+
+    def done(self) -> Traceback:
+        exception, message = self.exception, self.message or ""
+        inner = _RAY_WRAPPED_RE.search(exception) if self.remote and exception is not None else None
+        if inner is not None and self.exception_lines:
+            # Ray's wrapper line and no remote exception line after it (the paste was cut): the wrapper says
+            # what the worker raised (``RayTaskError(ValueError)``), and where; its line is the message.
+            exception, message = inner.group(1), self.exception_lines[-1]
+        return Traceback(
+            key=self.key,
+            process=self.process,
+            exception=exception,
+            message=message,
+            text="\n".join(self.lines),
+            line_no=self.start_line,
+            end_line=self.last_line,
+            level=self.level,
+            exception_lines=tuple(self.exception_lines),
+            truncated=self.truncated,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> OpenTraceback:
+        return cls(**data)
+
+
+def remote_line(tb: OpenTraceback, msg: str, line_no: int) -> None:
+    """Ray's ``RayTaskError(X): ray::f() ...`` line: the remote worker's frames follow, then its exception line,
+    which names the error; until it comes, the wrapper's line does."""
+    msg = msg.rstrip()
+    exc, _, rest = msg.partition(": ")
+    tb.exception, tb.message, tb.remote = exc, rest.strip(), True
+    tb.exception_lines.append(msg[:4096])
+    tb.add(msg, line_no, important=True)

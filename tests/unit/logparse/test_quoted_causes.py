@@ -1,0 +1,152 @@
+"""Causes that another text quotes or wraps (found by the blind sets wild56-wild63, session 27).
+
+* a traceback printed inside an exception's message that announces it (vLLM's ``RuntimeError: Error raised in
+  subprocess:``, torch.multiprocessing's ``-- Process 0 terminated with the following error:``): the other
+  process's exception is what failed;
+* the engine's echo of a worker's error (``Worker failed with error 'NPU out of memory ...'``) when the
+  worker's own traceback is not in the log: the echo says what failed, not the engine's input dump before it
+  nor the ``EngineCore encountered a fatal error`` after it;
+* grep's ``--`` between groups of a traceback a script cut out of a log (``grep -A``);
+* a tool-call parser's error is one response's (vLLM answers it with the text and goes on);
+* a launcher's or a container runtime's line that the process exited with an error status, and Modal's
+  ``Runner failed with exception``, fail a log that has nothing else.
+
+Every text here is written for the test, in the forms the real logs showed.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from orchestrator.logparse import analyze_bytes
+
+ENDINGS = ["stored", "plain"]
+
+
+def _as(text: str, endings: str) -> bytes:
+    return (text if endings == "stored" else re.sub(r"\r\n?", "\n", text)).encode()
+
+
+API = "(APIServer pid=1) ERROR 06-10 23:08:47 [registry.py:963] "
+SUBPROCESS = "".join(API + line + "\r\n" for line in [
+    "Error in inspecting model architecture 'Gemma4ForConditionalGeneration'",
+    "Traceback (most recent call last):",
+    '  File "/opt/vllm/vllm/model_executor/models/registry.py", line 1395, in _run_in_subprocess',
+    "    returned.check_returncode()",
+    ("subprocess.CalledProcessError: Command '['/usr/bin/python3', '-m', 'vllm.model_executor.models.registry']' "
+     "returned non-zero exit status 1."),
+    "",
+    "The above exception was the direct cause of the following exception:",
+    "",
+    "Traceback (most recent call last):",
+    '  File "/opt/vllm/vllm/model_executor/models/registry.py", line 1401, in _run_in_subprocess',
+    "    raise RuntimeError(",
+    "RuntimeError: Error raised in subprocess:",
+    "<frozen runpy>:128: RuntimeWarning: 'vllm.model_executor.models.registry' found in sys.modules",
+    "Traceback (most recent call last):",
+    '  File "/opt/vllm/vllm/attention/backends/flash_attn.py", line 30, in <module>',
+    "    raise ImportError(",
+    "ImportError: vllm.vllm_flash_attn requires the CUDA flash attention extensions (_vllm_fa2_C or _vllm_fa3_C).",
+])[:-2] + "\n"
+SPAWN = """Traceback (most recent call last):
+  File "/srv/train.py", line 40, in <module>
+    mp.spawn(run, nprocs=2)
+  File "/usr/lib/python3.11/site-packages/torch/multiprocessing/spawn.py", line 215, in join
+    raise ProcessRaisedException(msg, error_index, failed_process.pid)
+torch.multiprocessing.spawn.ProcessRaisedException:
+
+-- Process 1 terminated with the following error:
+Traceback (most recent call last):
+  File "/usr/lib/python3.11/site-packages/torch/multiprocessing/spawn.py", line 90, in _wrap
+    fn(i, *args)
+  File "/srv/train.py", line 22, in run
+    model = load(rank)
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB. GPU 1 has a total capacity of 79.1 GiB
+"""
+
+
+@pytest.mark.parametrize("endings", ENDINGS)
+@pytest.mark.parametrize("log, exception, said", [
+    (SUBPROCESS, "ImportError", "requires the CUDA flash attention extensions"),
+    (SPAWN, "torch.OutOfMemoryError", "Tried to allocate 8.00 GiB"),
+], ids=["vllm-subprocess", "torch-spawn"])
+def test_a_traceback_inside_a_message_that_announces_it_names_the_cause(log: str, exception: str, said: str,
+                                                                         endings: str) -> None:
+    a = analyze_bytes(_as(log, endings))
+    rc = a.root_cause
+    assert a.failed and rc is not None and rc.exception == exception and said in rc.message
+
+
+CORE = "(EngineCore_DP0 pid=413) ERROR 11-10 12:30:57 "
+ECHOED = "".join([
+    CORE + "[dump_input.py:69] Dumping input data for V1 LLM engine (v0.11.0) with config: model='/m/Qwen3-VL'\n",
+    CORE + "[dump_input.py:76] Dumping scheduler output for model execution: SchedulerOutput(scheduled_new_reqs=[])\n",
+    CORE + "[core.py:710] EngineCore encountered a fatal error.\r\n",
+    CORE + "[core.py:710] Traceback (most recent call last):\r\n",
+    CORE + '[core.py:710]   File "/vllm/v1/executor/multiproc_executor.py", line 264, in get_response\r\n',
+    CORE + "[core.py:710]     raise RuntimeError(\r\n",
+    (CORE + "[core.py:710] RuntimeError: Worker failed with error 'NPU out of memory. Tried to allocate 326.00 MiB "
+     "(NPU 0; 60.96 GiB total capacity)', please check the stack trace above for the root cause\n"),
+    "(EngineCore_DP0 pid=413) INFO 11-10 12:30:58 [multiproc_executor.py:558] Parent process exited, terminating worker\n",
+    "(APIServer pid=1) ERROR 11-10 12:30:58 [serving_chat.py:1145] Error in chat completion stream generator.\n",
+])
+
+
+@pytest.mark.parametrize("endings", ENDINGS)
+def test_the_engines_echo_says_what_failed_when_the_workers_traceback_is_not_in_the_log(endings: str) -> None:
+    a = analyze_bytes(_as(ECHOED, endings))
+    rc = a.root_cause
+    assert a.failed and rc is not None and rc.line_no == 4 and "NPU out of memory" in rc.message
+    assert {"input_dump", "engine_dead", "worker_failed_echo"} <= {s.id for s in a.signatures}
+
+
+GREPPED = """Critical errors found in /srv/logs/sglang_server.log:
+--- Error details ---
+[2025-10-21 00:52:53 DP5 TP5] Scheduler hit an exception: Traceback (most recent call last):
+  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 3043, in run_scheduler_process
+--
+  File "/sgl-workspace/sglang/python/sglang/srt/model_executor/model_runner.py", line 1660, in init_memory_pool
+    raise RuntimeError(
+RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.
+
+--- End of error details ---
+Killing server process and exiting...
+"""
+
+
+def test_greps_separator_inside_a_traceback_leaves_it_whole() -> None:
+    rc = analyze_bytes(GREPPED.encode()).root_cause
+    assert rc is not None and rc.exception == "RuntimeError" and rc.message.startswith("Not enough memory.")
+
+
+TOOL_CALL = """INFO 06-02 10:00:00 [api_server.py:1880] Starting vLLM API server 0 on http://0.0.0.0:8000
+ERROR 06-02 10:01:00 [hermes_tool_parser.py:110] Error in extracting tool call from response.
+Traceback (most recent call last):
+  File "/vllm/entrypoints/openai/tool_parsers/hermes_tool_parser.py", line 88, in extract_tool_calls
+    json.loads(match[0] if match[0] else match[1])
+json.decoder.JSONDecodeError: Extra data: line 3 column 1 (char 527)
+"""
+
+
+def test_a_tool_call_the_parser_could_not_read_is_one_responses_trouble() -> None:
+    a = analyze_bytes(TOOL_CALL.encode())
+    assert not a.failed and "tool_call_unparsed" in {s.id for s in a.signatures}
+
+
+@pytest.mark.parametrize("last, signature", [
+    ("0s0n9esxgd0u45[error]worker exited with exit code 136", "process_exited"),
+    ("qwen3.5-4b exited with code 1 (restarting)", "process_exited"),
+    ("Runner failed with exception: Runner has been initializing for too long: 300 seconds", "runner_failed"),
+])
+def test_a_launchers_word_that_the_process_ended_badly_fails_the_log(last: str, signature: str) -> None:
+    log = "INFO 05-01 12:38:19 [gpu_model_runner.py:872] Loading model weights took 5.3800 GB\n" + last + "\n"
+    a = analyze_bytes(log.encode())
+    rc = a.root_cause
+    assert a.failed and rc is not None and rc.signature == signature and rc.line_no == 2
+
+
+def test_a_process_that_exited_with_status_0_did_not_fail() -> None:
+    a = analyze_bytes(b"INFO 05-01 12:38:19 [llm.py:1] done\nvllm-1 exited with code 0\n")
+    assert not a.failed
