@@ -36,6 +36,18 @@ def test_a_log_collected_hard_wrapped_is_seen_as_wrapped(name: str) -> None:
     assert found is not None and found.width == WRAPPED[name]
 
 
+def test_progress_bar_frames_of_one_width_are_not_a_wrap() -> None:
+    """tqdm draws its frames to one width: a run of them (`` 99%|...| 1310/1319 [00:24<00:00, 21.26it/s]``) then
+    a result's short lines is a log of whole lines."""
+    frames = [f"{p:>3}%|{bar}| {n}/1319 [00:2{k}<00:00, {r}it/s]\n" for k, (p, bar, n, r) in enumerate([
+        (99, "\u2588" * 9 + "\u2589", 1310, "21.26"), (100, "\u2588" * 9 + "\u2589", 1313, "21.82"),
+        (100, "\u2588" * 9 + "\u2589", 1316, "15.61"), (100, "\u2588" * 9 + "\u2589", 1318, " 4.70"),
+        (100, "\u2588" * 10, 1319, "48.81")])]
+    log = "".join(frames) + ("Accuracy: 0.935\nInvalid: 0.000\nLatency: 27.148 s\nOutput throughput: 5011.025 "
+                             "token/s\nRun 4 completed in 40 seconds\nRun 4: Accuracy: 0.935\n\n")
+    assert len({len(f.encode()) for f in frames}) == 1 and wrap_width(log.encode()) is None
+
+
 def test_a_drawn_table_or_repeated_lines_of_one_width_are_not_a_wrap() -> None:
     smi = (DATA / "nvidia-smi" / "nvidia-smi.txt").read_bytes()
     assert wrap_width(smi) is None
