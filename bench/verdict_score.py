@@ -16,6 +16,8 @@ With ``--transforms``, also as seven log collectors write it (normalised, and ea
 docker compose's timestamps and columns, journalctl's two formats, ``srun --label``), as a terminal's copy
 hard-wraps it (at 120 columns), with every line ending in ``\\r\\n`` (``unix2dos``, a Windows editor), with its
 indentation lost (a paste rendered as text) and with an empty line after every line (a web page's copy).
+With ``--pasted``, also with what a paste puts around it (``tests/logforms.PASTES``): quoted by a reply, numbered
+by ``cat -n`` and ``grep -n``, behind pm2's column, in Markdown code fences.
 A UTF-16 log (a Windows PowerShell redirect) is transformed as the text it holds, in UTF-8: a collector or a
 terminal passes on characters, not the file's bytes.
 """
@@ -33,7 +35,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from logforms import COLLECTORS, double_spaced, flattened, hard_wrapped, plain, prefixed
+from logforms import COLLECTORS, PASTES, double_spaced, flattened, hard_wrapped, plain, prefixed
 
 from orchestrator.logparse import analyze_bytes
 
@@ -94,7 +96,7 @@ def _as_text(data: bytes) -> bytes:
     return data
 
 
-def score(directory: Path, more: bool = False) -> dict[str, Any]:
+def score(directory: Path, more: bool = False, pasted: bool = False) -> dict[str, Any]:
     items = json.loads((directory / "expected.json").read_text())
     rows = []
     for item in items:
@@ -102,6 +104,8 @@ def score(directory: Path, more: bool = False) -> dict[str, Any]:
         forms = [("as stored", data), ("normalised", plain(data))]
         if more:
             forms += transforms(_as_text(data))
+        if pasted:
+            forms += [(name, form(_as_text(data))) for name, form in PASTES.items()]
         for form, payload in forms:
             verdict = analyze_bytes(payload).to_json(file=item["file"])
             rows.append({"file": item["file"], "form": form, "wrong": judge(item, verdict, form.startswith("flattened"))})
@@ -117,8 +121,11 @@ def main() -> None:
     ap.add_argument("--verbose", action="store_true", help="list every verdict, right ones too")
     ap.add_argument("--transforms", action="store_true",
                     help="also score each log as 7 log collectors write it, hard-wrapped, unix2dos'd, flattened and double-spaced")
+    ap.add_argument("--pasted", action="store_true",
+                    help="also score each log quoted (\"> \"), numbered by cat -n and grep -n, behind pm2's column and in "
+                         "Markdown fences")
     args = ap.parse_args()
-    result = score(args.directory, args.transforms)
+    result = score(args.directory, args.transforms, args.pasted)
     if args.json:
         print(json.dumps(result, indent=2))
         return

@@ -54,3 +54,19 @@ def cr_to_newline(data: bytes) -> bytes:
 def double_spaced(data: bytes) -> bytes:
     """The log with an empty line after every line (some web pages and chat clients give it so)."""
     return b"".join(line + b"\n" for line in plain(data).splitlines(keepends=True))
+
+
+def _numbered(data: bytes, form: bytes) -> bytes:
+    return b"".join(form % n + line for n, line in enumerate(plain(data).splitlines(keepends=True), 1))
+
+
+#: What a paste puts around a log (``logparse/gutter.py``): a reply's quote markers, a tool's line numbers,
+#: pm2's app column, Markdown's code fences.
+PASTES = {
+    "quoted": lambda d: b"".join(b">" + (b" " + ln if ln.strip() else b"\n")
+                                 for ln in plain(d).splitlines(keepends=True)),
+    "cat -n": lambda d: _numbered(d, b"%6d\t"),
+    "grep -n": lambda d: _numbered(d, b"%d:"),
+    "pm2": lambda d: prefixed(d, b"0|vllm-server  | "),
+    "fenced": lambda d: b"```text\n" + plain(d).rstrip(b"\n") + b"\n```\n",
+}
