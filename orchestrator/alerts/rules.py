@@ -13,6 +13,8 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
+from orchestrator.logparse.events import name_shown
+
 
 class AlertKind(str, Enum):
     LOADING_FINISHED = "loading_finished"
@@ -238,7 +240,7 @@ def format_run_alert(run: RunSnapshot, kind: AlertKind, now: datetime, reason: s
     cause = run.root_cause or {}
     if cause:
         where = f" [{cause['process']}]" if cause.get("process") else ""
-        lines.append(f"Root cause{where}: {cause.get('exception') or 'error'}: {cause.get('message') or '(empty)'}")
+        lines.append(f"Root cause{where}: {name_shown(cause)}: {cause.get('message') or '(empty)'}")
         if cause.get("signature"):
             lines.append(f"Signature: {cause['signature']}")
     if run.hint:

@@ -17,6 +17,7 @@ from orchestrator.cli.common import check_limit, console, context, print_json, t
 from orchestrator.core import history
 from orchestrator.core.humanize import iso, span
 from orchestrator.errors import UsageError
+from orchestrator.logparse.events import name_shown
 from orchestrator.services import history as service
 
 RUN_CSV_COLUMNS = ("id", "name", "host", "kind", "status", "phase", "exit_code", "created_at", "started_at",
@@ -37,7 +38,7 @@ def similar(
         return
     cause = target_record["root_cause"] or {}
     console.print(Text.assemble((target_record["id"], "bold"), f" {target_record['name']}: "
-                                f"{cause.get('exception') or 'error'}: {cause.get('message') or ''}"), highlight=False)
+                                f"{name_shown(cause)}: {cause.get('message') or ''}"), highlight=False)
     console.print(f"fingerprint {target_record['fingerprint']}")
     if not found.similar:
         console.print("no earlier run failed this way")

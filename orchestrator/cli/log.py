@@ -142,10 +142,13 @@ def _summary(name: str, a: Analysis, notes: list[str]) -> None:
         console.print(f"  progress    {a.progress.done}/{a.progress.total} {escape(a.progress.unit)}")
     rc = a.root_cause
     if rc is not None:
-        what = escape(rc.exception or ("exit status" if rc.traceback is None and rc.process is None
-                                       else "traceback" if rc.traceback and not rc.message else "error line"))
+        # What the cause is: its exception; with none, the known failure its line shows (a signature), else what
+        # kind of evidence it is.
+        named = rc.exception or (rc.signature if rc.traceback is None and rc.process else None)
+        what = escape(named or ("exit status" if rc.traceback is None and rc.process is None
+                                else "traceback" if rc.traceback and not rc.message else "error line"))
         where = f" in {escape(rc.process)}" if rc.process else ""
-        sig = "  " + escape(f"[{rc.signature}]") if rc.signature else ""
+        sig = "  " + escape(f"[{rc.signature}]") if rc.signature and rc.signature != named else ""
         console.print(f"  root cause  [bold]{what}[/]{where} (line {rc.line_no}){sig}", highlight=False)
         _field("", message_shown(rc.to_dict()))
         if not a.failed:

@@ -15,7 +15,7 @@ from orchestrator.core.clock import utcnow
 from orchestrator.core.humanize import STATUS_STYLE, earlier_try
 from orchestrator.core.recipesteps import checklist
 from orchestrator.core.runstate import shown_phase
-from orchestrator.logparse.events import message_shown
+from orchestrator.logparse.events import message_shown, name_shown
 from orchestrator.services import runs
 
 
@@ -107,7 +107,7 @@ def show(
         # A multi-line message (a CUDA error's advice, pydantic's fields) goes on indented under its first line.
         first, *more = message_shown(cause).split("\n")
         console.print(Text.assemble(("root cause", "bold red"), f" ({cause.get('process') or '?'}): "
-                                    f"{cause.get('exception') or 'error'}: {first}"), highlight=False)
+                                    f"{name_shown(cause)}: {first}"), highlight=False)
         for line in more:
             console.print("  " + line, highlight=False, markup=False)
         if cause.get("signature"):

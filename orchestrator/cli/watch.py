@@ -25,7 +25,7 @@ from orchestrator.core.notices import (
 )
 from orchestrator.core.runstate import RunStatus, shown_phase
 from orchestrator.errors import MonitorBusy, UsageError
-from orchestrator.logparse.events import message_shown
+from orchestrator.logparse.events import message_shown, name_shown
 from orchestrator.monitoring.lock import follow_or_read
 from orchestrator.monitoring.monitor import Monitor
 from orchestrator.services import runs as run_service
@@ -40,7 +40,7 @@ def _describe_end(run: RunView) -> str:
         text += f", exit {run.exit_code}"
     cause = run.root_cause or {}
     if cause:
-        text += f" — root cause: {cause.get('exception') or 'error'}: {message_shown(cause)}"
+        text += f" — root cause: {name_shown(cause)}: {message_shown(cause)}"
         if cause.get("process"):
             text += f" [{cause['process']}]"
         if cause.get("signature"):

@@ -9,6 +9,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from orchestrator.logparse.events import name_shown
+
 #: The colour (a rich style) of each run status, in `eorch runs`, `eorch show` and every TUI screen.
 STATUS_STYLE: dict[str, str] = {
     "pending": "dim", "launching": "cyan", "running": "bold cyan", "succeeded": "green",
@@ -84,5 +86,5 @@ def earlier_try(n: int, total: int, e: dict[str, Any]) -> tuple[str, str]:
     phase = e.get("phase")
     said = "FAILED" if e.get("failed") else ("stopped" if phase in ("stopped", "failed") else f"ended while {phase}")
     if rc:
-        said += f": {rc.get('exception') or 'error'}: {str(rc.get('message') or '').split(chr(10))[0]}"
+        said += f": {name_shown(rc)}: {str(rc.get('message') or '').split(chr(10))[0]}"
     return f"try {n} of {total} (lines {e.get('first_line')}-{e.get('last_line')})", said

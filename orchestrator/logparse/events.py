@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
@@ -47,6 +48,12 @@ def message_shown(cause: dict[str, Any]) -> str:
     if cause.get("traceback"):
         return "(traceback cut before its exception line)"
     return "(empty message)"
+
+
+def name_shown(cause: Mapping[str, Any]) -> str:
+    """What a root cause is, in a word: its exception; with none, the known failure its line shows (its
+    signature: ``nccl_error``, ``process_exited``), else ``error``."""
+    return str(cause.get("exception") or cause.get("signature") or "error")
 
 
 class _Event:

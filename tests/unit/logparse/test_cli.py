@@ -310,3 +310,13 @@ def test_on_a_narrow_terminal_long_fields_wrap_under_their_column(tmp_path: Path
     piped = eorch("log", "analyze", str(log)).stdout
     assert "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, Timeout(ms)=600000) " \
            "ran for 600010 milliseconds before timing out." in piped
+
+
+def test_a_cause_with_no_exception_is_named_by_the_known_failure_its_line_shows(tmp_path: Path) -> None:
+    """A fatal line with no Python exception (an NCCL watchdog, a launcher's exit) is shown as the failure the
+    catalogue knows it as, not as a bare "error line"."""
+    log = tmp_path / "modal.log"
+    log.write_text("INFO 05-01 12:38:19 [gpu_model_runner.py:872] Loading model weights took 5.3800 GB\n"
+                   "Runner failed with exception: Runner has been initializing for too long: 300 seconds\n")
+    out = eorch("log", "analyze", str(log)).stdout
+    assert "root cause  runner_failed in main (line 2)\n" in out and "[runner_failed]" not in out
