@@ -18,6 +18,7 @@ import dataclasses
 import gzip
 import io
 import lzma
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -25,6 +26,7 @@ from orchestrator.logparse.analysis import Analysis
 from orchestrator.logparse.gutter import Ungutter, gutter
 from orchestrator.logparse.jsonlines import JsonLines, json_key
 from orchestrator.logparse.resplit import Resplitter, joined_records
+from orchestrator.logparse.reverse import Reverser, newest_first
 from orchestrator.logparse.runs import RunSplitter
 from orchestrator.logparse.spacing import Undoubler, double_spaced
 from orchestrator.logparse.unwrap import Unwrapper, wrap_width
@@ -90,7 +92,7 @@ def analyze_stream(stream: Readable, chunk_size: int = CHUNK, notes: list[str] |
             notes.append("UTF-16 text (Windows PowerShell's > writes it): read as UTF-8; sizes are the file's")
         return dataclasses.replace(a, bytes=text.size)
     parser = RunSplitter()
-    reshaper, note = _reshaper(first[:SAMPLE])
+    reshaper, noted = _reshaper(first[:SAMPLE])
     chunk = first
     while chunk:
         parser.feed(chunk if reshaper is None else reshaper.feed(chunk))
@@ -100,21 +102,40 @@ def analyze_stream(stream: Readable, chunk_size: int = CHUNK, notes: list[str] |
         return parser.analysis()
     parser.feed(reshaper.finish())
     parser.finish()
+    note = noted()
     if notes is not None and note:
         notes.append(note)
     return reshaper.remap(parser.analysis())
 
 
-def _reshaper(sample: bytes) -> tuple[Reshaper | None, str]:
-    """What puts the log back together, when the sample shows it was reshaped, and the note that says so.  A
-    column in front of every line (``gutter``) is taken off first; the rest is recognised on what is left."""
+def _reshaper(sample: bytes) -> tuple[Reshaper | None, Callable[[], str]]:
+    """What puts the log back together, when the sample shows it was reshaped, and what says so (once the log is
+    read).  A column in front of every line (``gutter``) is taken off first, then a newest-first order undone
+    (``reverse``); the rest is recognised on what is left."""
+    stages: list[Reshaper] = []
+    said: list[Callable[[], str]] = []
     found = gutter(sample)
-    if found is None:
-        return _reshaped(sample)
-    outer = Ungutter(found)
-    inner, note = _reshaped(outer.feed(sample) + outer.finish())
-    outer = Ungutter(found)
-    return (outer if inner is None else _Chained(outer, inner)), "; ".join(filter(None, [found.note(), note]))
+    if found is not None:
+        sample = _through(Ungutter(found), sample)
+        stages.append(Ungutter(found))
+        said.append(found.note)
+    if newest_first(sample):
+        sample = _through(Reverser(), sample)
+        reverser = Reverser()
+        stages.append(reverser)
+        said.append(reverser.note)
+    inner, note = _reshaped(sample)
+    if inner is not None:
+        stages.append(inner)
+    reshaper = None
+    for stage in reversed(stages):
+        reshaper = stage if reshaper is None else _Chained(stage, reshaper)
+    return reshaper, lambda: "; ".join(filter(None, [*(say() for say in said), note]))
+
+
+def _through(reshaper: Reshaper, sample: bytes) -> bytes:
+    """The sample as ``reshaper`` gives it back (to recognise what else happened to it)."""
+    return reshaper.feed(sample) + reshaper.finish()
 
 
 def _reshaped(sample: bytes) -> tuple[Reshaper | None, str]:
