@@ -28,6 +28,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.logparse.events import RootCause
+
+#: Symptoms of workers whose parent process exited (``orphans_only``).
+_ORPHANED = ("parent_exited", "worker_shutdown")
 from orchestrator.logparse.phases import Phase, ProgressReading, ShardReading
 
 #: Items kept per evidence tier (the earliest ones).
@@ -167,6 +170,13 @@ class Evidence:
         """Whether anything pointing at a failure has been seen: a cause, a symptom or a pending error line."""
         return (bool(self.tb_causes or self.line_causes or self.symptoms or self.aftermath or self.stall)
                 or self.pending_error())
+
+    def orphans_only(self) -> bool:
+        """Whether all that looks wrong is workers saying their parent exited (``Parent process exited,
+        terminating worker``): what an offline script's workers print when it ends, and when it is killed."""
+        return (bool(self.symptoms) and not (self.tb_causes or self.line_causes or self.aftermath or self.stall)
+                and not self.pending_error() and self.died_line is None
+                and all(item.get("signature") in _ORPHANED for item in self.symptoms))
 
     def failed(self) -> bool:
         if self.tb_causes or self.line_causes:

@@ -48,6 +48,8 @@ _NUMBERED = {  # the more specific first: "   1 | " is a viewer's, not less's " 
 _NUMBERED_RE = {name: re.compile(pattern) for name, pattern in _NUMBERED.items()}
 #: Numbered forms read on a single line numbered 1 (``cat -n`` of a one-line paste); ``1 `` alone is text.
 _ALONE = ("tab", "bar")
+#: Blanks in front of every line taken for a paste's indentation.
+_MIN_INDENT = 2
 #: grep's line between two groups of context.
 _GREP_SEPARATOR = b"--"
 
@@ -72,7 +74,7 @@ class Gutter:
 _SAID = {"quote": "quoted (\"> \" before every line, as a reply or an e-mail quotes it)",
          "pm2": "prefixed by pm2 (\"id|app | \")", "tab": "numbered (cat -n, nl)",
          "space": "numbered (less -N, an editor's copy)", "grep": "numbered by grep -n",
-         "bar": "numbered (\"12 | \", a viewer's copy)"}
+         "bar": "numbered (\"12 | \", a viewer's copy)", "indent": "indented (every line, as a nested code block is)"}
 #: A Markdown code fence on a line of its own, with an info string (```` ```text ````) or not.
 _FENCE = re.compile(rb"[ \t]*(?:`{3,}|~{3,})[\w+\-.]*[ \t]*\r?")
 
@@ -122,7 +124,17 @@ def _column(texts: list[bytes]) -> Gutter | None:
         numbers = [int(m.group(1)) for m in matches]
         if len(matches) >= share * len(counted) and (_counts_up(numbers) or (numbers == [1] and kind in _ALONE)):
             return Gutter(kind, pattern)
-    return None
+    return _indent(texts)
+
+
+def _indent(texts: list[bytes]) -> Gutter | None:
+    """Blanks in front of every line (a code block nested in a list, an indented quote): none of a log's own
+    record lines starts with one."""
+    lead = [t[:len(t) - len(t.lstrip(b" \t"))] for t in texts]
+    common = min(lead, key=len)
+    while common and not all(b.startswith(common) for b in lead):
+        common = common[:-1]
+    return Gutter("indent", re.compile(re.escape(common))) if len(common) >= _MIN_INDENT else None
 
 
 class Ungutter(WholeLines):

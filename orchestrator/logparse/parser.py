@@ -14,10 +14,10 @@ from typing import Any
 from orchestrator.logparse.analysis import Analysis, SignatureCount
 from orchestrator.logparse.events import LogEvent
 from orchestrator.logparse.lines import LINE_CAP, Ending, ending_at, line_end
-from orchestrator.logparse.phases import ProgressReading, frame_at, frame_run, frame_unit
+from orchestrator.logparse.phases import Phase, ProgressReading, frame_at, frame_run, frame_unit
 from orchestrator.logparse.regionhits import RegionHits
 from orchestrator.logparse.signatures import Catalogue
-from orchestrator.logparse.tail import LogTail
+from orchestrator.logparse.tail import LogTail, outlived_its_workers
 from orchestrator.logparse.tblines import PREV_CAP as _PREV_CAP
 from orchestrator.logparse.tblines import TracebackLines
 
@@ -139,11 +139,13 @@ class LogParser(TracebackLines):
     def analysis(self) -> Analysis:
         """The verdict as of everything fed so far."""
         sigs = sorted(self._sigs.items(), key=lambda kv: (kv[1][1], kv[0]))
-        rc = self._ev.root_cause()
+        rc, failed, phase = self._ev.root_cause(), self._ev.failed(), self._effective_phase()
+        if failed and self._ev.orphans_only() and outlived_its_workers(self._tail.lines):
+            rc, failed, phase = None, False, Phase.STOPPED  # an offline script that ended: its workers saw it go
         return Analysis(
-            phase=self._effective_phase(),
+            phase=phase,
             shards=self._shards,
-            failed=self._ev.failed(),
+            failed=failed,
             root_cause=rc,
             signatures=tuple(SignatureCount(k, v[0], v[1]) for k, v in sigs),
             lines=self._nl + self._mid,

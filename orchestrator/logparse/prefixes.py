@@ -7,7 +7,7 @@ Two styles reach a log file:
 * >=0.2x format prefixes: ``(EngineCore pid=N) INFO 11-29 10:02:27 [core.py:1512] msg`` on log records only.
 
 Both parse the same way: an optional ``(name pid=N)`` group (Ray adds ``, ip=...`` and may nest two; 0.8-0.9
-write ``(VllmWorker rank=4 pid=N)``, Ray's bare ``(pid=N)`` has no name), then an optional
+write ``(VllmWorker rank=4 pid=N)``, 0.10 ``(VllmWorker TP0 pid=N)``, Ray's bare ``(pid=N)`` has no name), then an optional
 ``LEVEL MM-DD HH:MM:SS [file:line] `` header (vLLM <= 0.7 wrote ``file:line]`` without the ``[``).  Lines
 without either belong to process ``main``.  What a log collector put in front of every line is skipped
 first: a timestamp (``kubectl logs --timestamps``, ``docker logs -t``, Buildkite's ``[2025-05-20T05:24:31Z]``),
@@ -28,8 +28,10 @@ from orchestrator.logparse.memo import Memo
 
 MAIN = "main"
 
+#: A process's name in its group; 0.10 wrote the worker's place after a blank (``VllmWorker TP0``, ``TP1_PP0``).
+_NAME = r"[A-Za-z0-9_.\-:]+(?: (?:TP|PP|DP|EP)\d+(?:_(?:TP|PP|DP|EP)\d+)*)?"
 #: A process group: ``(name pid=N)``, ``(name rank=R pid=N)``, ``(pid=N, ip=...)``.
-_PROC = r"\((?:(?P<proc>[A-Za-z0-9_.\-:]+)(?P<rank> rank=\d+)? )?pid=(?P<pid>\d+)(?:, ip=[^)]*)?\)"
+_PROC = r"\((?:(?P<proc>" + _NAME + r")(?P<rank> rank=\d+)? )?pid=(?P<pid>\d+)(?:, ip=[^)]*)?\)"
 _PROC_RE = re.compile(_PROC + " ?")
 #: PyTorch's prefix of every stderr line of a distributed rank (``[rank0]: Traceback ...``).
 _RANK_RE = re.compile(r"\[rank(?P<rank>\d+)\]: ?")
@@ -128,8 +130,7 @@ def _parse(text: str, inherited: tuple[str, int] | None = None) -> ParsedLine:
 
 _parsed: Memo[ParsedLine] = Memo(_parse)
 
-_QUICK_RE = re.compile(rb"(?:\((?:(?P<proc>[A-Za-z0-9_.\-:]+)(?P<rank> rank=\d+)? )?pid=(?P<pid>\d+)"
-                       rb"(?:, ip=[^)]*)?\) ?)+")
+_QUICK_RE = re.compile(rb"(?:" + _PROC.encode() + rb" ?)+")
 
 
 def quick_key(raw: bytes) -> str | None:

@@ -22,7 +22,8 @@ from orchestrator.logparse.lines import WholeLines
 
 #: A vLLM record header, with the process prefix before it when there is one, NCCL's line prefix
 #: (``host:pid:tid [rank] NCCL INFO``) or PyTorch's rank prefix of a distributed job's lines (``[rank3]: ``).
-_RECORD = re.compile(rb"(?:\([\w.\-:]+(?: rank=\d+)? pid=\d+\) )?(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
+_RECORD = re.compile(rb"(?:\([\w.\-:]+(?: (?:TP|PP|DP|EP)\d+(?:_(?:TP|PP|DP|EP)\d+)*)?(?: rank=\d+)? pid=\d+\) )?"
+                     rb"(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
                      rb"(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[^\]\s\[]+:\d+\] |[\w.\-]+:\d+:\d+ \[\d+\] NCCL "
                      rb"(?:INFO|WARN|TRACE) |\[rank\d+\]: )")
 #: Record headers on one line that show the log's line breaks were lost (a record quoting another holds two).

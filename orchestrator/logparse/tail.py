@@ -17,6 +17,7 @@ from collections import deque
 from typing import Any
 
 from orchestrator.logparse.inert import inert_line
+from orchestrator.logparse.prefixes import MAIN, parse_line
 
 #: Lines kept, and characters kept of each.
 KEEP = 20
@@ -115,3 +116,15 @@ def failure_evidence(snapshot: dict[str, Any] | None, lines_before: int = 0) -> 
         if first.get("line_no"):  # numbered in its run: the runs before it in the log come first
             line = f"line {int(first['line_no']) + lines_before}: {line}"
     return {"first_error_line": line or first_error_line(tail), "log_tail": tail}
+
+
+def outlived_its_workers(tail: list[str]) -> bool:
+    """Whether the log's last line with text is the main process's own (not an error), written after its
+    workers said it had exited: it lived on to write it, so it ended on its own (a script's ``Saved to ...``
+    after vLLM's workers' ``Parent process exited, terminating worker``).  A process killed cannot write on."""
+    texts = [text for text in tail if text.strip()]
+    if len(texts) < 2 or not any("Parent process exited" in text for text in texts[:-1]):
+        return False
+    last = parse_line(texts[-1])
+    return (last.process == MAIN and last.level not in ("ERROR", "CRITICAL")
+            and not any(word in last.message for word in ("Error", "Traceback", "Killed", "error:")))

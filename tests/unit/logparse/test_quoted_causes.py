@@ -150,3 +150,31 @@ def test_a_launchers_word_that_the_process_ended_badly_fails_the_log(last: str, 
 def test_a_process_that_exited_with_status_0_did_not_fail() -> None:
     a = analyze_bytes(b"INFO 05-01 12:38:19 [llm.py:1] done\nvllm-1 exited with code 0\n")
     assert not a.failed
+
+
+WORKERS_0_10 = "".join(f"\x1b[1;36m(VllmWorker TP{r} pid=30403{r})\x1b[0;0m " + "{}\n" for r in range(2))
+OFFLINE_END = ("Processed prompts: 100%|##########| 19/19 [00:21<00:00,  1.12s/it]\n"
+               + WORKERS_0_10.format("INFO 09-12 02:04:51 [multiproc_executor.py:520] Parent process exited, "
+                                     "terminating worker", "INFO 09-12 02:04:51 [multiproc_executor.py:520] Parent "
+                                     "process exited, terminating worker"))
+
+
+def test_vllm_0_10s_worker_prefix_names_the_worker() -> None:
+    worker = "\x1b[1;36m(VllmWorker TP0 pid=304030)\x1b[0;0m ERROR 09-12 01:46:14 [multiproc_executor.py:596] "
+    log = ("INFO 09-12 01:46:00 [llm_engine.py:1] Initializing a V1 LLM engine\n"
+           + worker + "WorkerProc hit an exception.\r\n"
+           + worker + "Traceback (most recent call last):\r\n"
+           + worker + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 354.00 MiB.\n")
+    rc = analyze_bytes(log.encode()).root_cause
+    assert rc is not None and (rc.exception, rc.process) == ("torch.OutOfMemoryError", "VllmWorker TP0")
+
+
+@pytest.mark.parametrize("after, failed", [
+    ("Inference Finished. Saved to:  MathVista_inferenced.jsonl\nInference script finished.\n", False),
+    ("", True),  # the workers' word is the last: the script may have been killed
+    ("Killed\n", True),
+])
+def test_an_offline_script_that_wrote_on_after_its_workers_saw_it_exit_ended_on_its_own(after: str,
+                                                                                      failed: bool) -> None:
+    a = analyze_bytes((OFFLINE_END + after).encode())
+    assert a.failed is failed and (a.root_cause is None) is not failed
