@@ -23,6 +23,7 @@ _BACK_RATIO = 3
 #: Lines of the sample looked at, and pairs of stamps compared that are enough to tell the order.
 _SAMPLE_LINES = 500
 _COMPARED = 300
+_CLEARLY_FORWARD = 10
 #: Bytes of a line's start where its timestamp is looked for (a collector's prefix may come first).
 _STAMP_AT = 160
 #: Most bytes held to be reversed.
@@ -74,8 +75,8 @@ def newest_first(sample: bytes) -> bool:
             back += stamp[1] < last[1]
             forward += stamp[1] > last[1]
             compared += 1
-            if compared >= _COMPARED:
-                break
+            if compared >= _COMPARED or (forward >= _CLEARLY_FORWARD and back < forward):
+                break  # (enough to tell; most logs run forward, and tell it in their first lines)
         last = stamp
     return back >= _MIN_BACK and back >= _BACK_RATIO * forward
 
