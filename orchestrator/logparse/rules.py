@@ -74,6 +74,7 @@ class LineRules(EvidenceRules):
         self._reported = Phase.STARTING
         self._shards: ShardReading | None = None
         self._progress: ProgressReading | None = None
+        self._serving_seen = False  # a server's marker came (not only progress bars: an offline job runs too)
         self._progress_key_seen: list[int] | None = None
         self._frame: tuple[int, int, bytes] | None = None  # a frame read on the fast path, not yet kept
         self._sigs: dict[str, list[int]] = {}
@@ -112,6 +113,7 @@ class LineRules(EvidenceRules):
             "handled_at": dict(self._handled_at),
             "terminate_line": self._terminate_line,
             "frame_at": self._frame_at,
+            "serving_seen": self._serving_seen,
         }
 
     def _load_rules_state(self, snap: dict[str, Any]) -> None:
@@ -134,6 +136,7 @@ class LineRules(EvidenceRules):
         self._handled_at = {str(k): int(v) for k, v in snap.get("handled_at", {}).items()}
         self._terminate_line = snap.get("terminate_line")
         self._frame_at = snap.get("frame_at")
+        self._serving_seen = bool(snap.get("serving_seen", False))
 
     def _funnel_state(self) -> tuple[Phase, bool, bool]:
         """What decides which needles are relevant: phase, clean end seen, an error line pending or a traceback
@@ -266,6 +269,7 @@ class LineRules(EvidenceRules):
                 if self._weights_s is None and (w := _WEIGHTS.search(msg)):
                     self._weights_s = float(w.group("s"))
                 self._advance(marker.phase)
+            self._serving_seen |= marker.phase.rank >= Phase.SERVING.rank
             if watch and shows_life(m):
                 self._sign_of_life()
                 watch = False

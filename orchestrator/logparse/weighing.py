@@ -69,6 +69,7 @@ class EvidenceRules:
     _cat: Catalogue
     _ev: Evidence
     _phase: Phase
+    _serving_seen: bool
     _sigs: dict[str, list[int]]
     _tb_sigs: dict[str, list[str]]
     _call_failed_at: dict[str, int]  # writer -> line where it said one call failed (ASGI, utility call)
@@ -113,9 +114,10 @@ class EvidenceRules:
             if not is_error:
                 return
         stop = self._ev.stop_line
-        if causes and all(s.ends_serving for s in causes) and self._phase.rank >= Phase.SERVING.rank:
+        if causes and all(s.ends_serving for s in causes) and self._serving_seen:
             # A server that ran until its job's time was up: stopped (the signature stays listed).  Before it
-            # served, the time limit cut the start short: a failure.
+            # served, the time limit cut the start short, and in an offline job (progress bars, no server) it
+            # cut the work: a failure.
             if stop is None:
                 self._ev.stop_line = self._ev.clean_line = line_no
             self._dirty = True

@@ -104,6 +104,7 @@ EXAMPLES = {
     "engine_process_died": "ERROR 12-06 14:09:37 client.py:282] RuntimeError('Engine process (pid 16470) died.')",
     "server_exited_echo": "Exception: Server process exited with code -9. Check server logs for errors.",
     "process_exited": "0s0n9esxgd0u45[error]worker exited with exit code 136",
+    "elastic_child_failed": "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
     "runner_failed": "Runner failed with exception: Runner has been initializing for too long: 300 seconds",
     "input_dump": "Dumping input data for V1 LLM engine (v0.11.0) with config: model='/models/q', tensor_parallel_size=4",
     "tool_call_unparsed": "ERROR 06-02 10:00:00 [hermes_tool_parser.py:110] Error in extracting tool call from response.",

@@ -1,0 +1,64 @@
+"""Forms of jobs launched on HPC clusters (found by the blind set wild71, session 27).
+
+* every argparse rejection is a cause, not only unknown arguments and invalid choices (``argument -tp:
+  expected one argument``);
+* torchrun's ``ChildFailedError`` says a rank it launched failed: a symptom of the rank's own error;
+* a Slurm time limit ends a server that was serving (stopped), but cuts an offline job's work (failed), even
+  when the step's ``CANCELLED`` line comes before the job's ``DUE TO TIME LIMIT``.
+
+Every text here is written for the test, in the forms the real logs showed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.logparse import analyze_bytes
+
+USAGE = "usage: generate.py [-h] [--model MODEL] [--tensor-parallel-size TENSOR_PARALLEL_SIZE]\n"
+
+
+@pytest.mark.parametrize("said", [
+    "argument --tensor-parallel-size/-tp: expected one argument",
+    "argument --max-model-len: invalid int value: '8k'",
+    "one of the arguments --model --config is required",
+    "ambiguous option: --max could match --max-model-len, --max-num-seqs",
+])
+def test_any_argparse_rejection_is_the_cause(said: str) -> None:
+    log = USAGE + f"generate.py: error: {said}\nsrun: error: gpu-1-98: task 0: Exited with exit code 2\n"
+    a = analyze_bytes(log.encode())
+    rc = a.root_cause
+    assert a.failed and rc is not None and rc.signature == "cli_usage_error" and said in rc.message
+
+
+TORCHRUN = USAGE + """generate.py: error: argument --quantization: invalid choice: 'None' (choose from 'awq', 'fp8')
+E0314 02:01:03.000000 1234 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: 2) local_rank: 0
+Traceback (most recent call last):
+  File "/usr/local/bin/torchrun", line 8, in <module>
+    sys.exit(main())
+  File "/usr/local/lib/python3.12/dist-packages/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 357, in wrapper
+    raise ChildFailedError(
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+generate.py FAILED
+"""
+
+
+def test_torchruns_child_failed_is_the_symptom_of_the_ranks_own_error() -> None:
+    rc = analyze_bytes(TORCHRUN.encode()).root_cause
+    assert rc is not None and rc.signature == "cli_usage_error" and "invalid choice: 'None'" in rc.message
+
+
+CANCELLED = ("slurmstepd: error: *** STEP 243421.0 ON gpu-1-16 CANCELLED AT 2026-03-14T02:22:26 ***\n"
+             "slurmstepd: error: *** JOB 243421 ON gpu-1-16 CANCELLED AT 2026-03-14T02:22:26 DUE TO TIME LIMIT ***\n")
+OFFLINE = ("INFO 03-14 02:01:00 [default_loader.py:262] Loading weights took 3.30 seconds\n"
+           "Processed prompts:   0%|          | 0/1 [00:00<?, ?it/s]\n")
+SERVING = ("INFO 03-14 02:01:00 [api_server.py:1880] Starting vLLM API server 0 on http://0.0.0.0:8000\n"
+           "INFO:     Application startup complete.\n"
+           'INFO:     127.0.0.1:50000 - "POST /v1/completions HTTP/1.1" 200 OK\n')
+
+
+@pytest.mark.parametrize("before, failed", [(OFFLINE, True), (SERVING, False)], ids=["offline", "serving"])
+def test_a_slurm_time_limit_fails_an_offline_job_and_stops_a_server(before: str, failed: bool) -> None:
+    a = analyze_bytes((before + CANCELLED).encode())
+    assert a.failed is failed and "slurm_time_limit" in {s.id for s in a.signatures}
