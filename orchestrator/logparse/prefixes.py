@@ -12,9 +12,9 @@ write ``(VllmWorker rank=4 pid=N)``, 0.10 ``(VllmWorker TP0 pid=N)``, Ray's bare
 without either belong to process ``main``.  What a log collector put in front of every line is skipped
 first: a timestamp (``kubectl logs --timestamps``, ``docker logs -t``, Buildkite's ``[2025-05-20T05:24:31Z]``),
 journalctl's ``short`` and ``short-iso`` formats, docker compose's ``service-1  | `` (with or without its
-timestamps), ``kubectl logs --prefix``'s ``[pod/name/container] ``, stern's ``pod-7d9f8c6b5d-x2k4q container ``
-and ``srun --label``'s task number (``0: ``).  PyTorch's rank prefix on a distributed process's stderr
-(``[rank0]: ``) names the writer when no process group does; Ray's note at a line's end that it folded repeats
+timestamps), ``kubectl logs --prefix``'s ``[pod/name/container] ``, stern's ``pod-7d9f8c6b5d-x2k4q container ``,
+``srun --label``'s task number (``0: ``) and FastChat's logger (``2025-03-24 22:04:27 | ERROR | stderr | ``).
+PyTorch's rank prefix on a distributed process's stderr (``[rank0]: ``) names the writer when no process group does; Ray's note at a line's end that it folded repeats
 (`` [repeated 6x across cluster]``) is not part of the message.
 """
 
@@ -57,7 +57,9 @@ _PREFIX_ONLY_RE = re.compile(r"^\s*" + _PROC + r"\s*$")
 _ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?"
 _SYSLOG = r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?"
 _JOURNAL = r" [\w.\-]+ [\w.\-@/]+(?:\[\d+\])?:"  # host unit[pid]: -- only after journalctl's own stamps
+_FASTCHAT = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \| [A-Z]+ \| [\w.\-]+ \| "  # FastChat's ``ts | LEVEL | stderr | ``
 _COLLECTOR = (
+    r"(?:" + _FASTCHAT + r")?"
     r"(?:[A-Za-z0-9][\w.\-]*\s+\| | *\| |\[pod/[^\]\s]+\] "
     r"|[a-z0-9][a-z0-9.\-]*-[a-z0-9]{8,10}-[a-z0-9]{5} [a-z0-9][a-z0-9\-]* )?"
     rf"(?:(?:(?:{_ISO}[+-]\d\d:?\d\d|{_SYSLOG})(?:{_JOURNAL})?|{_ISO}Z?|\[{_ISO}Z?\]) |\s{{0,3}}\d{{1,4}}: )?"

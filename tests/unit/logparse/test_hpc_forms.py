@@ -62,3 +62,13 @@ SERVING = ("INFO 03-14 02:01:00 [api_server.py:1880] Starting vLLM API server 0 
 def test_a_slurm_time_limit_fails_an_offline_job_and_stops_a_server(before: str, failed: bool) -> None:
     a = analyze_bytes((before + CANCELLED).encode())
     assert a.failed is failed and "slurm_time_limit" in {s.id for s in a.signatures}
+
+
+def test_fastchats_logger_prefix_is_a_collectors() -> None:
+    """FastChat's vllm_worker logs its stderr through its own logger: ``ts | ERROR | stderr | `` on every line."""
+    lines = ["Traceback (most recent call last):",
+             '  File "/srv/FastChat/fastchat/serve/vllm_worker.py", line 291, in <module>',
+             "    worker = VLLMWorker(", "AttributeError: 'AsyncLLM' object has no attribute 'engine'"]
+    log = "".join(f"2025-03-24 22:04:27 | ERROR | stderr | {line}\n" for line in lines)
+    rc = analyze_bytes(log.encode()).root_cause
+    assert rc is not None and rc.exception == "AttributeError" and rc.message == "'AsyncLLM' object has no attribute 'engine'"
