@@ -118,7 +118,10 @@ def _earlier(e: Analysis) -> str:
 
 def _summary(name: str, a: Analysis, notes: list[str]) -> None:
     console.print(f"[bold]{escape(name)}[/]  {a.lines} lines, {a.bytes} bytes")
-    if a.earlier:
+    if a.earlier and a.root_cause is not None and a.root_cause.line_no < a.first_line:
+        _field("runs", f"{len(a.earlier) + 1} tries in this log: the last ones failed the same way and the last "
+                       f"(from line {a.first_line}) is starting again, a crash loop; the verdict is their failure")
+    elif a.earlier:
         console.print(f"  runs        {len(a.earlier) + 1} tries in this log; the verdict is the last one's "
                       f"(from line {a.first_line})", highlight=False)
     for note in notes:

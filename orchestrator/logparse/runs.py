@@ -3,8 +3,8 @@ requeue, a script that restarts the server), read as runs of their own.
 
 The verdict of such a log is its last run's: a try that failed, then one that served and stopped cleanly,
 is not a failed log.  The runs before it are kept (``Analysis.earlier``) with their own verdicts.  A run
-starts at a line where a vLLM process says it starts (the API server's version line, or an engine's
-``Initializing ... LLM engine (v...)``), when the run before it has ended as far as its log says: failed,
+starts at a line where a vLLM process says it starts (the API server's version line, 0.2x's ``non-default
+args:`` record, or an engine's ``Initializing ... LLM engine (v...)``), when the run before it has ended as far as its log says: failed,
 stopped, or with an error pending (a data-parallel run's engines each print their start while the first is
 still starting: no new run).  A followed job is read the same way (a script that restarts ``vllm serve`` until
 it comes up writes one log of several tries), so ``eorch log analyze`` and the monitor agree on its verdict:
@@ -24,12 +24,14 @@ from orchestrator.logparse.parser import LogParser
 from orchestrator.logparse.phases import Phase
 
 #: A line on which a vLLM process says it starts.
-RUN_START = re.compile(rb"vLLM API server version |Initializing an? (?:V1 )?LLM engine \(v")
+RUN_START = re.compile(rb"vLLM API server version |\] non-default args: |Initializing an? (?:V1 )?LLM engine \(v")
 _ENGINE_START = re.compile(rb"Initializing an? (?:V1 )?LLM engine \(v")
 #: The literals those lines are found by (``bytes.find`` runs at GB/s; a regex alternation with no literal
 #: prefix steps through every byte in Python's engine, ~150 MB/s, which halved the speed of a serving log),
 #: and how far before the second one its line's match may start ("Initializing an V1 ").
 _API, _ENGINE, _ENGINE_REACH = b"vLLM API server version ", b"LLM engine (v", len(b"Initializing an V1 ")
+#: 0.2x's first record of a start (the API server's, or ``LLM(...)``'s): its banner no longer names the version.
+_ARGS = b"] non-default args: "
 #: Runs kept before the last one (the earliest ones are dropped first).
 KEEP_EARLIER = 16
 
@@ -67,7 +69,9 @@ class RunSplitter:
             # tqdm frames longer than the tail keeps, with a start after them, stays in its run).
             reach = min(len(chunk), LINE_CAP)
             ends = [t for t in (chunk.find(b"\r", 0, reach), chunk.find(b"\n", 0, reach)) if t >= 0]
-            if starts(held + chunk[:min(ends, default=reach)]) and self._ended():
+            line = held + chunk[:min(ends, default=reach)]
+            found = starts(line)
+            if found and self._ended(settled=all(line.startswith(_ARGS, at) for at in found)):
                 taken = self._parser.take_partial_line()
                 if taken is not None:
                     events += self._next_run()
@@ -79,7 +83,14 @@ class RunSplitter:
 
     def analysis(self) -> Analysis:
         last = self._shifted(self._parser.analysis())
-        return dataclasses.replace(last, earlier=tuple(self._earlier)) if self._earlier else last
+        if not self._earlier:
+            return last
+        last = dataclasses.replace(last, earlier=tuple(self._earlier))
+        looped = crash_loop(self._earlier, last)
+        # A crash loop (a restart policy starting the server again after each death) whose latest try has not
+        # got anywhere yet: the log's verdict is the failure it keeps repeating.
+        return last if looped is None else dataclasses.replace(last, failed=True, phase=Phase.FAILED,
+                                                               root_cause=looped)
 
     def snapshot(self) -> dict[str, Any]:
         """The parser's snapshot (as of ``line_end_offset``), with where its run starts in the log and the runs
@@ -112,7 +123,7 @@ class RunSplitter:
                 continue  # the line began in the chunk before: ``feed`` judged it whole
             events += self._shifted_events(self._parser.feed(block[pos:start]))
             pos = start
-            if self._ended():
+            if self._ended(settled=block.startswith(_ARGS, at)):
                 events += self._next_run()
         return events + self._shifted_events(self._parser.feed(block[pos:]))
 
@@ -134,9 +145,12 @@ class RunSplitter:
                 out.append(dataclasses.replace(e, line_no=e.line_no + shift))
         return out
 
-    def _ended(self) -> bool:
+    def _ended(self, settled: bool = False) -> bool:
+        """Whether the current run has ended as far as its log says; ``settled``: failed or stopped, an error
+        pending is not enough (``non-default args`` comes after what a process logs as it starts: a plugin
+        that failed to load is its own run's)."""
         a = self._parser.analysis()
-        return a.failed or a.phase is Phase.STOPPED or (a.root_cause is not None and a.errors > 0)
+        return a.failed or a.phase is Phase.STOPPED or (not settled and a.root_cause is not None and a.errors > 0)
 
     def _next_run(self) -> list[LogEvent]:
         """Finish the current run and keep it as an earlier one; a new parser for the next.  The events of
@@ -168,6 +182,22 @@ def _tries(snapshot: dict[str, Any] | None) -> dict[str, Any]:
     return tries if isinstance(tries, dict) else {}
 
 
+#: Earlier tries that must have failed the same way, one after the other, for a restart to be a crash loop.
+CRASH_LOOP_TRIES = 2
+
+
+def crash_loop(earlier: list[Analysis], last: Analysis) -> RootCause | None:
+    """The cause the tries keep failing of, when the last ones before ``last`` all failed of the same one and
+    ``last`` is only starting again (no error of its own, not loaded yet); else None."""
+    if last.failed or last.root_cause is not None or last.phase.rank > Phase.LOADING.rank:
+        return None
+    tries = earlier[-CRASH_LOOP_TRIES:]
+    causes = {(a.root_cause.exception, a.root_cause.message) if a.failed and a.root_cause else None for a in tries}
+    if len(tries) < CRASH_LOOP_TRIES or len(causes) != 1 or None in causes:
+        return None
+    return tries[-1].root_cause
+
+
 def _kept(a: Analysis) -> Analysis:
     """What is kept of an earlier run: its lines, verdict and cause, without the cause's traceback (the
     follower writes the snapshot at every commit; the traceback is in the log, at its line)."""
@@ -196,10 +226,11 @@ def starts(chunk: bytes) -> list[int]:
     they are on matter)."""
     out: list[int] = []
     find = chunk.find
-    i = find(_API)
-    while i >= 0:
-        out.append(i)
-        i = find(_API, i + len(_API))
+    for literal in (_API, _ARGS):
+        i = find(literal)
+        while i >= 0:
+            out.append(i)
+            i = find(literal, i + len(literal))
     i = find(_ENGINE)
     while i >= 0:
         if _ENGINE_START.search(chunk, max(0, i - _ENGINE_REACH), i + len(_ENGINE)) is not None:

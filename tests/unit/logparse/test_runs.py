@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from logforms import plain
@@ -18,6 +19,7 @@ _PIECES = [
     b"Initializing an V1 LLM engine (v", b"Initializing an LLM engine (v0.6.3)", b"LLM engine (v",
     b"Initializing  a V1 LLM engine (v", b"Initializing an LLM engine (", b"Initializing a V1 LLM engine (v",
     b"INFO 02-21 21:43:13 [engine.py:12] ", b"\n", b"\r\n", b"x", b"Initializing", b" a ", b"V1 ",
+    b"[api_utils.py:286] non-default args: ", b"] non-default", b" args: ",
 ]
 
 
@@ -133,3 +135,49 @@ def test_a_partial_line_is_given_back_only_when_held_whole() -> None:
     p = LogParser()
     p.feed(b"ok\n" + b"frame\r" * 500 + b"vLLM API server")
     assert p.take_partial_line() is None and p.partial_text == b"vLLM API server"
+
+
+def test_a_supervisor_restarting_a_0_2x_server_starts_a_new_try_at_its_non_default_args() -> None:
+    """vLLM 0.2x's banner names no version: a server restarted by a supervisor (SageMaker's supervisord) after
+    dying starts its next try at ``non-default args:``; the log's verdict is that try's."""
+    api, core = "(APIServer pid={}) ", "(EngineCore pid=76) "
+    first = "".join([
+        api.format(14) + "INFO 09-28 18:49:56 [api_utils.py:286] non-default args: {'port': 8080}\n",
+        core + "INFO 09-28 18:50:48 [core.py:123] Initializing a V1 LLM engine (v0.30.0) with config: model='g'\n",
+        core + "ERROR 09-28 18:51:25 [core.py:1100] EngineCore failed to start.\r\n",
+        core + "ERROR 09-28 18:51:25 [core.py:1100] Traceback (most recent call last):\r\n",
+        core + "ERROR 09-28 18:51:25 [core.py:1100] torch.OutOfMemoryError: CUDA out of memory. Tried to "
+               "allocate 2.62 GiB.\n",
+        "2026-09-28 18:51:31,053 WARN exited: app (exit status 1; not expected)\n",
+        "2026-09-28 18:51:32,056 INFO spawned: 'app' with pid 157\n",
+    ])
+    second = api.format(157) + "INFO 09-28 18:51:48 [api_utils.py:286] non-default args: {'port': 8080}\n"
+    a = analyze_bytes((first + second).encode())
+    assert not a.failed and len(a.earlier) == 1 and a.earlier[0].failed and a.first_line == 8
+
+
+def _try(pid: int, error: str | None) -> str:
+    api = f"(APIServer pid={pid}) "
+    text = api + "INFO 04-22 21:30:42 [utils.py:233] non-default args: {'model': 'Qwen/Qwen2.5-3B-Instruct-AWQ'}\n"
+    if error is not None:
+        text += "".join(api + line + "\n" for line in [
+            "Traceback (most recent call last):",
+            '  File "/usr/local/lib/python3.12/site-packages/vllm/worker/worker.py", line 120, in init_device',
+            error])
+        text += "2026-04-22 21:30:50,053 WARN exited: app (exit status 1; not expected)\n"  # the restart policy's
+    return text
+
+
+@pytest.mark.parametrize("errors, failed", [
+    (["ValueError: Free memory on device cuda:0 (3.22/4.0 GiB) on startup is less than desired"] * 2, True),
+    (["ValueError: Free memory on device cuda:0 (3.22/4.0 GiB) on startup is less than desired"], False),
+    (["KeyError: 'layers.5.weight'", "ValueError: Free memory on device cuda:0 is less than desired"], False),
+], ids=["crash-loop", "one-failure", "two-different"])
+def test_tries_that_keep_failing_the_same_way_make_a_crash_loop(errors: list[str], failed: bool) -> None:
+    """A restart policy (docker's, a supervisor's) starting the server again after each death: when the last
+    tries all failed of the same cause and the latest is only starting, the log's verdict is that failure."""
+    log = "".join(_try(pid, error) for pid, error in enumerate(errors, 1)) + _try(9, None)
+    a = analyze_bytes(log.encode())
+    assert a.failed is failed and len(a.earlier) == len(errors)
+    if failed:
+        assert a.root_cause is not None and a.root_cause.exception == "ValueError" and a.root_cause.line_no < a.first_line
