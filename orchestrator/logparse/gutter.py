@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from array import array
 from itertools import pairwise
 
 from orchestrator.logparse.analysis import Analysis
@@ -68,7 +69,8 @@ class Gutter:
         said = [] if self.kind is None else [f"{_SAID[self.kind]}: read without that column"]
         if self.fenced:
             said.append("in a Markdown code block: read without its fence lines (```)")
-        return "; ".join(said) + "; line numbers are the file's" if said else ""
+        numbers = "the ones its column shows" if self.kind in _NUMBERED else "the file's"
+        return "; ".join(said) + f"; line numbers are {numbers}" if said else ""
 
 
 _SAID = {"quote": "quoted (\"> \" before every line, as a reply or an e-mail quotes it)",
@@ -149,6 +151,9 @@ class Ungutter(WholeLines):
         self._before = True  # no line with text given out yet: an empty line now is skipped
         self.skipped = 0  # empty lines (once fences) before the log's first line with text
         self.emptied_last = 0  # the file's last line, unterminated, was a fence (the text read lacks it)
+        # The number a numbered column shows on each line given out (0: none): the original log's line numbers,
+        # which the verdict gives (``cat -n``'s, ``grep -n``'s), not the paste's.
+        self._shown: array[int] | None = array("q") if found.kind in _NUMBERED else None
 
     def _lines(self, block: bytes) -> bytes:
         match = None if self._pattern is None else self._pattern.match
@@ -156,6 +161,8 @@ class Ungutter(WholeLines):
         out: list[bytes] = []
         for line in block.split(b"\n")[:-1] if block else ():
             m = None if match is None else match(line)
+            if self._shown is not None:
+                self._shown.append(int(m.group(1)) if m is not None else 0)
             if m is not None:
                 line = line[m.end():]
             elif self._grep and line.rstrip(b"\r") == _GREP_SEPARATOR:
@@ -165,6 +172,8 @@ class Ungutter(WholeLines):
             if self._before:
                 if not line.strip():  # the log starts at its first line with text (a cut log's line 1)
                     self.skipped += 1
+                    if self._shown is not None:
+                        self._shown.pop()
                     continue
                 self._before = False
             out.append(line)
@@ -179,6 +188,13 @@ class Ungutter(WholeLines):
         return text
 
     def remap(self, analysis: Analysis) -> Analysis:
-        """``analysis`` with the file's line numbers and size."""
-        skipped = self.skipped
-        return analysis.renumbered(lambda n: n + skipped, analysis.lines + skipped + self.emptied_last, self.read)
+        """``analysis`` with the file's line numbers (a numbered column's, where it showed one) and size."""
+        skipped, shown = self.skipped, self._shown
+        lines = analysis.lines + skipped + self.emptied_last
+
+        def line_of(n: int) -> int:
+            if shown is not None and 0 < n <= len(shown) and shown[n - 1]:
+                return shown[n - 1]
+            return n + skipped
+
+        return analysis.renumbered(line_of, lines, self.read)

@@ -85,7 +85,8 @@ def test_the_verdict_is_the_logs_without_the_column(name: str, form: Callable[[b
 
 
 def test_grep_context_groups_are_read_with_their_separators() -> None:
-    """``grep -n -B2 -A3 Error``: ``N:`` on the matches, ``N-`` on context lines, ``--`` between groups."""
+    """``grep -n -B2 -A3 Error``: ``N:`` on the matches, ``N-`` on context lines, ``--`` between groups; the
+    verdict's line numbers are the ones grep showed (the original log's)."""
     shown = (b"12-INFO 12-05 10:00:00 [core.py:90] Loading weights took 41.20 seconds\n"
              b"13:Traceback (most recent call last):\n"
              b'14-  File "/srv/app/run.py", line 9, in <module>\n'
@@ -96,7 +97,7 @@ def test_grep_context_groups_are_read_with_their_separators() -> None:
     notes: list[str] = []
     a = analyze_bytes(shown, notes)
     rc = a.root_cause
-    assert rc is not None and (rc.exception, rc.line_no) == ("torch.OutOfMemoryError", 2)
+    assert rc is not None and (rc.exception, rc.line_no) == ("torch.OutOfMemoryError", 13)  # the log's line
     assert rc.message.startswith("CUDA out of memory") and any("grep -n" in n for n in notes)
 
 
