@@ -17,6 +17,7 @@ import dataclasses
 import re
 from typing import Any
 
+from orchestrator.logparse import native
 from orchestrator.logparse.analysis import Analysis
 from orchestrator.logparse.events import LogEvent, RootCause, RootCauseFound
 from orchestrator.logparse.lines import LINE_CAP
@@ -32,6 +33,7 @@ _ENGINE_START = re.compile(rb"Initializing an? (?:V1 )?LLM engine \(v")
 _API, _ENGINE, _ENGINE_REACH = b"vLLM API server version ", b"LLM engine (v", len(b"Initializing an V1 ")
 #: 0.2x's first record of a start (the API server's, or ``LLM(...)``'s): its banner no longer names the version.
 _ARGS = b"] non-default args: "
+_LITERALS = (_API, _ARGS, _ENGINE)
 #: Runs kept before the last one (the earliest ones are dropped first).
 KEEP_EARLIER = 16
 
@@ -223,18 +225,19 @@ def _earlier_from_json(d: dict[str, Any]) -> Analysis:
 
 def starts(chunk: bytes) -> list[int]:
     """Where ``RUN_START`` matches in ``chunk``, in order (positions of its literal part: only the lines
-    they are on matter)."""
-    out: list[int] = []
-    find = chunk.find
-    for literal in (_API, _ARGS):
-        i = find(literal)
-        while i >= 0:
-            out.append(i)
-            i = find(literal, i + len(literal))
-    i = find(_ENGINE)
-    while i >= 0:
-        if _ENGINE_START.search(chunk, max(0, i - _ENGINE_REACH), i + len(_ENGINE)) is not None:
-            out.append(i)
-        i = find(_ENGINE, i + len(_ENGINE))
-    out.sort()
-    return out
+    they are on matter).  The literals are found in one native pass when Hyperscan is there (``native``):
+    ``bytes.find`` of each, a pass apiece, cost a tenth of a serving log's parse."""
+    found = native.finder(_LITERALS)
+    if found is not None:
+        hits = found(chunk, 0, len(chunk))
+    else:
+        hits = []
+        find = chunk.find
+        for literal in _LITERALS:
+            i = find(literal)
+            while i >= 0:
+                hits.append(i)
+                i = find(literal, i + len(literal))
+        hits.sort()
+    return [i for i in hits if not chunk.startswith(_ENGINE, i)
+            or _ENGINE_START.search(chunk, max(0, i - _ENGINE_REACH), i + len(_ENGINE)) is not None]
