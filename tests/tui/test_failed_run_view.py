@@ -113,4 +113,4 @@ class TestEarlierTries:
             assert "try 2 of 2 in its log: 1 before it failed (the cause tab lists them)" in header
             cause = str(app.screen.query_one("#cause-text", Static).content)
             assert "No root cause in the last try" in cause
-            assert "try 1 of 2 (lines 1-296): FAILED: TypeError: type 'array.array' is not subscriptable" in cause
+            assert "try 1 of 2 (lines 1-277): FAILED: TypeError: type 'array.array' is not subscriptable" in cause
