@@ -4,7 +4,8 @@ How a log reaches a user adds columns the parser would read as the message's sta
 quotes it (``> `` before every line, ``>`` alone on an empty one); ``cat -n``, ``nl``, ``less -N`` or an
 editor number its lines (``     1\\t``, ``      1 ``, ``1 | ``); ``grep -n -A 40 Traceback`` numbers the lines
 it shows (``123:`` for a match, ``124-`` for context, ``--`` between groups); pm2 names the app (``0|vllm  |
-``).  Then no line looks like a record, no traceback starts at a line's start, and the verdict is lost.  A
+``); a code block nested in a Markdown list indents every line.  Then no line looks like a record, no
+traceback starts at a line's start, and the verdict is lost.  A
 log copied with the Markdown around it (an issue's source, a chat message) starts with a code fence (`````
 or ````` ```text ````` on a line of its own) and has another after its last line, which would be read as the
 last line of the log: the exception's message, or the end of a traceback.
@@ -12,7 +13,8 @@ last line of the log: the exception's message, or the end of a traceback.
 ``gutter`` recognises a column on a sample (nearly every line with text has it; line numbers must count up,
 mostly by one, which a timestamp or ``srun --label``'s task number does not), and fences (the first line with
 text is one); ``Ungutter`` strips the column from each line and empties fence lines, chunk by chunk.  The
-lines and their count are the file's, so line numbers in the verdict are too.  The collectors' prefixes the
+lines and their count are the file's, so line numbers in the verdict are too (a numbered column's numbers,
+where it shows them: the original log's).  The collectors' prefixes the
 parser reads line by line (``prefixes.py``: kubectl, docker compose, journalctl, ``srun --label``) are not
 gutters.
 """
