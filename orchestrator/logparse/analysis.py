@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.logparse.events import RootCause
+from orchestrator.logparse.phases import Phase, ProgressReading, ShardReading
 
 #: Symptoms of workers whose parent process exited (``orphans_only``).
 _ORPHANED = ("parent_exited", "worker_shutdown")
-from orchestrator.logparse.phases import Phase, ProgressReading, ShardReading
 
 #: Items kept per evidence tier (the earliest ones).
 KEEP = 8

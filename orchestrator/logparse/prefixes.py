@@ -7,15 +7,16 @@ Two styles reach a log file:
 * >=0.2x format prefixes: ``(EngineCore pid=N) INFO 11-29 10:02:27 [core.py:1512] msg`` on log records only.
 
 Both parse the same way: an optional ``(name pid=N)`` group (Ray adds ``, ip=...`` and may nest two; 0.8-0.9
-write ``(VllmWorker rank=4 pid=N)``, 0.10 ``(VllmWorker TP0 pid=N)``, Ray's bare ``(pid=N)`` has no name), then an optional
-``LEVEL MM-DD HH:MM:SS [file:line] `` header (vLLM <= 0.7 wrote ``file:line]`` without the ``[``).  Lines
+write ``(VllmWorker rank=4 pid=N)``, 0.10 ``(VllmWorker TP0 pid=N)``, Ray's bare ``(pid=N)`` has no name),
+then an optional ``LEVEL MM-DD HH:MM:SS [file:line] `` header (vLLM <= 0.7 wrote ``file:line]`` without the ``[``).  Lines
 without either belong to process ``main``.  What a log collector put in front of every line is skipped
 first: a timestamp (``kubectl logs --timestamps``, ``docker logs -t``, Buildkite's ``[2025-05-20T05:24:31Z]``),
 journalctl's ``short`` and ``short-iso`` formats, docker compose's ``service-1  | `` (with or without its
 timestamps), ``kubectl logs --prefix``'s ``[pod/name/container] ``, stern's ``pod-7d9f8c6b5d-x2k4q container ``,
 ``srun --label``'s task number (``0: ``) and FastChat's logger (``2025-03-24 22:04:27 | ERROR | stderr | ``).
-PyTorch's rank prefix on a distributed process's stderr (``[rank0]: ``) names the writer when no process group does; Ray's note at a line's end that it folded repeats
-(`` [repeated 6x across cluster]``) is not part of the message.
+PyTorch's rank prefix on a distributed process's stderr (``[rank0]: ``) names the writer when no process group
+does; Ray's note at a line's end that it folded repeats (`` [repeated 6x across cluster]``) is not part of the
+message.
 """
 
 from __future__ import annotations

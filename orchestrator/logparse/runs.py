@@ -4,8 +4,8 @@ requeue, a script that restarts the server), read as runs of their own.
 The verdict of such a log is its last run's: a try that failed, then one that served and stopped cleanly,
 is not a failed log.  The runs before it are kept (``Analysis.earlier``) with their own verdicts.  A run
 starts at a line where a vLLM process says it starts (the API server's version line, 0.2x's ``non-default
-args:`` record, or an engine's ``Initializing ... LLM engine (v...)``), when the run before it has ended as far as its log says: failed,
-stopped, or with an error pending (a data-parallel run's engines each print their start while the first is
+args:`` record, or an engine's ``Initializing ... LLM engine (v...)``), when the run before it has ended as far
+as its log says: failed, stopped, or with an error pending (a data-parallel run's engines each print their start while the first is
 still starting: no new run).  A followed job is read the same way (a script that restarts ``vllm serve`` until
 it comes up writes one log of several tries), so ``eorch log analyze`` and the monitor agree on its verdict:
 ``RunSplitter`` has the parser's incremental surface (events numbered as lines of the whole log, snapshots).
@@ -194,10 +194,10 @@ def crash_loop(earlier: list[Analysis], last: Analysis) -> RootCause | None:
     if last.failed or last.root_cause is not None or last.phase.rank > Phase.LOADING.rank:
         return None
     tries = earlier[-CRASH_LOOP_TRIES:]
-    causes = {(a.root_cause.exception, a.root_cause.message) if a.failed and a.root_cause else None for a in tries}
-    if len(tries) < CRASH_LOOP_TRIES or len(causes) != 1 or None in causes:
+    causes = [a.root_cause for a in tries if a.failed and a.root_cause is not None]
+    if len(causes) < CRASH_LOOP_TRIES or len({(rc.exception, rc.message) for rc in causes if rc}) != 1:
         return None
-    return tries[-1].root_cause
+    return causes[-1]
 
 
 def _kept(a: Analysis) -> Analysis:

@@ -23,12 +23,7 @@ from typing import Any
 
 from orchestrator.logparse.lines import Ending
 from orchestrator.logparse.prefixes import ParsedLine
-from orchestrator.logparse.tbforms import (
-    ipython_exception,
-    is_ipython_header,
-    is_remote_exception,
-    is_rule,
-)
+from orchestrator.logparse.tbforms import ipython_exception, is_ipython_header, is_remote_exception, is_rule
 from orchestrator.logparse.tbstate import (
     AFTER_EXC,
     CHAINED,

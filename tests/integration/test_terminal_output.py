@@ -128,3 +128,23 @@ class TestFirstContact:
     def test_json_keeps_iso_times(self, history: dict[str, str]) -> None:
         record = json.loads(eorch("show", history["failed"], "--json").stdout)
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", record["ended_at"])
+
+
+def test_on_a_narrow_terminal_long_fields_wrap_under_their_column(tmp_path: Path) -> None:
+    """At 80 columns the message and the hint go on under their column, not at the terminal's left edge;
+    piped, each stays one line (to grep and to paste)."""
+    log = tmp_path / "nccl.log"
+    log.write_text("[rank0]:[E1201 10:00:00.000 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective "
+                   "operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600010 "
+                   "milliseconds before timing out.\n")
+    shown = in_terminal("log", "analyze", str(log))
+    rows = [row for row in shown.split("\n") if row.strip()]
+    rows = rows[next(i for i, row in enumerate(rows) if row.startswith("  phase")):]  # (the file's long name above)
+    assert all(len(row) <= 80 for row in rows), rows
+    at = next(i for i, row in enumerate(rows) if row.startswith("  root cause"))
+    message = rows[at + 1:next(i for i, row in enumerate(rows) if row.startswith("  hint"))]
+    assert len(message) > 1 and all(row.startswith(" " * 14) for row in message)
+    assert " ".join(row.strip() for row in message).endswith("ran for 600010 milliseconds before timing out.")
+    piped = eorch("log", "analyze", str(log)).stdout
+    assert "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, Timeout(ms)=600000) " \
+           "ran for 600010 milliseconds before timing out." in piped

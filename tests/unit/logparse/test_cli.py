@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -267,49 +266,6 @@ def test_a_missing_message_says_why_it_is_missing(tmp_path: Path) -> None:
     assert "(traceback cut before its exception line)" in out
     assert "root cause  NotImplementedError in main (line 1)" in out and "(raised without a message)" in out
     assert "(empty message)" not in out
-
-
-def _on_a_terminal(*args: str, columns: int = 80) -> str:
-    """What the command shows on a terminal ``columns`` wide (a pseudo-terminal; colours off)."""
-    import pty
-
-    main, child = pty.openpty()
-    env = {**os.environ, "COLUMNS": str(columns), "NO_COLOR": "1", "TERM": "xterm"}
-    code = "from orchestrator.cli.main import run; run()"
-    proc = subprocess.Popen([sys.executable, "-c", code, *args], stdout=child, stderr=child, env=env)
-    os.close(child)
-    out = b""
-    while True:
-        try:
-            data = os.read(main, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not data:
-            break
-        out += data
-    proc.wait(timeout=60)
-    os.close(main)
-    return re.sub(r"\x1b\[[0-9;]*m", "", out.decode().replace("\r\n", "\n"))  # bold and the like
-
-
-def test_on_a_narrow_terminal_long_fields_wrap_under_their_column(tmp_path: Path) -> None:
-    """At 80 columns the message and the hint go on under their column, not at the terminal's left edge;
-    piped, each stays one line (to grep and to paste)."""
-    log = tmp_path / "nccl.log"
-    log.write_text("[rank0]:[E1201 10:00:00.000 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective "
-                   "operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600010 "
-                   "milliseconds before timing out.\n")
-    shown = _on_a_terminal("log", "analyze", str(log))
-    rows = [row for row in shown.split("\n") if row.strip()]
-    rows = rows[next(i for i, row in enumerate(rows) if row.startswith("  phase")):]  # (the file's long name above)
-    assert all(len(row) <= 80 for row in rows), rows
-    at = next(i for i, row in enumerate(rows) if row.startswith("  root cause"))
-    message = rows[at + 1:next(i for i, row in enumerate(rows) if row.startswith("  hint"))]
-    assert len(message) > 1 and all(row.startswith(" " * 14) for row in message)
-    assert " ".join(row.strip() for row in message).endswith("ran for 600010 milliseconds before timing out.")
-    piped = eorch("log", "analyze", str(log)).stdout
-    assert "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, Timeout(ms)=600000) " \
-           "ran for 600010 milliseconds before timing out." in piped
 
 
 def test_a_cause_with_no_exception_is_named_by_the_known_failure_its_line_shows(tmp_path: Path) -> None:

@@ -16,9 +16,8 @@ Every text here is written for the test, in the forms the real logs showed.
 
 from __future__ import annotations
 
-import re
-
 import pytest
+from logforms import plain
 
 from orchestrator.logparse import analyze_bytes
 
@@ -26,7 +25,7 @@ ENDINGS = ["stored", "plain"]
 
 
 def _as(text: str, endings: str) -> bytes:
-    return (text if endings == "stored" else re.sub(r"\r\n?", "\n", text)).encode()
+    return text.encode() if endings == "stored" else plain(text.encode())  # (logforms: as a copy-paste leaves it)
 
 
 API = "(APIServer pid=1) ERROR 06-10 23:08:47 [registry.py:963] "
