@@ -116,14 +116,24 @@ def _earlier(e: Analysis) -> str:
     return f"{verdict}: {what.splitlines()[0]} (line {rc.line_no})"
 
 
+def _latest_lines(a: Analysis) -> str:
+    """Where the last try of a log of several is: after the earlier ones, or above them in a log read newest line
+    first."""
+    if a.first_line > max(e.lines for e in a.earlier):
+        return f"lines {a.first_line}-{a.lines}"
+    return f"lines {a.first_line}-{min(e.first_line for e in a.earlier) - 1}"
+
+
 def _summary(name: str, a: Analysis, notes: list[str]) -> None:
     console.print(f"[bold]{escape(name)}[/]  {a.lines} lines, {a.bytes} bytes")
-    if a.earlier and a.root_cause is not None and a.root_cause.line_no < a.first_line:
+    cause_at = None if a.root_cause is None else a.root_cause.line_no
+    looped = cause_at is not None and any(e.first_line <= cause_at <= e.lines for e in a.earlier)
+    if looped:  # the verdict is an earlier try's cause (``runs.crash_loop``)
         _field("runs", f"{len(a.earlier) + 1} tries in this log: the last ones failed the same way and the last "
-                       f"(from line {a.first_line}) is starting again, a crash loop; the verdict is their failure")
+                       f"({_latest_lines(a)}) is starting again, a crash loop; the verdict is their failure")
     elif a.earlier:
         console.print(f"  runs        {len(a.earlier) + 1} tries in this log; the verdict is the last one's "
-                      f"(from line {a.first_line})", highlight=False)
+                      f"({_latest_lines(a)})", highlight=False)
     for note in notes:
         _field("note", note)
     console.print(f"  phase       {a.phase.value}    verdict: {_verdict(a)}")

