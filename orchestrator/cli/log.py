@@ -174,7 +174,10 @@ def _summary(name: str, a: Analysis, notes: list[str]) -> None:
     if a.errors and first is not None and (rc is None or rc.line_no != first.line_no):
         where = f" in {first.process}" if first.process else ""
         text = f"{first.exception}: {first.message}" if first.exception else first.message or "(empty)"
-        _field("errors", f"{a.errors} error line(s), first at line {first.line_no}{where}: {text}")
+        # An error line a signature explains is shown as that signature: when one came first, say so.
+        which = ("first" if a.first_error_at in (None, first.line_no)
+                 else f"first at line {a.first_error_at}, the first of no known kind")
+        _field("errors", f"{a.errors} error line(s), {which} at line {first.line_no}{where}: {text}")
     for n, e in enumerate(a.earlier, 1):
         _field("earlier", f"try {n} of {len(a.earlier) + 1} (lines {e.first_line}-{e.lines}): {_earlier(e)}")
     if a.signatures:

@@ -314,6 +314,7 @@ class Analysis:
     weights_load_s: float | None = None  # the model's "Loading weights took", never the drafter's
     errors: int = 0  # error lines (ERROR records, `ERROR: ...`), whether or not they are the root cause
     first_error: RootCause | None = None  # the first error line kept as evidence (not part of the JSON)
+    first_error_at: int | None = None  # the first error line, one a signature explains too (not in the JSON)
     #: Where this run's lines start (``lines`` is its last line), and the runs before it in the same log (a
     #: log appended to by each try: ``runs.py``; offline analysis only).
     first_line: int = 1
@@ -335,6 +336,7 @@ class Analysis:
             self, root_cause=cause(self.root_cause), first_error=cause(self.first_error),
             signatures=tuple(SignatureCount(s.id, s.count, line_of(s.first_line)) for s in self.signatures),
             lines=lines, bytes=size, first_line=min(line_of(self.first_line), line_of(self.lines)),
+            first_error_at=None if self.first_error_at is None else line_of(self.first_error_at),
             earlier=tuple(earlier(e) for e in self.earlier))
 
     def to_json(self, file: str) -> dict[str, Any]:

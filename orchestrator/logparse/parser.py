@@ -153,6 +153,7 @@ class LogParser(TracebackLines):
             progress=self._progress,
             weights_load_s=self._weights_s,
             errors=self._errors,
+            first_error_at=self._first_error_at,
             first_error=self._ev.first_error_cause(),
         )
 

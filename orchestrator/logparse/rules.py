@@ -81,6 +81,7 @@ class LineRules(EvidenceRules):
         self._root_key: list[Any] | None = None
         self._weights_s: float | None = None
         self._errors = 0
+        self._first_error_at: int | None = None  # the first error line, of whatever kind
         self._dirty = False
         self._call_failed_at: dict[str, int] = {}  # writer -> line of its last announcement of one call's failure
         self._request_tbs: list[str] = []  # writers whose open traceback is one request's failure
@@ -107,6 +108,7 @@ class LineRules(EvidenceRules):
             "root_key": self._root_key,
             "weights_s": self._weights_s,
             "errors": self._errors,
+            "first_error_at": self._first_error_at,
             "asgi": dict(self._call_failed_at),  # the key of snapshots written before it was renamed
             "request_tbs": list(self._request_tbs),
             "repeats": self._repeats.to_dict(),
@@ -130,6 +132,7 @@ class LineRules(EvidenceRules):
         self._root_key = snap["root_key"]
         self._weights_s = snap["weights_s"]
         self._errors = int(snap["errors"])
+        self._first_error_at = snap.get("first_error_at")
         self._call_failed_at = {str(k): int(v) for k, v in snap.get("asgi", {}).items()}
         self._request_tbs = [str(k) for k in snap.get("request_tbs", [])]
         self._repeats = Repeats.from_dict(snap.get("repeats"))
@@ -242,6 +245,8 @@ class LineRules(EvidenceRules):
                                              and ERROR_LINE.match(msg) is not None)
         if is_error:
             self._errors += 1
+            if self._first_error_at is None:
+                self._first_error_at = line_no
             events.append(ErrorSeen(line_no, line.process, msg[:2000]))
         if sigs or is_error:
             self._weigh_line(line, line_no, sigs, is_error)

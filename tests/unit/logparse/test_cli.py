@@ -295,3 +295,15 @@ def test_a_cause_with_no_exception_is_named_by_the_known_failure_its_line_shows(
                    "Runner failed with exception: Runner has been initializing for too long: 300 seconds\n")
     out = eorch("log", "analyze", str(log)).stdout
     assert "root cause  runner_failed in main (line 2)\n" in out and "[runner_failed]" not in out
+
+
+def test_the_first_error_line_shown_is_said_to_be_the_first_of_no_known_kind(tmp_path: Path) -> None:
+    """Error records a signature explains (an engine's input dump) come before the first error line kept: the
+    summary does not call the later one the first error of the log."""
+    core = "(EngineCore_DP0 pid=413) ERROR 11-10 12:30:57 "
+    path = tmp_path / "dump.log"
+    path.write_text(core + "[dump_input.py:69] Dumping input data for V1 LLM engine (v0.11.0) with config: m\n"
+                    "(APIServer pid=1) ERROR 11-10 12:30:58 [serving_chat.py:1145] Error in chat completion.\n"
+                    '(APIServer pid=1) INFO:     127.0.0.1:5 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n')
+    text = eorch("log", "analyze", str(path)).stdout
+    assert "2 error line(s), first at line 1, the first of no known kind at line 2 in APIServer" in text, text
