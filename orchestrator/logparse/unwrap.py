@@ -40,6 +40,9 @@ _TQDM_END = re.compile(rb"\d+/\d+ \[[\d:<?]+(?:, *[\d.?]+ ?(?:it/s|s/it|\w+/s))?
 _HEADER = "Traceback (most recent call last):"
 _FRAME = re.compile(rb'File "[^"]*", line \d+, in ')
 _WARNING = re.compile(rb"\.py:\d+: \w*Warning: ")
+#: gcc's and clang's diagnostic line, and the source excerpt (or its caret line) they print under it.
+_DIAGNOSTIC = re.compile(rb":\d+:\d+: (?:warning|note|error|fatal error): ")
+_EXCERPT = re.compile(rb" *\d* \| ")
 _LEVEL_START = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?::| )")  # uvicorn's, Python logging's
 
 
@@ -162,8 +165,11 @@ def _own_line(row: bytes) -> bool:
 
 def _source_after_frame(row: bytes, nxt: bytes) -> bool:
     """Whether ``nxt`` is the source line a whole frame line shows under it (indented deeper than ``File``),
-    or a Python warning shows under its ``path.py:46: UserWarning: ...`` line (indented two): a row that
-    wrapped mid-frame goes on mid-text."""
+    a Python warning under its ``path.py:46: UserWarning: ...`` line (indented two), or a compiler's under
+    its diagnostic (``k.cpp:363:18: note: ...``, then ``  363 |   if (...)``): a row that wrapped mid-frame
+    goes on mid-text."""
     if nxt.startswith(b"    ") and _FRAME.search(row) is not None:
+        return True
+    if _EXCERPT.match(nxt) is not None and _DIAGNOSTIC.search(row) is not None:
         return True
     return nxt.startswith(b"  ") and nxt[2:3] != b" " and _WARNING.search(row) is not None

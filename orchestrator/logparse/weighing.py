@@ -157,6 +157,8 @@ class EvidenceRules:
         events.append(TracebackCompleted(tb.process, tb.exception, tb.message, tb.text, tb.line_no))
         ids = self._tb_sigs.pop(tb.key, [])
         sigs = [s for s in (self._cat.by_id(i) for i in ids) if s is not None]
+        if sigs and all(s.harmless for s in sigs):
+            return  # (a monitoring thread's ``psutil.NoSuchProcess``): neither cause nor evidence
         chosen = next((s for s in sigs if s.severity is Severity.CAUSE), sigs[0] if sigs else None)
         first_exc = tb.exception_lines[0] if tb.exception_lines else ""
         for exc_line in tb.exception_lines:

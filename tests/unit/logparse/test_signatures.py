@@ -108,6 +108,11 @@ EXAMPLES = {
     "runner_failed": "Runner failed with exception: Runner has been initializing for too long: 300 seconds",
     "input_dump": "Dumping input data for V1 LLM engine (v0.11.0) with config: model='/models/q', tensor_parallel_size=4",
     "tool_call_unparsed": "ERROR 06-02 10:00:00 [hermes_tool_parser.py:110] Error in extracting tool call from response.",
+    "rpc_cancelled": "RuntimeError: cancelled",
+    "monitor_lost_process": "psutil.NoSuchProcess: process no longer exists (pid=4089031)",
+    "rocm_runtime_abort": (":0:rocdevice.cpp            :3582: 1886160784284 us:  Callback: Queue 0x7d0834200000 "
+                           "Aborting with error : HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed"),
+    "python_fatal_error": "Fatal Python error: Aborted",
     "npu_inner_error_echo": ("RuntimeError: The Inner error is reported as above. The process exits for this inner "
                              "error, and the current working operator name is aclnnRmsNorm."),
     "cann_error": "[Error]: The aicore execution times out.",

@@ -55,6 +55,22 @@ def test_a_drawn_table_or_repeated_lines_of_one_width_are_not_a_wrap() -> None:
                                for i in range(10, 40)) + b"RuntimeError: CUDA error\n") is None
 
 
+def test_compiler_diagnostics_of_one_length_are_not_a_wrap() -> None:
+    """A JIT build's clang warnings (wild75 bs07): diagnostics that happen to be of one length, each followed by
+    the source excerpt and caret line clang prints under it, are whole lines."""
+    def diag(line: int, what: str) -> bytes:
+        kind, _, rest = what.partition(": ")
+        head = f"/tmp/tmp0j9t6ipg.cpp:{line}:18: {kind}: "
+        return (head + rest.rjust(110 - len(head), ".")).encode() + b"\n"  # (one length, ends that differ)
+
+    text = b"".join(diag(n, kind) + b"  %d |   if ((sumexp[0] == 0.000000e+00f)) {\n" % n
+                    + b"      |        ~~~~~~~~~~^~~~~~~~~~~~~~~~\n"
+                    for n, kind in [(363, "warning: equality comparison with extraneous parentheses"),
+                                    (378, "note: remove extraneous parentheses around the comparison"),
+                                    (391, "note: use '=' to turn this equality comparison into an assignment")])
+    assert wrap_width(text) is None
+
+
 def test_no_short_stretch_of_a_log_is_taken_for_a_wrap() -> None:
     """Pastes are short: every 12- and 30-line stretch of every log here, as it is and with ``\n`` endings,
     is left alone (one line more than twice a width is enough to see a wrap, so this guards the rule)."""
