@@ -17,6 +17,16 @@ COLLECTORS = {
     "srun --label": b"0: ",
 }
 
+#: Two collectors, one through the other, and Loki's: what ``eorch log analyze`` reads as well as the ones above
+#: (not in ``bench/verdict_score.py --transforms``, whose figures stay comparable from session to session).
+STACKED = {
+    "kubectl --prefix --timestamps": b"[pod/vllm-7d9f8c-x2x4q/vllm] 2026-03-11T17:57:09.855212259Z ",
+    "ts over journalctl": b"2026-12-01 09:00:00.123 Dec 01 09:00:00 gpu1 vllm[4242]: ",
+    "ts over kubectl --timestamps": b"2026-03-11 17:57:10 2026-03-11T17:57:09.855212259Z ",
+    "srun --label in the journal": b"Dec 01 09:00:00 gpu1 slurmstepd[4242]: 0: ",
+    "loki logcli": b'2026-03-11T17:57:09Z {container="vllm", pod="vllm-0"} ',
+}
+
 
 def plain(data: bytes) -> bytes:
     """The log after a copy-paste, ``kubectl logs`` or ``dos2unix``: every line ends in a bare ``\\n``."""

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from logforms import COLLECTORS, plain, prefixed
+from logforms import COLLECTORS, STACKED, plain, prefixed
 
 from orchestrator.logparse import analyze_bytes, load_catalogue, with_exit_code
 from orchestrator.logparse.signatures import Severity
@@ -113,7 +113,7 @@ def test_log_ending_mid_record_still_names_the_exception(form: str) -> None:
                                                                "Worker_TP3")
 
 
-@pytest.mark.parametrize("collector", COLLECTORS)
+@pytest.mark.parametrize("collector", [*COLLECTORS, *STACKED])
 def test_what_a_collector_prepends_does_not_change_any_verdict(collector: str) -> None:
     """Every real log of tests/data/real, each line prefixed as the collector writes it: the same verdict,
     root cause (exception, message, process) and phase as the log itself."""
@@ -125,7 +125,7 @@ def test_what_a_collector_prepends_does_not_change_any_verdict(collector: str) -
 
     for path in sorted(REAL.glob("*.log")):
         data = plain(path.read_bytes())
-        assert said(verdict(prefixed(data, COLLECTORS[collector]))) == said(verdict(data)), path.name
+        assert said(verdict(prefixed(data, {**COLLECTORS, **STACKED}[collector]))) == said(verdict(data)), path.name
 
 
 @pytest.mark.parametrize("text", ["Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:01<00:01]",
@@ -136,6 +136,8 @@ def test_text_that_only_looks_like_a_collector_prefix_is_kept(text: str) -> None
 
     assert parse_line(text).message == text
     assert parse_line("2026-12-01T09:00:00Z " + text).message == text  # not journalctl's "host unit:"
+    # A stamp with a space for the T starts Python logging's records too: a collector's only before another stamp.
+    assert parse_line("2026-12-01 09:00:00,123 " + text).message == "2026-12-01 09:00:00,123 " + text
 
 
 def test_harmless_fa2_error_record_is_never_the_cause() -> None:
