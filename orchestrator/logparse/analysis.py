@@ -37,6 +37,9 @@ _ORPHANED = ("parent_exited", "worker_shutdown")
 ECHO_ALONE_HINT = ("The engine re-raised a worker's error, quoted here; the worker's own traceback is not in this "
                    "log: look for it in the workers' output (their stderr, or the log's earlier part).")
 
+#: Lines within which a traceback after a process-killing line is the same failure, told in Python.
+SAME_BURST = 64
+
 #: Items kept per evidence tier (the earliest ones).
 KEEP = 8
 #: Traceback text kept for the first item of a tier, and for the others.
@@ -69,6 +72,9 @@ class Evidence:
     #: Traceback causes a process logged (caught) while the server was up: a request answered after one shows the
     #: server lived through it (``served_through``).
     served: list[int] = field(default_factory=list)
+    #: Lines of causes that kill their process where it stands (a GPU memory fault, a C++ ``terminate``): the
+    #: tracebacks other processes print well after one are what its death did to them.
+    fatal_lines: list[int] = field(default_factory=list)
 
     @staticmethod
     def _keep(items: list[dict[str, Any]], cause: RootCause, text_cap: int) -> None:
@@ -84,8 +90,10 @@ class Evidence:
     def add_traceback_cause(self, cause: RootCause) -> None:
         self._keep(self.tb_causes, cause, OTHER_TEXT_CAP)
 
-    def add_line_cause(self, cause: RootCause) -> None:
+    def add_line_cause(self, cause: RootCause, fatal: bool = False) -> None:
         self._keep(self.line_causes, cause, OTHER_TEXT_CAP)
+        if fatal and len(self.fatal_lines) < KEEP:
+            self.fatal_lines.append(cause.line_no)
 
     def amend_line_cause(self, line_no: int, message: str) -> None:
         """Give the line cause found at ``line_no`` (C++'s ``terminate called after throwing ...``) the message
@@ -198,6 +206,12 @@ class Evidence:
         """The kept cause ``root_cause`` is made of (cheap: the parser asks after every changed line)."""
         if self.tb_causes:
             chosen = self.tb_causes[self._echoed_index()]
+            # A process killed where it stood well before the traceback: the others' errors are what its death
+            # did to them (one just after it is the same failure told in Python: that one says more).
+            killed = next((item for item in self.line_causes if item["line_no"] in self.fatal_lines
+                           and item["line_no"] + SAME_BURST < chosen["line_no"]), None)
+            if killed is not None:
+                return killed
             if chosen.get("exception") or chosen.get("message"):
                 return chosen
             # A traceback cut before its exception line (the paste, or the record, ended early) names nothing:

@@ -35,7 +35,9 @@ class Signature:
     funnel: bool = True
     points_to: re.Pattern[str] | None = None
     harmless: bool = False  # a warning that is not even evidence when vLLM logs it as an ERROR record
-    fatal: bool = False  # a symptom that says a process died: a clean end after it is its consequence
+    #: A symptom that says a process died (a clean end after it is its consequence), or a cause that kills its
+    #: process where it stands (the tracebacks others print after it are what its death did).
+    fatal: bool = False
     aftermath: bool = False  # a symptom of the teardown itself: the root shown only when no other symptom is
     stalls: bool = False  # a warning that the job will wait for ever: what ends it (a kill, a stop) is its doing
     after_stop: bool = False  # a cause that, just after an orderly stop, is the stop's doing (its SIGKILL)

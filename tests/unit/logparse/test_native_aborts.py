@@ -1,11 +1,14 @@
-"""Processes that die in native code, and what their death makes others print (found by the blind set wild75,
-session 28):
+"""Processes that die in native code, and what their death makes others print (found by the blind sets wild75
+and wild76, session 28):
 
 * a C++ ``terminate`` in a worker (``what():  The graph should be registered to the state``), then the
   engine's ``RuntimeError: cancelled`` from the shared-memory wait its death cancelled: the worker's is the cause;
 * the ROCm runtime's ``Aborting with error : HSA_STATUS_ERROR_OUT_OF_RESOURCES``, then faulthandler's
   ``Fatal Python error: Aborted`` and its thread dumps: the runtime's abort is the cause;
 * faulthandler's ``Fatal Python error: Segmentation fault`` alone fails the log;
+* a GPU memory fault that kills one rank, then, well after it, the other ranks' tracebacks (gloo's ``Connection
+  closed by peer``): the fault is the cause (wild76); a traceback right after a C++ ``terminate`` is the same
+  failure told in Python, and names it (wild41 x01);
 * a monitoring thread's ``psutil.NoSuchProcess`` tracebacks when the processes it watched are gone (the server
   was stopped, or died of something else) are neither cause nor failure.
 
@@ -109,3 +112,47 @@ def test_a_monitor_threads_lost_process_is_no_failure(endings: str) -> None:
     a = analyze_bytes(_as(SERVED + MONITOR * 3, endings))
     assert not a.failed and a.root_cause is None
     assert [s.id for s in a.signatures] == ["monitor_lost_process"]
+
+
+FAULT = (
+    "[2025-11-03 11:17:02 DP5 TP5] Capture cuda graph bs [1, 2, 4, 8, 16, 32, 64]\n"
+    "Memory access fault by GPU node-5 (Agent handle: 0xa7f1660) on address 0x7ef920870000. Reason: Unknown.\n"
+    "Fatal Python error: Aborted\n"
+    "\n"
+    + "".join(f"[2025-11-03 11:{20 + n // 10}:00 DP0 TP0] Decode batch, #running-req: 0, #token: 0, gen throughput "
+              "(token/s): 0.00\n" for n in range(80))
+    + "[2025-11-03 11:42:10 DP6 TP6] Scheduler hit an exception: Traceback (most recent call last):\n"
+    '  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 2930, in run_scheduler_process\n'
+    "    scheduler.event_loop_overlap()\n"
+    "RuntimeError: [/app/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer "
+    "[127.0.0.1]:11965\n"
+)
+
+
+@pytest.mark.parametrize("endings", ENDINGS)
+def test_a_gpu_fault_is_the_cause_of_what_other_ranks_raise_well_after_it(endings: str) -> None:
+    a = analyze_bytes(_as(FAULT, endings))
+    rc = a.root_cause
+    assert a.failed and rc is not None and rc.signature == "rocm_gpu_fault" and rc.line_no == 2
+
+
+def test_a_traceback_right_after_a_cpp_terminate_names_the_failure() -> None:
+    worker = "(VllmWorker rank=0 pid=226) ERROR 06-11 01:51:09 [multiproc_executor.py:527] "
+    log = ("[rank0]:[E611 01:51:09.940883637 ProcessGroupNCCL.cpp:1896] [PG ID 2 PG GUID 3 Rank 0] Process group "
+           "watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered\n"
+           "terminate called after throwing an instance of 'c10::DistBackendError'\n"
+           + "".join(worker + line + "\n" for line in [
+               "Traceback (most recent call last):",
+               '  File "/vllm/v1/worker/gpu_model_runner.py", line 1410, in execute_model',
+               "    valid_sampled_token_ids = sampled_token_ids.tolist()",
+               "RuntimeError: CUDA error: an illegal memory access was encountered"]))
+    rc = analyze_bytes(log.encode()).root_cause
+    assert rc is not None and rc.exception == "RuntimeError" and rc.line_no == 3
+
+
+def test_rocms_abort_is_read_whatever_the_case_of_its_verb() -> None:
+    a = analyze_bytes(b":0:rocdevice.cpp            :3586: 1632073880770 us:  Callback: Queue 0x744e39400000 aborting "
+                      b"with error : HSA_STATUS_ERROR_EXCEPTION: An HSAIL operation resulted in a hardware exception. "
+                      b"code: 0x1016\nFatal Python error: Aborted\n")
+    rc = a.root_cause
+    assert a.failed and rc is not None and rc.signature == "rocm_runtime_abort" and "HSA_STATUS_ERROR_EXCEPTION" in rc.message
