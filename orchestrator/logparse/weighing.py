@@ -32,6 +32,9 @@ _EXC_LINE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)|E
 #: ``Error while finding module specification for 'vllm.x' (ModuleNotFoundError: No module named 'vllm')``).
 _NAMED_AFTER = re.compile(r"(?:: |\()(?P<exc>[A-Z]\w*(?:Error|Exception)): \S")
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<exc>[^']+)'")
+#: ROCm's abort says what went wrong from its status on (``:0:rocdevice.cpp :3582: 1886160784284 us:  Callback:
+#: Queue 0x7d08... Aborting with error : HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed ...``).
+_HSA_STATUS = re.compile(r"(?<=with error : )HSA_STATUS_ERROR_\w+")
 #: An exception's text in a line that does not name it: an ``OSError``'s (``[Errno 122] Disk quota exceeded``; the
 #: errno picks the subclass Python raises, PEP 3151: ``OSError(2, ...)`` is a ``FileNotFoundError``), or Python's
 #: own wording of a built-in exception's message.  One search for all.
@@ -104,6 +107,8 @@ class EvidenceRules:
         if t is not None:  # the message is the ``what():`` line after it, when one comes (``amend_line_cause``)
             exc, text = t.group("exc"), text[t.start():]  # glued behind other output (a progress bar): from it
             self._terminate_line = line_no
+        elif (h := _HSA_STATUS.search(text)) is not None:
+            text = text[h.start():]
         cause = RootCause(exc, text[:4096], line.process, None, first.id if first else None, line_no,
                           first.hint if first else None)
         if not causes and not symptoms and warnings and all(s.harmless for s in warnings):
