@@ -102,6 +102,12 @@ class Evidence:
             if item["line_no"] == line_no and str(item["message"]).startswith("terminate called"):
                 item["message"] = message
 
+    def amend_line_process(self, line_no: int, process: str) -> None:
+        """Name the process of the line cause found at ``line_no`` when its line had no prefix (``main``)."""
+        for item in self.line_causes:
+            if item["line_no"] == line_no and item["process"] == "main":
+                item["process"] = process
+
     def add_error_line(self, cause: RootCause) -> None:
         self._keep(self.error_lines, cause, OTHER_TEXT_CAP)
         if self.first_error is None:

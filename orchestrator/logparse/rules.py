@@ -57,7 +57,6 @@ _RAISE = re.compile(r"\s*raise [A-Za-z_][\w.]*\(")
 _FRAME_REACH = 5  # lines from a flattened frame line to the exception line it may be the last frame of
 _QUALIFIED = re.compile(r"[a-z_]\w*(?:\.\w+)+\.[A-Z]\w*(?:Error|Exception): ")
 _WEIGHTS = re.compile(r"Loading weights took (?P<s>[\d.]+)")
-_WHAT = re.compile(r"^\s*what\(\):\s*(?P<msg>.*)$")
 _CPP_FRAME = re.compile(r"frame #\d+: ")
 
 
@@ -88,6 +87,7 @@ class LineRules(EvidenceRules):
         self._repeats = Repeats()  # tracebacks per writer and place: failures lived with
         self._handled_at: dict[str, int] = {}  # writer -> line of a record whose traceback it lives with
         self._terminate_line: int | None = None
+        self._aborted_at: int | None = None  # a C++ terminate whose process is not known yet
         self._frame_at: list[Any] | None = None  # [writer, line] of the last frame line outside a traceback
         self._head: str | None = None  # the text before the message of the line being classified  # a C++ "terminate called ..." waiting for its what() line
 
@@ -114,6 +114,7 @@ class LineRules(EvidenceRules):
             "repeats": self._repeats.to_dict(),
             "handled_at": dict(self._handled_at),
             "terminate_line": self._terminate_line,
+            "aborted_at": self._aborted_at,
             "frame_at": self._frame_at,
             "serving_seen": self._serving_seen,
         }
@@ -138,6 +139,7 @@ class LineRules(EvidenceRules):
         self._repeats = Repeats.from_dict(snap.get("repeats"))
         self._handled_at = {str(k): int(v) for k, v in snap.get("handled_at", {}).items()}
         self._terminate_line = snap.get("terminate_line")
+        self._aborted_at = snap.get("aborted_at", self._terminate_line)
         self._frame_at = snap.get("frame_at")
         self._serving_seen = bool(snap.get("serving_seen", False))
 
@@ -224,13 +226,8 @@ class LineRules(EvidenceRules):
             return
         if "Exception in ASGI application" in msg or ("method failed" in msg and CALL_FAILED.search(msg)):
             self._call_failed_at[line.key] = line_no
-        if self._terminate_line is not None and "what():" in msg:
-            m = _WHAT.match(msg)
-            if m is not None and line_no - self._terminate_line <= 3:
-                # C++ ``std::terminate``: the exception's text is on the ``what():`` line after it.
-                self._ev.amend_line_cause(self._terminate_line, m.group("msg").strip()[:4096])
-                self._terminate_line = None
-                self._dirty = True
+        if self._aborted_at is not None:
+            self._after_terminate(msg, line_no)
         # A C++ backtrace's frame (``frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x10c``) names
         # functions, not what went wrong: the message above or below it does.
         # Nor does a frame's source line (``    raise RuntimeError("Engine core initialization failed. "``): the

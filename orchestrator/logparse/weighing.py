@@ -32,6 +32,11 @@ _EXC_LINE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)|E
 #: ``Error while finding module specification for 'vllm.x' (ModuleNotFoundError: No module named 'vllm')``).
 _NAMED_AFTER = re.compile(r"(?:: |\()(?P<exc>[A-Z]\w*(?:Error|Exception)): \S")
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<exc>[^']+)'")
+_WHAT = re.compile(r"^\s*what\(\):\s*(?P<msg>.*)$")
+#: The process title vLLM gives its processes, as a C++ backtrace's frames show it (``frame #9:
+#: VLLM::Worker_TP4() [0x59dcbd]``), and how many lines after a ``terminate`` it is looked for.
+_PROC_TITLE = re.compile(r"\bVLLM::(?P<proc>\w+)")
+TITLE_WINDOW = 100
 #: ROCm's abort says what went wrong from its status on (``:0:rocdevice.cpp :3582: 1886160784284 us:  Callback:
 #: Queue 0x7d08... Aborting with error : HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed ...``).
 _HSA_STATUS = re.compile(r"(?<=with error : )HSA_STATUS_ERROR_\w+")
@@ -80,6 +85,7 @@ class EvidenceRules:
     _repeats: Repeats
     _handled_at: dict[str, int]  # writer -> line of a record whose traceback it caught and lived with
     _terminate_line: int | None
+    _aborted_at: int | None
     _dirty: bool
 
     def _weigh_line(self, line: ParsedLine, line_no: int, sigs: tuple[Signature, ...], is_error: bool) -> None:
@@ -107,6 +113,7 @@ class EvidenceRules:
         if t is not None:  # the message is the ``what():`` line after it, when one comes (``amend_line_cause``)
             exc, text = t.group("exc"), text[t.start():]  # glued behind other output (a progress bar): from it
             self._terminate_line = line_no
+            self._aborted_at = line_no  # (its what() line, and its process when the line has no prefix)
         elif (h := _HSA_STATUS.search(text)) is not None:
             text = text[h.start():]
         cause = RootCause(exc, text[:4096], line.process, None, first.id if first else None, line_no,
@@ -139,6 +146,25 @@ class EvidenceRules:
             # Evidence, not a failure: a pending error until the log shows the job going on (_sign_of_life).
             self._ev.add_error_line(cause)
         self._dirty = True
+
+    def _after_terminate(self, msg: str, line_no: int) -> None:
+        """A line after a C++ ``terminate`` (``_aborted_at``): its ``what():`` line says what was thrown, and a
+        frame of its backtrace names the process by the title vLLM gave it, when the line had no prefix."""
+        at = self._aborted_at
+        assert at is not None
+        if line_no - at > TITLE_WINDOW:
+            self._aborted_at = self._terminate_line = None
+            return
+        if self._terminate_line is not None and "what():" in msg:
+            m = _WHAT.match(msg)
+            if m is not None and line_no - self._terminate_line <= 3:
+                self._ev.amend_line_cause(self._terminate_line, m.group("msg").strip()[:4096])
+                self._terminate_line = None
+                self._dirty = True
+        if "VLLM::" in msg and (t := _PROC_TITLE.search(msg)) is not None:
+            self._ev.amend_line_process(at, t.group("proc"))
+            self._aborted_at = None
+            self._dirty = True
 
     def _count(self, sig: Signature, line_no: int, process: str, events: list[LogEvent]) -> None:
         entry = self._sigs.get(sig.id)

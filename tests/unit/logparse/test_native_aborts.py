@@ -2,7 +2,8 @@
 and wild76, session 28):
 
 * a C++ ``terminate`` in a worker (``what():  The graph should be registered to the state``), then the
-  engine's ``RuntimeError: cancelled`` from the shared-memory wait its death cancelled: the worker's is the cause;
+  engine's ``RuntimeError: cancelled`` from the shared-memory wait its death cancelled: the worker's is the cause,
+  in the process its backtrace names (``VLLM::Worker_TP4``);
 * the ROCm runtime's ``Aborting with error : HSA_STATUS_ERROR_OUT_OF_RESOURCES``, then faulthandler's
   ``Fatal Python error: Aborted`` and its thread dumps: the runtime's abort is the cause;
 * faulthandler's ``Fatal Python error: Segmentation fault`` alone fails the log;
@@ -38,6 +39,7 @@ CANCELLED = (
     "call first):\n"
     "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x9d (0x7e6d7b37305d in libc10.so)\n"
     "frame #3: at::cuda::CUDAGraph::~CUDAGraph() + 0x4c (0x7e6cc6ab2acc in libtorch_cuda.so)\n"
+    "frame #9: VLLM::Worker_TP4() [0x59dcbd]\n"
     "(EngineCore pid=63) ERROR 06-02 21:27:57 [multiproc_executor.py:273] Worker proc VllmWorker-3 died "
     "unexpectedly, shutting down executor.\n"
     + "".join(CORE + line + "\r\n" for line in [
@@ -89,6 +91,7 @@ def test_a_workers_cpp_terminate_is_the_cause_not_the_engines_cancelled_wait(end
     rc = a.root_cause
     assert a.failed and rc is not None and rc.exception == "c10::Error"
     assert rc.message == "The graph should be registered to the state" and rc.line_no == 2
+    assert rc.process == "Worker_TP4"  # (the line has no prefix: its backtrace's frames carry vLLM's process title)
     assert "rpc_cancelled" in {s.id for s in a.signatures}
 
 
