@@ -35,7 +35,7 @@ _ORPHANED = ("parent_exited", "worker_shutdown")
 
 #: The hint of an engine's echo taken for the cause: the worker traceback it points to is not in the log.
 ECHO_ALONE_HINT = ("The engine re-raised a worker's error, quoted here; the worker's own traceback is not in this "
-                   "log: look for it in the workers' output (their stderr, or the log's earlier part).")
+                   "log: look for it where the workers' output went (their own log or stderr), or in a fuller copy.")
 
 #: Lines within which a traceback after a process-killing line is the same failure, told in Python.
 SAME_BURST = 64
