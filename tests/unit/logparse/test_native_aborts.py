@@ -1,5 +1,5 @@
-"""Processes that die in native code, and what their death makes others print (found by the blind sets wild75
-and wild76, session 28):
+"""Processes that die in native code, and what their death makes others print (found by the blind sets
+wild75, wild76 and wild80, session 28):
 
 * a C++ ``terminate`` in a worker (``what():  The graph should be registered to the state``), then the
   engine's ``RuntimeError: cancelled`` from the shared-memory wait its death cancelled: the worker's is the cause,
@@ -10,6 +10,8 @@ and wild76, session 28):
 * a GPU memory fault that kills one rank, then, well after it, the other ranks' tracebacks (gloo's ``Connection
   closed by peer``): the fault is the cause (wild76); a traceback right after a C++ ``terminate`` is the same
   failure told in Python, and names it (wild41 x01);
+* an SGLang child process that exited (``Child process unexpectedly failed with exitcode=9``: SIGKILL) kills the
+  server, even when a SIGTERM stops what is left of it later (wild80);
 * a monitoring thread's ``psutil.NoSuchProcess`` tracebacks when the processes it watched are gone (the server
   was stopped, or died of something else) are neither cause nor failure.
 
@@ -160,3 +162,23 @@ def test_rocms_abort_is_read_whatever_the_case_of_its_verb() -> None:
     rc = a.root_cause
     assert a.failed and rc is not None and rc.signature == "rocm_runtime_abort"
     assert rc.message.startswith("HSA_STATUS_ERROR_EXCEPTION: An HSAIL operation")  # (the queue's address: noise)
+
+
+SGLANG = "sgl_jax.srt.managers.tokenizer_manager:"
+CHILD_KILLED = (
+    '[2026-02-14 10:20:30] INFO:     127.0.0.1:36380 - "POST /v1/score HTTP/1.1" 200 OK\n'
+    "WARNING:sgl_jax.srt.entrypoints.engine:Child process unexpectedly failed with exitcode=9. pid=936929\n"
+    "[2026-02-14 10:20:36] Child process unexpectedly failed with exitcode=9. pid=936929\n"
+    f"ERROR:{SGLANG}Scheduler subprocess is unavailable (dead pid(s): 936929). Please restart the server.\n"
+    '[2026-02-14 10:22:37] INFO:     127.0.0.1:36400 - "POST /v1/score HTTP/1.1" 400 Bad Request\n'
+    f"WARNING:{SGLANG}SIGTERM received. signum=None frame=None. Draining requests and shutting down...\n"
+    "[2026-02-14 10:22:38] Child process unexpectedly failed with exitcode=15. pid=936930\n"
+    f"ERROR:{SGLANG}Signal SIGTERM received while health check failed. Exiting... remaining number of requests: 0\n"
+)
+
+
+def test_an_sglang_child_that_was_killed_fails_the_server_stopped_after_it() -> None:
+    a = analyze_bytes(CHILD_KILLED.encode())
+    rc = a.root_cause
+    assert a.failed and rc is not None and rc.signature == "sglang_child_exited" and rc.line_no == 2
+    assert rc.message == "Child process unexpectedly failed with exitcode=9. pid=936929"

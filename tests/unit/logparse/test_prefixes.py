@@ -33,6 +33,10 @@ from .conftest import parse_all
         ("(Worker_TP1 pid=3) [rank1]: RuntimeError: NCCL error", "Worker_TP1", 3, None, "RuntimeError: NCCL error"),
         (("(RayWorkerWrapper pid=880) ERROR 04-16 01:01:44 [worker_base.py:620] Traceback (most recent call last): "
           "[repeated 6x across cluster]"), "RayWorkerWrapper", 880, "ERROR", "Traceback (most recent call last):"),
+        ("WARNING:sgl_jax.srt.entrypoints.engine:Child process unexpectedly failed with exitcode=9. pid=9", MAIN, None,
+         "WARNING", "Child process unexpectedly failed with exitcode=9. pid=9"),  # logging.basicConfig()'s layout
+        ("ERROR: Cannot install vllm because these package versions have conflicting dependencies.", MAIN, None, None,
+         "ERROR: Cannot install vllm because these package versions have conflicting dependencies."),  # pip's
     ],
 )
 def test_parse_line(text: str, process: str, pid: int | None, level: str | None, message: str) -> None:

@@ -113,6 +113,7 @@ EXAMPLES = {
     "rocm_runtime_abort": (":0:rocdevice.cpp            :3582: 1886160784284 us:  Callback: Queue 0x7d0834200000 "
                            "Aborting with error : HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed"),
     "python_fatal_error": "Fatal Python error: Aborted",
+    "sglang_child_exited": "[2026-02-14 10:20:36] Child process unexpectedly failed with exitcode=9. pid=936929",
     "npu_inner_error_echo": ("RuntimeError: The Inner error is reported as above. The process exits for this inner "
                              "error, and the current working operator name is aclnnRmsNorm."),
     "cann_error": "[Error]: The aicore execution times out.",
