@@ -35,8 +35,9 @@ ATOMS: tuple[str, ...] = (
     "Error", "ERROR", "Exception", "Engine core", "Traceback", "WorkerProc", "Worker proc",
     "No available", "NCCL", "Done.", "Data generation",
 )
-#: Lines worth reading whatever the state: errors, tracebacks and error-level records.
-ERROR_NEEDLES: tuple[str, ...] = ("Error", "ERROR", "Traceback")
+#: Lines worth reading whatever the state: errors, tracebacks and error-level records (c10's, in a distributed
+#: process: ``[rank0]:[E623 13:46:28.176383770 compiler_depend.ts:429] ...``).
+ERROR_NEEDLES: tuple[str, ...] = ("Error", "ERROR", "Traceback", "]:[E")
 
 
 @dataclass(frozen=True)

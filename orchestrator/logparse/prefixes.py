@@ -48,6 +48,9 @@ _HEADER_RE = re.compile(
 _GLOG_RE = re.compile(r"(?P<lvl>[IWEF])(?P<ts>\d{4} \d\d:\d\d:\d\d\.\d{6}) +\d+ (?P<file>[^\s:\]]+):(?P<line>\d+)\] "
                       r"(?:\[!?\d+/\d+(?:_\d+)?\] )?")
 _GLOG_LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
+#: c10's own records, in brackets (PyTorch >= 2.2's C++ ``LOG``: ``[rank0]:[E623 13:46:28.176383770
+#: compiler_depend.ts:429] ReshapeAndCacheOperation setup failed!``).
+_C10_RE = re.compile(r"\[(?P<lvl>[IWEF])(?P<ts>\d{3,4} \d\d:\d\d:\d\d\.\d+) (?P<file>[^\s:\]]+):(?P<line>\d+)\] ")
 #: Python logging's default layout (``logging.basicConfig()``: ``WARNING:sgl_jax.srt.entrypoints.engine:...``).
 _BASIC_RE = re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[A-Za-z_][\w.]*):")
 # Only a prefix and blanks: 0.16 writes "(Worker_TP0 pid=1) " then "\r" + a tqdm frame.
@@ -122,6 +125,9 @@ def _parse(text: str, inherited: tuple[str, int] | None = None) -> ParsedLine:
             break
         process, pid = _name(m), int(m.group("pid"))
         pos = m.end()
+    if rest.startswith(".", pos):  # progress dots printed without a line end, the next record glued to them
+        dots = len(rest) - len(rest[pos:].lstrip("."))
+        pos = dots if rest.startswith("[rank", dots) else pos
     r = _RANK_RE.match(rest, pos) if rest.startswith("[rank", pos) else None
     if r is not None:
         process = f"rank{r.group('rank')}" if pid is None else process
@@ -132,6 +138,11 @@ def _parse(text: str, inherited: tuple[str, int] | None = None) -> ParsedLine:
     if h is not None:
         record = f"{h.group('lvl')} {h.group('ts')} [{h.group('file')}:{h.group('line')}]"
         return ParsedLine(process, pid, h.group("lvl"), record, rest[h.end():])
+    c = _C10_RE.match(rest, pos) if rest.startswith("[", pos) else None
+    if c is not None:  # (the message keeps its header: signatures name the file, ``ProcessGroupNCCL.cpp``)
+        level = _GLOG_LEVELS[c.group("lvl")]
+        return ParsedLine(process, pid, level, f"{level} {c.group('ts')} [{c.group('file')}:{c.group('line')}]",
+                          rest[pos:])
     g = _GLOG_RE.match(rest, pos) if rest[pos:pos + 1] in _GLOG_LEVELS else None
     if g is not None:
         level = _GLOG_LEVELS[g.group("lvl")]

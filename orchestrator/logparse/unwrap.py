@@ -165,11 +165,13 @@ def _own_line(row: bytes) -> bool:
 
 def _source_after_frame(row: bytes, nxt: bytes) -> bool:
     """Whether ``nxt`` is the source line a whole frame line shows under it (indented deeper than ``File``),
-    a Python warning under its ``path.py:46: UserWarning: ...`` line (indented two), or a compiler's under
-    its diagnostic (``k.cpp:363:18: note: ...``, then ``  363 |   if (...)``): a row that wrapped mid-frame
-    goes on mid-text."""
+    a Python warning under its ``path.py:46: UserWarning: ...`` line (indented two), a compiler's under its
+    diagnostic (``k.cpp:363:18: note: ...``, then ``  363 |   if (...)``), or pprint's next item (indented,
+    after a comma or an opening bracket): a row that wrapped mid-frame goes on mid-text."""
     if nxt.startswith(b"    ") and _FRAME.search(row) is not None:
         return True
     if _EXCERPT.match(nxt) is not None and _DIAGNOSTIC.search(row) is not None:
         return True
+    if row[-1:] in b",{[(" and nxt.startswith(b"  "):
+        return True  # a structure laid out a line per item (pprint's, JSON's): indented after a comma or bracket
     return nxt.startswith(b"  ") and nxt[2:3] != b" " and _WARNING.search(row) is not None

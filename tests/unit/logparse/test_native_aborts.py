@@ -1,5 +1,5 @@
 """Processes that die in native code, and what their death makes others print (found by the blind sets
-wild75, wild76 and wild80, session 28):
+wild75, wild76, wild79 and wild80, session 28):
 
 * a C++ ``terminate`` in a worker (``what():  The graph should be registered to the state``), then the
   engine's ``RuntimeError: cancelled`` from the shared-memory wait its death cancelled: the worker's is the cause,
@@ -12,6 +12,9 @@ wild75, wild76 and wild80, session 28):
   failure told in Python, and names it (wild41 x01);
 * an SGLang child process that exited (``Child process unexpectedly failed with exitcode=9``: SIGKILL) kills the
   server, even when a SIGTERM stops what is left of it later (wild80);
+* c10's own error record (``[rank0]:[E623 13:46:28.176383770 compiler_depend.ts:429] ReshapeAndCacheOperation
+  setup failed!``), glued to progress dots, is the error torch_npu's ``The Inner error is reported as above``
+  points at (wild79);
 * a monitoring thread's ``psutil.NoSuchProcess`` tracebacks when the processes it watched are gone (the server
   was stopped, or died of something else) are neither cause nor failure.
 
@@ -182,3 +185,33 @@ def test_an_sglang_child_that_was_killed_fails_the_server_stopped_after_it() -> 
     rc = a.root_cause
     assert a.failed and rc is not None and rc.signature == "sglang_child_exited" and rc.line_no == 2
     assert rc.message == "Child process unexpectedly failed with exitcode=9. pid=936929"
+
+
+ENGINE = "ERROR 06-23 13:46:28 [engine.py:165] "
+ATB = (
+    'INFO:     10.113.166.94:58646 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+    "INFO 06-23 13:45:55 [engine.py:317] Added request chatcmpl-88c303e8343e41a89ffde5dc07adba05.\n"
+    "....[rank0]:[E623 13:46:28.176383770 compiler_depend.ts:429] ReshapeAndCacheOperation setup failed!\n"
+    "Exception raised from OperationSetup at build/op_plugin_atb.dir/compiler_depend.ts:117 (most recent call first):\n"
+    "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0xb8 (0xfffc4577c908 in libc10.so)\n"
+    + "".join("ERROR 06-23 13:46:28 [serving_chat.py:911] " + line + "\n" for line in [
+        "Error in chat completion stream generator.",
+        "Traceback (most recent call last):",
+        '  File "/vllm/engine/multiprocessing/client.py", line 596, in _process_request',
+        "    raise request_output",
+        ("vllm.engine.multiprocessing.MQEngineDeadError: Engine loop is not running. Inspect the stacktrace to find "
+         "the original error: RuntimeError('The Inner error is reported as above.')")])
+    + "".join(ENGINE + line + "\n" for line in [
+        "Traceback (most recent call last):",
+        '  File "/vllm/model_executor/layers/sampler.py", line 496, in _random_sample',
+        "    random_samples = random_samples.cpu()",
+        ("RuntimeError: The Inner error is reported as above. The process exits for this inner error, and the "
+         "current working operator name is ReshapeCacheOperation.")])
+    + "INFO:     Shutting down\n"
+)
+
+
+def test_c10s_error_record_is_the_inner_error_torch_npu_points_at() -> None:
+    rc = analyze_bytes(ATB.encode()).root_cause
+    assert rc is not None and rc.line_no == 3 and rc.process == "rank0"
+    assert rc.message.endswith("ReshapeAndCacheOperation setup failed!")

@@ -35,6 +35,8 @@ from .conftest import parse_all
           "[repeated 6x across cluster]"), "RayWorkerWrapper", 880, "ERROR", "Traceback (most recent call last):"),
         ("WARNING:sgl_jax.srt.entrypoints.engine:Child process unexpectedly failed with exitcode=9. pid=9", MAIN, None,
          "WARNING", "Child process unexpectedly failed with exitcode=9. pid=9"),  # logging.basicConfig()'s layout
+        ("....[rank0]:[E623 13:46:28.176383770 compiler_depend.ts:429] ReshapeAndCacheOperation setup failed!", "rank0",
+         None, "ERROR", "[E623 13:46:28.176383770 compiler_depend.ts:429] ReshapeAndCacheOperation setup failed!"),
         ("ERROR: Cannot install vllm because these package versions have conflicting dependencies.", MAIN, None, None,
          "ERROR: Cannot install vllm because these package versions have conflicting dependencies."),  # pip's
     ],

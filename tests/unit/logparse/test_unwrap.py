@@ -15,7 +15,8 @@ from orchestrator.logparse.unwrap import wrap_width
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 #: Logs that were hard-wrapped on their way to us (a paste from a terminal), at the width found in them.
-WRAPPED = {"g05_issue_vllm_xpu_kv_cache_too_small_max_seq_len.log": 119, "k803_cml_ray_two_gpu_pods_tp2_serving_ok.log": 147}
+WRAPPED = {"g05_issue_vllm_xpu_kv_cache_too_small_max_seq_len.log": 119, "k803_cml_ray_two_gpu_pods_tp2_serving_ok.log": 147,
+           "as07_vllm_ascend_gather_v3_aivec_507035.log": 187}  # (an issue paste, transcribed as the index wrapped it)
 LOGS = [p for p in sorted(DATA.glob("*/*.log")) if p.name not in WRAPPED]
 #: Logs with a stretch that was cut or wrapped at a width on its way to us (the whole log is not): a short
 #: stretch of them is rightly taken for a wrap.
@@ -68,6 +69,15 @@ def test_compiler_diagnostics_of_one_length_are_not_a_wrap() -> None:
                     for n, kind in [(363, "warning: equality comparison with extraneous parentheses"),
                                     (378, "note: remove extraneous parentheses around the comparison"),
                                     (391, "note: use '=' to turn this equality comparison into an assignment")])
+    assert wrap_width(text) is None
+
+
+def test_pprints_items_of_one_length_are_not_a_wrap() -> None:
+    """A script's pprint of a dict (wild79 as03): two items of one length, the next indented under the first, are
+    a layout, not a terminal's cut."""
+    text = (b"ConfigMap sglang-info updated successfully.\n{'api_version': 'v1',\n 'binary_data': None,\n"
+            b" 'data': {'sglang-multi-debug-sglang-node-0': '192.168.0.184',\n"
+            b"          'sglang-multi-debug-sglang-node-1': '192.168.0.60'},\n 'kind': 'ConfigMap',\n")
     assert wrap_width(text) is None
 
 
