@@ -75,6 +75,8 @@ class OpenTraceback:
             # Ray's wrapper line and no remote exception line after it (the paste was cut): the wrapper says
             # what the worker raised (``RayTaskError(ValueError)``), and where; its line is the message.
             exception, message = inner.group(1), self.exception_lines[-1]
+        if not message and exception is not None:
+            message = _restated(exception, self.exception_lines[1:])
         return Traceback(
             key=self.key,
             process=self.process,
@@ -94,6 +96,17 @@ class OpenTraceback:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> OpenTraceback:
         return cls(**data)
+
+
+def _restated(exception: str, later: list[str]) -> str:
+    """The words a later exception of a chain gives a first one raised bare, of the same class (``raise
+    TimeoutError``, then ``raise TimeoutError(f"RPC call to {method} timed out.") from e``), else ""."""
+    name = exception.rsplit(".", 1)[-1]
+    for line in later:
+        exc, _, rest = line.partition(": ")
+        if exc.strip().rsplit(".", 1)[-1] == name and rest.strip():
+            return rest.strip()
+    return ""
 
 
 def remote_line(tb: OpenTraceback, msg: str, line_no: int) -> None:

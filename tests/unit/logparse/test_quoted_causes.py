@@ -180,3 +180,27 @@ def test_an_offline_script_that_wrote_on_after_its_workers_saw_it_exit_ended_on_
                                                                                       failed: bool) -> None:
     a = analyze_bytes((OFFLINE_END + after).encode())
     assert a.failed is failed and (a.root_cause is None) is not failed
+
+
+RESTATED = "".join("(EngineCore pid=354) ERROR 09-13 23:01:49 [core.py:1192] " + line + "\r\n" for line in [
+    "EngineCore encountered a fatal error.",
+    "Traceback (most recent call last):",
+    '  File "/vllm/distributed/device_communicators/shm_broadcast.py", line 631, in timeout_ms',
+    "    raise TimeoutError",
+    "TimeoutError",
+    "",
+    "The above exception was the direct cause of the following exception:",
+    "",
+    "Traceback (most recent call last):",
+    '  File "/vllm/v1/executor/multiproc_executor.py", line 390, in get_response',
+    '    raise TimeoutError(f"RPC call to {method} timed out.") from e',
+    "TimeoutError: RPC call to sample_tokens timed out."])
+
+
+@pytest.mark.parametrize("endings", ENDINGS)
+def test_a_bare_exception_takes_the_words_the_next_of_its_chain_gives_it(endings: str) -> None:
+    """``raise TimeoutError`` in a wait, then the caller's ``raise TimeoutError("RPC call to ... timed out.") from
+    e`` (wild78 ix01): the cause is the first, in the words of the second."""
+    rc = analyze_bytes(_as(RESTATED, endings)).root_cause
+    assert rc is not None and (rc.exception, rc.message, rc.line_no) == (
+        "TimeoutError", "RPC call to sample_tokens timed out.", 2)
