@@ -77,6 +77,9 @@ class OpenTraceback:
             exception, message = inner.group(1), self.exception_lines[-1]
         if not message and exception is not None:
             message = _restated(exception, self.exception_lines[1:])
+        if exception is not None and exception.endswith("CalledProcessError") and len(
+                set(self.exception_lines)) == 2:  # (a third would be a traceback the wrapper's message prints)
+            exception, message = _wrapped_run(exception, message, self.exception_lines[1])
         return Traceback(
             key=self.key,
             process=self.process,
@@ -107,6 +110,17 @@ def _restated(exception: str, later: list[str]) -> str:
         if exc.strip().rsplit(".", 1)[-1] == name and rest.strip():
             return rest.strip()
     return ""
+
+
+def _wrapped_run(exception: str, message: str, wrapper: str) -> tuple[str, str]:
+    """A command that failed (``CalledProcessError``: its message is only the command line) re-raised by the
+    code that ran it, with what the command printed (flashinfer's ``RuntimeError: Ninja build failed. Ninja
+    output:``, then ``ld: cannot find -lcuda``): the wrapper says what failed (its first line is kept)."""
+    exc, _, rest = wrapper.partition(": ")
+    exc = exc.strip()
+    if not rest.strip() or not exc or " " in exc:
+        return exception, message
+    return exc, rest.strip()
 
 
 def remote_line(tb: OpenTraceback, msg: str, line_no: int) -> None:

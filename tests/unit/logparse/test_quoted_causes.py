@@ -204,3 +204,32 @@ def test_a_bare_exception_takes_the_words_the_next_of_its_chain_gives_it(endings
     rc = analyze_bytes(_as(RESTATED, endings)).root_cause
     assert rc is not None and (rc.exception, rc.message, rc.line_no) == (
         "TimeoutError", "RPC call to sample_tokens timed out.", 2)
+
+
+WORKER = "(Worker_TP0 pid=263) ERROR 06-06 19:51:14 [multiproc_executor.py:962] "
+NINJA = "".join(WORKER + line + "\n" for line in [
+    "Traceback (most recent call last):",
+    '  File "/usr/lib/python3.12/subprocess.py", line 571, in run',
+    "    raise CalledProcessError(retcode, process.args,",
+    ("subprocess.CalledProcessError: Command '['ninja', '-v', '-C', '/root/.cache/flashinfer/cached_ops/prefill']' "
+     "returned non-zero exit status 1."),
+    "",
+    "The above exception was the direct cause of the following exception:",
+    "",
+    "Traceback (most recent call last):",
+    '  File "/usr/local/lib/python3.12/dist-packages/flashinfer/jit/cpp_ext.py", line 289, in run_ninja',
+    "    raise RuntimeError(msg) from e",
+    "RuntimeError: Ninja build failed. Ninja output:",
+    "ninja: Entering directory `/root/.cache/flashinfer/cached_ops/batch_prefill'",
+    "FAILED: [code=1] batch_prefill.so",
+    "/usr/bin/ld: cannot find -lcuda: No such file or directory",
+    "collect2: error: ld returned 1 exit status"])
+
+
+@pytest.mark.parametrize("endings", ENDINGS)
+def test_a_command_that_failed_is_named_by_the_code_that_ran_it(endings: str) -> None:
+    """``CalledProcessError`` says only which command failed; flashinfer's ``RuntimeError: Ninja build failed``,
+    raised from it with the build's output, says what failed (wild69 bw01, wild84 lg07). A wrapper that prints
+    another traceback (vLLM's ``Error raised in subprocess:``) names that one instead (above)."""
+    rc = analyze_bytes(_as(NINJA, endings)).root_cause
+    assert rc is not None and rc.exception == "RuntimeError" and rc.message.startswith("Ninja build failed.")
