@@ -8,6 +8,7 @@ traceback weighs in the verdict (cause, symptom, evidence) is ``weighing.py``.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
@@ -187,6 +188,10 @@ class LineRules(EvidenceRules):
     def _classify(self, line: ParsedLine, line_no: int, ending: Ending, prev_raw: bytes | None,
                   events: list[LogEvent]) -> None:
         msg = line.message
+        if msg[:1] == ">" and is_bare_exception(msg.lstrip("> ")):
+            # A Markdown quote's first line, the lines after it unmarked (a lazy continuation): what it quotes.
+            line = dataclasses.replace(line, message=msg.lstrip("> "))
+            msg = line.message
         if is_header(msg) or is_ipython_header(msg):
             at = glued_header(msg) if not msg.startswith("Traceback") else None
             if at is not None:  # the header of another writer, glued to a progress bar's last frame

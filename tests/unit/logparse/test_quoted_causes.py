@@ -233,3 +233,22 @@ def test_a_command_that_failed_is_named_by_the_code_that_ran_it(endings: str) ->
     another traceback (vLLM's ``Error raised in subprocess:``) names that one instead (above)."""
     rc = analyze_bytes(_as(NINJA, endings)).root_cause
     assert rc is not None and rc.exception == "RuntimeError" and rc.message.startswith("Ninja build failed.")
+
+
+LAZY_QUOTE = """>CUDA_VISIBLE_DEVICES=2,3 vllm serve PhilipC/HumanOmniV2 \\
+  --trust-remote-code
+
+Error:
+>pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig
+  Value error, The checkpoint you are trying to load has model type `qwen2_5_omni_thinker` but Transformers does not
+recognize this architecture. [type=value_error, input_value=ArgsKwargs((), {'model': ...}), input_type=ArgsKwargs]
+    For further information visit https://errors.pydantic.dev/2.11/v/value_error
+"""
+
+
+def test_an_exception_line_quoted_by_a_markdown_marker_on_its_first_line_only_is_read() -> None:
+    """A Markdown quote marks only the first line of a block (the next ones are its lazy continuation): the
+    marked exception line is read as the exception it quotes (wild86 au04)."""
+    rc = analyze_bytes(LAZY_QUOTE.encode()).root_cause
+    assert rc is not None and rc.exception == "pydantic_core._pydantic_core.ValidationError" and rc.line_no == 5
+    assert "model type `qwen2_5_omni_thinker`" in rc.message
