@@ -347,10 +347,13 @@ class Analysis:
         def cause(rc: RootCause | None) -> RootCause | None:
             return None if rc is None else dataclasses.replace(rc, line_no=line_of(rc.line_no))
 
+        backwards = line_of(1) > line_of(2)  # (a log read newest line first: ``reverse.Reverser``)
+
         def earlier(e: Analysis) -> Analysis:
-            ends = sorted((line_of(e.first_line), line_of(e.lines + 1) - 1 if line_of(2) > line_of(1)
-                           else line_of(e.lines)))
-            return dataclasses.replace(e.renumbered(line_of, ends[1], e.bytes), first_line=ends[0])
+            # A run's last line is the line before the next run's first (a joined line may span several).
+            last = line_of(e.lines) if backwards else line_of(e.lines + 1) - 1
+            first, last = sorted((line_of(e.first_line), last))
+            return dataclasses.replace(e.renumbered(line_of, last, e.bytes), first_line=first)
 
         return dataclasses.replace(
             self, root_cause=cause(self.root_cause), first_error=cause(self.first_error),
