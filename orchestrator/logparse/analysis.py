@@ -29,6 +29,7 @@ from typing import Any
 
 from orchestrator.logparse.events import RootCause
 from orchestrator.logparse.phases import Phase, ProgressReading, ShardReading
+from orchestrator.logparse.prefixes import MAIN
 
 #: Symptoms of workers whose parent process exited (``orphans_only``).
 _ORPHANED = ("parent_exited", "worker_shutdown")
@@ -105,7 +106,7 @@ class Evidence:
     def amend_line_process(self, line_no: int, process: str) -> None:
         """Name the process of the line cause found at ``line_no`` when its line had no prefix (``main``)."""
         for item in self.line_causes:
-            if item["line_no"] == line_no and item["process"] == "main":
+            if item["line_no"] == line_no and item["process"] == MAIN:
                 item["process"] = process
 
     def add_error_line(self, cause: RootCause) -> None:

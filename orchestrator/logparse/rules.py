@@ -87,8 +87,7 @@ class LineRules(EvidenceRules):
         self._request_tbs: list[str] = []  # writers whose open traceback is one request's failure
         self._repeats = Repeats()  # tracebacks per writer and place: failures lived with
         self._handled_at: dict[str, int] = {}  # writer -> line of a record whose traceback it lives with
-        self._terminate_line: int | None = None
-        self._aborted_at: int | None = None  # a C++ terminate whose process is not known yet
+        self._aborted_at: int | None = None  # a C++ terminate: its what() line, and its process, may follow
         self._frame_at: list[Any] | None = None  # [writer, line] of the last frame line outside a traceback
         self._head: str | None = None  # the text before the message of the line being classified  # a C++ "terminate called ..." waiting for its what() line
 
@@ -114,7 +113,6 @@ class LineRules(EvidenceRules):
             "request_tbs": list(self._request_tbs),
             "repeats": self._repeats.to_dict(),
             "handled_at": dict(self._handled_at),
-            "terminate_line": self._terminate_line,
             "aborted_at": self._aborted_at,
             "frame_at": self._frame_at,
             "serving_seen": self._serving_seen,
@@ -139,8 +137,7 @@ class LineRules(EvidenceRules):
         self._request_tbs = [str(k) for k in snap.get("request_tbs", [])]
         self._repeats = Repeats.from_dict(snap.get("repeats"))
         self._handled_at = {str(k): int(v) for k, v in snap.get("handled_at", {}).items()}
-        self._terminate_line = snap.get("terminate_line")
-        self._aborted_at = snap.get("aborted_at", self._terminate_line)
+        self._aborted_at = snap.get("aborted_at", snap.get("terminate_line"))  # (the key's older name)
         self._frame_at = snap.get("frame_at")
         self._serving_seen = bool(snap.get("serving_seen", False))
 

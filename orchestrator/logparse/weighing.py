@@ -84,7 +84,6 @@ class EvidenceRules:
     _request_tbs: list[str]
     _repeats: Repeats
     _handled_at: dict[str, int]  # writer -> line of a record whose traceback it caught and lived with
-    _terminate_line: int | None
     _aborted_at: int | None
     _dirty: bool
 
@@ -112,7 +111,6 @@ class EvidenceRules:
         t = _TERMINATE.search(text)
         if t is not None:  # the message is the ``what():`` line after it, when one comes (``amend_line_cause``)
             exc, text = t.group("exc"), text[t.start():]  # glued behind other output (a progress bar): from it
-            self._terminate_line = line_no
             self._aborted_at = line_no  # (its what() line, and its process when the line has no prefix)
         elif (h := _HSA_STATUS.search(text)) is not None:
             text = text[h.start():]
@@ -153,14 +151,11 @@ class EvidenceRules:
         at = self._aborted_at
         assert at is not None
         if line_no - at > TITLE_WINDOW:
-            self._aborted_at = self._terminate_line = None
+            self._aborted_at = None
             return
-        if self._terminate_line is not None and "what():" in msg:
-            m = _WHAT.match(msg)
-            if m is not None and line_no - self._terminate_line <= 3:
-                self._ev.amend_line_cause(self._terminate_line, m.group("msg").strip()[:4096])
-                self._terminate_line = None
-                self._dirty = True
+        if line_no - at <= 3 and "what():" in msg and (m := _WHAT.match(msg)) is not None:
+            self._ev.amend_line_cause(at, m.group("msg").strip()[:4096])  # (once: it amends the terminate line only)
+            self._dirty = True
         if "VLLM::" in msg and (t := _PROC_TITLE.search(msg)) is not None:
             self._ev.amend_line_process(at, t.group("proc"))
             self._aborted_at = None
