@@ -66,6 +66,11 @@ def double_spaced(data: bytes) -> bytes:
     return b"".join(line + b"\n" for line in plain(data).splitlines(keepends=True))
 
 
+def escapes_shown(data: bytes, spelling: bytes) -> bytes:
+    """The log as ``less`` (``spelling`` ``ESC``) or ``cat -v`` (``^[``) shows it: every escape byte written out."""
+    return data.replace(b"\x1b", spelling)
+
+
 def _numbered(data: bytes, form: bytes) -> bytes:
     return b"".join(form % n + line for n, line in enumerate(plain(data).splitlines(keepends=True), 1))
 

@@ -237,7 +237,12 @@ class Evidence:
             head = ({**item, "traceback": chosen.get("traceback")} for item in lines
                     if item["line_no"] == chosen["line_no"] - 1 and item["process"] == chosen["process"]
                     and item.get("message"))
-            said = _header_text(chosen)
+            # Else another process's error line above it (a worker's CUDA error text, its exception line above the
+            # paste's start, and then the engine's start-up traceback, cut): what the engine failed on.
+            earlier = min((item for item in lines if item["line_no"] < chosen["line_no"]
+                           and item["process"] != chosen["process"] and item.get("message")),
+                          key=lambda item: item["line_no"], default=None)
+            said = _header_text(chosen) if earlier is None else earlier
             return next(named, self.line_causes[0] if self.line_causes else next(before, next(head, said)))
         if self.line_causes:
             first = self.line_causes[0]

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from orchestrator.logparse.analysis import Analysis
+from orchestrator.logparse.escapes import Unescaper, shown_escapes
 from orchestrator.logparse.gutter import Ungutter, gutter
 from orchestrator.logparse.jsonlines import JsonLines, json_key
 from orchestrator.logparse.resplit import Resplitter, joined_records
@@ -110,8 +111,9 @@ def analyze_stream(stream: Readable, chunk_size: int = CHUNK, notes: list[str] |
 
 def _reshaper(sample: bytes) -> tuple[Reshaper | None, Callable[[], str]]:
     """What puts the log back together, when the sample shows it was reshaped, and what says so (once the log is
-    read).  A column in front of every line (``gutter``) is taken off first, then a newest-first order undone
-    (``reverse``); the rest is recognised on what is left."""
+    read).  A column in front of every line (``gutter``) is taken off first, then colour codes written out as
+    text are made codes again (``escapes``), then a newest-first order undone (``reverse``); the rest is
+    recognised on what is left."""
     stages: list[Reshaper] = []
     said: list[Callable[[], str]] = []
     found = gutter(sample)
@@ -119,6 +121,12 @@ def _reshaper(sample: bytes) -> tuple[Reshaper | None, Callable[[], str]]:
         sample = _through(Ungutter(found), sample)
         stages.append(Ungutter(found))
         said.append(found.note)
+    spelling = shown_escapes(sample)
+    if spelling is not None:
+        sample = _through(Unescaper(spelling), sample)
+        stages.append(Unescaper(spelling))
+        said.append(lambda: f"colour codes written out as text ({spelling.decode()}[1;36m, as less or cat -v show "
+                            "them): read as the codes")
     if newest_first(sample):
         sample = _through(Reverser(), sample)
         reverser = Reverser()

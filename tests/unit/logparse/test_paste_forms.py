@@ -414,3 +414,24 @@ def test_a_traceback_indented_inside_pips_output_names_its_exception() -> None:
     rc = a.root_cause
     assert a.failed and rc is not None
     assert (rc.exception, rc.message, rc.line_no) == ("ModuleNotFoundError", "No module named 'packaging'", 4)
+
+
+def test_a_workers_error_lines_above_the_engines_cut_traceback_are_the_cause() -> None:
+    """A paste that starts inside a worker's CUDA error (its exception line above the cut) and ends inside the
+    engine's start-up traceback (below the cut): the worker's error line says what failed, not the engine's
+    traceback, which names nothing; the engine's traceback is not shown as the worker's."""
+    w = b"(VllmWorker pid=168) ERROR 08-12 14:37:42 [multiproc_executor.py:559] "
+    e = b"(EngineCore_0 pid=114) ERROR 08-12 14:37:44 [core.py:718] "
+    log = (w + b"CUDA kernel errors might be asynchronously reported at some other API call.\n"
+           + w + b"For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+           + b"(VllmWorker pid=168) INFO 08-12 14:37:42 [multiproc_executor.py:520] Parent process exited, "
+             b"terminating worker\n"
+           + e + b"EngineCore failed to start.\n"
+           + e + b"Traceback (most recent call last):\n"
+           + e + b'  File "/v/engine/core.py", line 709, in run_engine_core\n'
+           + e + b"    engine_core = EngineCoreProc(*args, **kwargs)\n")
+    a = analyze_bytes(log)
+    rc = a.root_cause
+    assert a.failed and rc is not None
+    assert (rc.process, rc.line_no) == ("VllmWorker", 1) and rc.message.startswith("CUDA kernel errors")
+    assert rc.traceback is None

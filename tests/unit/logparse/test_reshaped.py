@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from logforms import cr_to_newline, double_spaced, flattened, plain
+from logforms import cr_to_newline, double_spaced, escapes_shown, flattened, plain
 
 from orchestrator.logparse import analyze_bytes
 from orchestrator.logparse.analyze import analyze_stream
@@ -23,7 +23,8 @@ DATA = Path(__file__).resolve().parents[2] / "data"
 #: The real logs of public repositories and the held-out ones, with their expected verdicts.
 SETS = ("real", "heldout", "wild")
 ITEMS = [(DATA / s / item["file"], item) for s in SETS for item in json.loads((DATA / s / "expected.json").read_text())]
-FORMS = {"flattened": flattened, "tr CR LF": cr_to_newline, "double-spaced": double_spaced}
+FORMS = {"flattened": flattened, "tr CR LF": cr_to_newline, "double-spaced": double_spaced,
+         "less": lambda d: escapes_shown(d, b"ESC"), "cat -v": lambda d: escapes_shown(d, b"^[")}
 
 
 def said(data: bytes) -> tuple[Any, ...]:
@@ -194,3 +195,35 @@ def test_undoubled_line_numbers_are_the_files(chunk: int) -> None:
         if line:
             assert file_lines[u.file_line(n) - 1] == line, (n, line)
     assert len(out.split(b"\n")) + u.dropped == len(file_lines)
+
+
+_SHOWN = (b"ESC[1;36m(Worker_TP1 pid=168)ESC[0;0m INFO 08-12 14:37:40 [gpu_worker.py:100] Loading weights\n"
+          b"ESC[1;36m(Worker_TP1 pid=168)ESC[0;0m ERROR 08-12 14:37:42 [multiproc_executor.py:559] Traceback (most recent call last):\n"
+          b'ESC[1;36m(Worker_TP1 pid=168)ESC[0;0m ERROR 08-12 14:37:42 [multiproc_executor.py:559]   File "/v/worker.py", line 9, in load\n'
+          b"ESC[1;36m(Worker_TP1 pid=168)ESC[0;0m ERROR 08-12 14:37:42 [multiproc_executor.py:559]     raise KeyError(name)\n"
+          b"ESC[1;36m(Worker_TP1 pid=168)ESC[0;0m ERROR 08-12 14:37:42 [multiproc_executor.py:559] KeyError: 'lm_head.weight'\n"
+          b"ESC[1;36m(EngineCore pid=114)ESC[0;0m ERROR 08-12 14:37:44 [core.py:718] EngineCore failed to start.\n"
+          b"RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\n")
+
+
+@pytest.mark.parametrize("spelling", [b"ESC", b"^[", b"\\x1b", b"\\033", b"\\e", b"\\u001b"])
+def test_colour_codes_written_out_are_read_as_codes(spelling: bytes) -> None:
+    """``less`` writes ``ESC[1;36m``, ``cat -v`` ``^[[1;36m``, a ``repr`` ``\\x1b[``: the worker's prefix is read
+    as one, so its traceback is the root cause, with the file's line numbers and size, and the note says so."""
+    log = _SHOWN.replace(b"ESC", spelling)
+    notes: list[str] = []
+    a = analyze_stream(io.BytesIO(log), 64, notes)  # small chunks: a code cut between two of them
+    rc = a.root_cause
+    assert rc is not None and rc.exception == "KeyError" and rc.process == "Worker_TP1" and rc.line_no == 2
+    assert a.lines == 7 and a.bytes == len(log)
+    assert any("colour codes written out as text" in n for n in notes)
+
+
+def test_a_log_that_only_mentions_an_escape_is_read_as_it_is() -> None:
+    """One ``\\033[`` in a message (a shell script's echo) or a log whose codes are real escape bytes is not
+    taken for codes written out."""
+    from orchestrator.logparse.escapes import shown_escapes
+    assert shown_escapes(b"INFO run.sh: printf '\\033[1;32mok\\033[0m' when done\n") is None
+    assert shown_escapes(b"INFO run.sh: printf '\\033[1;32mok' when done\n") is None
+    assert shown_escapes(b"\x1b[1;36m(Worker pid=1)\x1b[0;0m INFO ESC[1;36m ESC[0m\n") is None
+    assert shown_escapes(b"ERROR ESC key pressed [1;36m twice\n") is None

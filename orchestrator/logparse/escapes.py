@@ -1,0 +1,65 @@
+"""A log whose colour codes were written out as text, read with the codes back.
+
+vLLM colours its process prefixes (``\\x1b[1;36m(EngineCore pid=114)\\x1b[0;0m``).  A log that was looked at
+before it was copied often shows those codes as text: ``less`` without ``-R`` writes ``ESC[1;36m``, ``cat -v``
+writes ``^[[1;36m``, and a log passed through a program's ``repr`` or a shell script shows ``\\x1b[``,
+``\\033[``, ``\\e[`` or ``\\u001b[``.  Then no line starts with a process prefix, the engine's records read as
+the main process's, and a worker's traceback is not told from the engine's.
+
+``shown_escapes`` recognises one such spelling on a sample (several colour codes written that way, and not
+one real escape byte); ``Unescaper`` writes the escape byte back for each, chunk by chunk.  No line is added
+or removed, so line numbers stay the file's; only sizes change, and ``remap`` gives the file's.
+"""
+
+from __future__ import annotations
+
+import re
+
+from orchestrator.logparse.analysis import Analysis
+from orchestrator.logparse.lines import WholeLines
+
+#: How the escape byte is written out, by who wrote it: ``less``, ``cat -v``, ``repr``/``printf`` spellings.
+SPELLINGS: tuple[bytes, ...] = (b"ESC", b"^[", b"\\x1b", b"\\x1B", b"\\033", b"\\e", b"\\u001b", b"\\u001B")
+#: Lines with a colour code (SGR: ``[`` + numbers + ``m``) written that way needed in the sample.
+_MIN_LINES = 2
+_SGR_TAIL = rb"\[[0-9;]{0,16}m"
+#: Any control sequence (a cursor move, ``[K`` clearing the line: tqdm's), written back once the log is known
+#: to spell its codes so.
+_CSI_TAIL = rb"\[[0-?]{0,16}[ -/]{0,2}[@-~]"
+
+
+def shown_escapes(sample: bytes) -> bytes | None:
+    """The spelling of the escape byte the colour codes of ``sample`` are written in, when they all are
+    (``ESC``, ``^[``, ...) and on more than one line (a script's ``printf '\\033[1m'`` is not), else None."""
+    if b"\x1b" in sample:
+        return None
+    for spelling in SPELLINGS:
+        if spelling + b"[" not in sample:
+            continue
+        line = at = 0
+        lines: set[int] = set()
+        for m in _code_re(spelling, _SGR_TAIL).finditer(sample):
+            line, at = line + sample.count(b"\n", at, m.start()), m.start()
+            lines.add(line)
+            if len(lines) >= _MIN_LINES:
+                return spelling
+    return None
+
+
+def _code_re(spelling: bytes, tail: bytes) -> re.Pattern[bytes]:
+    return re.compile(re.escape(spelling) + b"(?=" + tail + b")")
+
+
+class Unescaper(WholeLines):
+    """Writes the escape byte back where ``spelling`` stands for it before a control sequence."""
+
+    def __init__(self, spelling: bytes) -> None:
+        super().__init__()
+        self._code = _code_re(spelling, _CSI_TAIL)
+
+    def _lines(self, block: bytes) -> bytes:
+        return self._code.sub(b"\x1b", block)
+
+    def remap(self, analysis: Analysis) -> Analysis:
+        """``analysis`` with the file's size (its lines are the file's)."""
+        return analysis.renumbered(lambda n: n, analysis.lines, self.read)
