@@ -17,7 +17,7 @@ COLLECTORS = {
     "srun --label": b"0: ",
 }
 
-#: Two collectors, one through the other, and Loki's: what ``eorch log analyze`` reads as well as the ones above
+#: Two collectors, one through the other, Loki's and a supervisor's: what ``eorch log analyze`` reads as well as the ones above
 #: (not in ``bench/verdict_score.py --transforms``, whose figures stay comparable from session to session).
 STACKED = {
     "kubectl --prefix --timestamps": b"[pod/vllm-7d9f8c-x2x4q/vllm] 2026-03-11T17:57:09.855212259Z ",
@@ -25,6 +25,7 @@ STACKED = {
     "ts over kubectl --timestamps": b"2026-03-11 17:57:10 2026-03-11T17:57:09.855212259Z ",
     "srun --label in the journal": b"Dec 01 09:00:00 gpu1 slurmstepd[4242]: 0: ",
     "loki logcli": b'2026-03-11T17:57:09Z {container="vllm", pod="vllm-0"} ',
+    "a supervisor (lemonade)": b"2026-05-08 11:47:02.257 [Info] (Process) ",
 }
 
 
