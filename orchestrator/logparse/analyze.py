@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from orchestrator.logparse.analysis import Analysis
 from orchestrator.logparse.escapes import Unescaper, shown_escapes
 from orchestrator.logparse.gutter import Ungutter, gutter
-from orchestrator.logparse.jsonlines import JsonLines, json_key
+from orchestrator.logparse.jsonlines import JsonLines, json_key, pretty_json_key
 from orchestrator.logparse.resplit import Resplitter, joined_records
 from orchestrator.logparse.reverse import Reverser, newest_first
 from orchestrator.logparse.runs import RunSplitter
@@ -151,6 +151,10 @@ def _reshaped(sample: bytes) -> tuple[Reshaper | None, str]:
     if key is not None:
         return JsonLines(key), (f"JSON records, one a line (a collector's: Docker's json-file, journalctl -o json, "
                                 f"Kaggle's): read as the text of their \"{key.decode()}\" field; line numbers are the file's")
+    key = pretty_json_key(sample)
+    if key is not None:
+        return JsonLines(key, pretty=True), (f"pretty-printed JSON entries (a log export: Cloud Logging's, ...): read as "
+                                             f"the text of their \"{key.decode()}\" fields; line numbers are the file's")
     if double_spaced(sample):
         return Undoubler(), ("double-spaced (every line followed by an empty one): read without those empty lines; "
                              "line numbers are the file's")

@@ -1,4 +1,4 @@
-"""A log kept as JSON records, one a line, read as the text the records carry.
+"""A log kept as JSON records, one a line or pretty-printed, read as the text the records carry.
 
 Some collectors store each piece of a process's output as a JSON string: Docker's json-file driver (the file
 under ``/var/lib/docker/containers/``: ``{"log":"...\\n","stream":"stderr","time":"..."}``), ``journalctl -o
@@ -7,7 +7,9 @@ array, ``[{"stream_name":"stderr","time":6.99,"data":"...\\n"}`` then ``,{...}``
 every line is one long record: no prefix, no traceback, nothing in order.  ``json_key`` recognises the shape
 on a sample and names the field; ``JsonLines`` gives the carried text back, joining Docker's pieces of a
 long line (a ``log`` string without its ``\\n``), and keeps where each line came from so that line numbers in
-the verdict are the file's (``remap``).
+the verdict are the file's (``remap``).  A pretty-printed export (the Cloud Logging console's download, ``gcloud
+logging read --format=json``: an array of entries over many lines, the field on a line of its own) is
+recognised by ``pretty_json_key``; only the field's lines give text then.
 """
 
 from __future__ import annotations
@@ -45,6 +47,24 @@ def json_key(sample: bytes) -> bytes | None:
     return None
 
 
+#: A line of pretty-printed JSON: a member (``"key": ...``), a string in an array, or brackets alone.
+_PRETTY_LINE = re.compile(rb'\s*(?:"(?:[^"\\]|\\.)*"\s*[:,]?|[\[\]{}]+,?\s*$|[-\d.eE+]+,?\s*$|(?:true|false|null),?\s*$)')
+_PRETTY_FIELD = {key: re.compile(rb'^\s*"' + key + rb'"\s*:\s*"((?:[^"\\]|\\.)*)"') for key in _KEYS}
+
+
+def pretty_json_key(sample: bytes) -> bytes | None:
+    """The field whose string carries the text when ``sample`` is pretty-printed JSON (an array of entries,
+    one member a line) with that field on several lines, else None."""
+    if sample.lstrip()[:1] not in (b"[", b"{"):
+        return None
+    lines = [line for line in sample.split(b"\n")[:-1] if line.strip()]  # the last may be cut
+    if len(lines) < _MIN_LINES or sum(_PRETTY_LINE.match(line) is not None for line in lines) < _MIN_SHARE * len(lines):
+        return None
+    counts = {key: sum(field.match(line) is not None for line in lines) for key, field in _PRETTY_FIELD.items()}
+    key = max(counts, key=lambda k: counts[k])
+    return key if counts[key] >= _MIN_LINES else None
+
+
 def _text(raw: bytes) -> bytes:
     """A JSON string's content (between its quotes) as UTF-8 bytes."""
     if b"\\" not in raw:
@@ -58,9 +78,10 @@ def _text(raw: bytes) -> bytes:
 class JsonLines(WholeLines):
     """The text the records of field ``key`` carry, chunk by chunk."""
 
-    def __init__(self, key: bytes) -> None:
+    def __init__(self, key: bytes, pretty: bool = False) -> None:
         super().__init__()
-        self._field = _FIELD[key]
+        self._field = _PRETTY_FIELD[key] if pretty else _FIELD[key]
+        self._pretty = pretty  # a line without the field is JSON around it: no text
         self._joins = key == b"log"  # Docker splits a long line into records: only the last ends in "\n"
         self._in = 0  # file lines read
         self._out = 0  # lines given out (ended in "\n")
@@ -79,7 +100,7 @@ class JsonLines(WholeLines):
             self._in += 1
             m = self._field.search(line)
             if m is None:
-                text = b"" if _record(line) in (b"", b"[", b"]") else line + b"\n"
+                text = b"" if self._pretty or _record(line) in (b"", b"[", b"]") else line + b"\n"
             else:
                 text = _text(m.group(1))
                 if not self._joins and not text.endswith((b"\n", b"\r")):

@@ -55,7 +55,8 @@ _C10_RE = re.compile(r"\[(?P<lvl>[IWEF])(?P<ts>\d{3,4} \d\d:\d\d:\d\d\.\d+) (?P<
 _BASIC_RE = re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[A-Za-z_][\w.]*):")
 # Only a prefix and blanks: 0.16 writes "(Worker_TP0 pid=1) " then "\r" + a tqdm frame.
 _PREFIX_ONLY_RE = re.compile(r"^\s*" + _PROC + r"\s*$")
-#: What a log collector prepends: docker compose's service column (its name lost in a paste: `` | ``),
+#: What a log collector prepends: docker compose's service column (its name lost in a paste: `` | ``; Buildkite's web
+#: view copies a no-break space before it),
 #: ``kubectl logs --prefix``'s pod or stern's pod and container (a Deployment's pod: ``name-<hash>-<id>``),
 #: then an RFC 3339 stamp (kubectl/docker ``--timestamps``, in brackets: Buildkite's) or a syslog one, either
 #: with journalctl's ``host unit[pid]:`` after it, or ``srun --label``'s task number; and a docker compose
@@ -73,7 +74,7 @@ _LABELS = r"(?: \{[^{}]*\})?"  # Loki's logcli: the stream's labels after its st
 _SPACED = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? "
 _COLLECTOR = (
     r"(?:" + _FASTCHAT + "|" + _SUPERVISED + r")?"
-    r"(?:[A-Za-z0-9][\w.\-]*\s+\| | *\| |\[pod/[^\]\s]+\] "
+    r"(?:[A-Za-z0-9][\w.\-]*\s+\| |[ \xa0]*\| |\[pod/[^\]\s]+\] "
     r"|[a-z0-9][a-z0-9.\-]*-[a-z0-9]{8,10}-[a-z0-9]{5} [a-z0-9][a-z0-9\-]* )?"
     # Stamps of one or two collectors, one through the other (``ts`` over kubectl's, Slurm's output in the
     # journal), then ``srun --label``'s task number.

@@ -51,7 +51,13 @@ from orchestrator.logparse.signatures import Catalogue, load_catalogue
 from orchestrator.logparse.tbforms import debugger_exception, is_ipython_header, is_remote_exception
 from orchestrator.logparse.tbtext import is_bare_exception, is_frame_line, is_header
 from orchestrator.logparse.tracebacks import TracebackAssembler
-from orchestrator.logparse.weighing import CALL_FAILED, ERROR_LINE, EvidenceRules, after_frame
+from orchestrator.logparse.weighing import (
+    CALL_FAILED,
+    ERROR_LINE,
+    EvidenceRules,
+    after_frame,
+    failed_statement,
+)
 
 #: A frame's source line raising an exception, indented or with its indentation lost.
 _RAISE = re.compile(r"\s*raise [A-Za-z_][\w.]*\(")
@@ -220,7 +226,7 @@ class LineRules(EvidenceRules):
             # A traceback whose header was cut off (a pasted tail, or only its exception line pasted): its
             # exception line still names the cause.
             self._ev.absorb_frames(line.process, line_no)
-            for tb in self._tbs.start_headless(line, line_no, ending):
+            for tb in self._tbs.start_headless(line, line_no, ending, failed_statement(line, prev_raw)):
                 self._on_traceback(tb, events)
             self._tb_sigs[line.key] = []
             self._mark_request(line, line_no)

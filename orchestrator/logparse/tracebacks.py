@@ -100,10 +100,13 @@ class TracebackAssembler:
         self._open[line.key] = tb
         return closed
 
-    def start_headless(self, line: ParsedLine, line_no: int, ending: Ending) -> list[Traceback]:
-        """Open a traceback at an exception line whose header and first frames were cut off."""
+    def start_headless(self, line: ParsedLine, line_no: int, ending: Ending, above: str | None = None) -> list[Traceback]:
+        """Open a traceback at an exception line whose header and first frames were cut off; ``above``: the
+        innermost frame's statement just before it (``assert ...``, its indentation lost), when known."""
         closed = self._close(line.key)
         tb = OpenTraceback(line.key, line.process, line.record, line.level, line_no, line_no, crlf=ending is Ending.CR)
+        if above is not None:
+            tb.add(above, line_no - 1)
         self._exception_line(tb, line.message.rstrip(), line_no)
         self._open[line.key] = tb
         if tb.record is not None and ending is Ending.EOF:

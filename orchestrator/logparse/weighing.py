@@ -31,6 +31,12 @@ _EXC_LINE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)|E
 #: An exception named after what failed (``Failed to create instance: TypeError: 'NoneType' object ...``,
 #: ``Error while finding module specification for 'vllm.x' (ModuleNotFoundError: No module named 'vllm')``).
 _NAMED_AFTER = re.compile(r"(?:: |\()(?P<exc>[A-Z]\w*(?:Error|Exception)): \S")
+#: pytest's short summary of a failed test: ``FAILED path::test[params] - json.decoder.JSONDecodeError: ...``, or
+#: ``- assert not True`` for a bare ``assert`` (an ``AssertionError`` with no message: pytest shows the assertion).
+_PYTEST_SUMMARY = re.compile(r" - (?:(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Failed|Timeout))(?::|$)"
+                             r"|(?P<bare>assert ))")
+#: pytest's column in front of the lines of a failed test's exception (``E       AssertionError: ...``).
+_PYTEST_E = re.compile(r"E {3,}(?=\S)")
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<exc>[^']+)'")
 _WHAT = re.compile(r"^\s*what\(\):\s*(?P<msg>.*)$")
 #: The process title vLLM gives its processes, as a C++ backtrace's frames show it (``frame #9:
@@ -94,10 +100,14 @@ class EvidenceRules:
             if ref is not None:
                 self._ev.add_echo(ref)
         text = ERROR_LINE.sub("", msg, count=1).strip() if is_error and line.level is None else msg.strip()
+        if text[:4] == "E   " and (pe := _PYTEST_E.match(text)) is not None:
+            text = text[pe.end():]
         exc: str | None = None
         m = _EXC_LINE.match(text)
         if m is not None:
             exc, text = m.group("exc"), m.group("msg").strip()
+        elif text.startswith("FAILED ") and (p := _PYTEST_SUMMARY.search(text)) is not None:
+            exc = p.group("exc") or "AssertionError"  # the text stays whole: it names the test
         elif (e := _NAMED_AFTER.search(text)) is not None:
             exc = e.group("exc")  # a record that quotes the exception after what failed: the text stays whole
         elif (e := _UNNAMED.search(text)) is not None:  # its text, printed without its name
@@ -298,11 +308,24 @@ def _failed_assert(tb: Traceback) -> str:
 def after_frame(line: ParsedLine, prev_raw: bytes | None) -> bool:
     """Whether the line before ``line`` was a traceback frame of the same writer: ``  File ...`` or its
     indented code, or, with the indentation lost on the way, a ``File ...`` line, a caret line or the
-    ``raise`` statement the innermost frame shows."""
+    ``raise`` or ``assert`` statement the innermost frame shows."""
+    prev = _same_writer(line, prev_raw)
+    if prev is None:
+        return False
+    return prev[:1].isspace() or prev.startswith(("raise ", "assert ")) or is_frame_line(prev)
+
+
+def failed_statement(line: ParsedLine, prev_raw: bytes | None) -> str | None:
+    """The ``assert`` statement just before a bare ``AssertionError`` of the same writer (a traceback's innermost
+    frame, its header cut off): what the assertion was, which the exception line alone does not say."""
+    prev = _same_writer(line, prev_raw) if line.message.strip() == "AssertionError" else None
+    prev = prev.strip() if prev is not None else None
+    return prev if prev is not None and prev.startswith("assert ") else None
+
+
+def _same_writer(line: ParsedLine, prev_raw: bytes | None) -> str | None:
+    """The message of the line before ``line`` when the same writer wrote it in the same record."""
     if prev_raw is None:
-        return False
+        return None
     prev = parse_line(decode(prev_raw))
-    if prev.key != line.key or prev.record != line.record:
-        return False
-    msg = prev.message
-    return msg[:1].isspace() or msg.startswith("raise ") or is_frame_line(msg)
+    return prev.message if prev.key == line.key and prev.record == line.record else None

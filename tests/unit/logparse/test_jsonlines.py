@@ -8,7 +8,7 @@ import json
 import pytest
 
 from orchestrator.logparse import analyze_bytes
-from orchestrator.logparse.jsonlines import json_key
+from orchestrator.logparse.jsonlines import json_key, pretty_json_key
 
 LOG = [
     "INFO 12-04 10:00:00 [api_server.py:1880] Starting vLLM API server 0 on http://0.0.0.0:8000\n",
@@ -81,3 +81,37 @@ def test_a_record_with_escapes_and_a_line_that_is_no_record_are_read_as_text() -
 ], ids=["app-json", "quoted-json", "two-records"])
 def test_other_text_is_not_taken_for_json_records(data: bytes) -> None:
     assert json_key(data) is None
+
+
+def _cloud_export(lines: list[str]) -> bytes:
+    """The Cloud Logging console's download (``gcloud logging read --format=json``): a pretty-printed array of
+    entries, each over several lines, its text in ``textPayload`` (or none: an audit entry)."""
+    entries: list[dict[str, object]] = [{"insertId": f"x{i}", "labels": {"instanceId": "00a1"},
+                                         "textPayload": line.rstrip("\n"), "timestamp": f"2026-06-06T03:41:4{i}Z"}
+                                        for i, line in enumerate(lines)]
+    entries.insert(1, {"insertId": "y", "protoPayload": {"status": {"message": "Ready condition changed"}}})
+    return json.dumps(entries, indent=2).encode()
+
+
+def test_a_pretty_printed_export_is_read_as_the_log_its_entries_carry() -> None:
+    """Only the entries' text fields give lines; the verdict is the log's, its line number the file line of the
+    entry's ``textPayload``."""
+    notes: list[str] = []
+    data = _cloud_export(LOG)
+    assert json_key(data[:4096]) is None and pretty_json_key(data) == b"textPayload"
+    a = analyze_bytes(data, notes)
+    rc = a.root_cause
+    assert a.failed and rc is not None and rc.exception == "torch.OutOfMemoryError"
+    assert rc.message.startswith("CUDA out of memory. Tried to allocate 2.00 GiB")
+    file_lines = data.decode().splitlines()
+    assert '"textPayload": "Traceback' in file_lines[rc.line_no - 1]
+    assert a.lines == len(file_lines) and any("pretty-printed JSON" in n for n in notes)
+
+
+@pytest.mark.parametrize("data", [
+    json.dumps({"model": "x", "layers": [{"name": "a", "log": "off"}]}, indent=2).encode(),  # a config, one field
+    json.dumps([{"prompt": f"p{i}", "output": "..."} for i in range(9)], indent=2).encode(),  # results: no text field
+    b"[\n" + b"INFO 12-04 10:00:00 [x.py:1] plain text\n" * 9,  # a log whose first line is a bracket
+], ids=["config", "results", "log"])
+def test_other_json_is_not_taken_for_a_log_export(data: bytes) -> None:
+    assert pretty_json_key(data) is None

@@ -435,3 +435,29 @@ def test_a_workers_error_lines_above_the_engines_cut_traceback_are_the_cause() -
     assert a.failed and rc is not None
     assert (rc.process, rc.line_no) == ("VllmWorker", 1) and rc.message.startswith("CUDA kernel errors")
     assert rc.traceback is None
+
+
+def test_a_flattened_paste_of_a_failed_assert_names_the_statement() -> None:
+    """The last frame of a traceback pasted without its header or indentation, then a bare ``AssertionError``: a
+    failure, and the ``assert`` statement is what failed."""
+    log = (b'File "/usr/local/lib/python3.10/dist-packages/vllm/model_executor/parameter.py", line 133, in load_qkv\n'
+           b"assert param_data.shape == loaded_weight.shape\n"
+           b"AssertionError\n")
+    a = analyze_bytes(log)
+    rc = a.root_cause
+    assert a.failed and rc is not None and rc.exception == "AssertionError"
+    assert rc.message == "assert param_data.shape == loaded_weight.shape" and rc.line_no == 3
+
+
+@pytest.mark.parametrize("line", [
+    b"[ 9794.850361] Out of memory: Killed process 108229 (vLLM::EngineCor) total-vm:249406116kB, anon-rss:1175116kB",
+    b"Dec 01 09:00:00 gpu1 kernel: Memory cgroup out of memory: Killed process 4242 (python3) total-vm:1kB",
+])
+def test_the_kernels_oom_kill_pasted_with_a_log_is_its_cause(line: bytes) -> None:
+    """dmesg's or the journal's line for the OOM killer, pasted under the job's output: the job was killed, and
+    that line says by what."""
+    log = b"(EngineCore pid=108229) INFO 06-06 03:41:48 [loader.py:80] Loading weights took 412.3 seconds\n" + line + b"\n"
+    a = analyze_bytes(log)
+    rc = a.root_cause
+    assert a.failed and rc is not None and rc.signature == "kernel_oom_kill" and rc.line_no == 2
+    assert not analyze_bytes(b"INFO tip: grep dmesg for 'Killed process' after an OOM\n").failed

@@ -281,3 +281,22 @@ def test_a_server_that_cannot_bind_its_port_has_failed_though_uvicorn_stops_in_o
            b"INFO:     Waiting for application shutdown.\nINFO:     Application shutdown complete.\n")
     a = analyze_bytes(log)
     assert a.failed and a.root_cause is not None and a.root_cause.signature == "port_in_use"
+
+
+def test_an_asyncio_tasks_unretrieved_exception_is_not_a_failure() -> None:
+    """asyncio reports a task's exception nobody awaited when the task is collected (``Task exception was never
+    retrieved``, its future, then the traceback): the server went on, so the run has not failed."""
+    log = (b"INFO 07-11 13:13:30 [api_server.py:1880] Starting vLLM API server 0 on http://0.0.0.0:8000\n"
+           b"INFO:     Application startup complete.\n"
+           b"INFO 07-11 13:13:34 [async_llm_engine.py:222] Aborted request 85bac0a6.\n"
+           b"Task exception was never retrieved\n"
+           b"future: <Task finished name='Task-456' coro=<listen_for_disconnect() done> exception=AttributeError(\"'State' "
+           b"object has no attribute 'enable_server_load_tracking'\")>\n"
+           b"Traceback (most recent call last):\n"
+           b'  File "/v/entrypoints/utils.py", line 36, in listen_for_disconnect\n'
+           b"    if request.app.state.enable_server_load_tracking:\n"
+           b"AttributeError: 'State' object has no attribute 'enable_server_load_tracking'\n"
+           b'INFO:     127.0.0.1:50122 - "POST /v1/completions HTTP/1.1" 200 OK\n')
+    a = analyze_bytes(log)
+    assert not a.failed and a.root_cause is None
+    assert "asyncio_task_exception" in {s["id"] for s in a.to_json(file="x.log")["signatures"]}

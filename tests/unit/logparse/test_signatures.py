@@ -122,6 +122,10 @@ EXAMPLES = {
     "triton_model_load_failed": "failed to load 'vllm_model' version 1: Internal: TypeError: 'NoneType' object is "
                                 "not subscriptable",
     "segfault": "segmentation fault (SIGSEGV)",
+    "pytest_exception": "E       AssertionError: No message received",
+    "asyncio_task_exception": "Task exception was never retrieved",
+    "kernel_oom_kill": ("[ 9794.850361] Out of memory: Killed process 108229 (vLLM::EngineCor) total-vm:249406116kB, "
+                        "anon-rss:1175116kB"),
 }
 
 

@@ -1,0 +1,65 @@
+"""A CI job's log (issue 15): pytest's report of a failed test (its ``E`` lines, its short summary) as a
+Buildkite job shows it, stamped (``[2025-06-28T09:19:58Z] ``), and as its web view copies it (``\u00a0 | `` in front
+of each line).  The texts are written the way pytest 8 and Buildkite print them."""
+
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.logparse import analyze_bytes
+
+FAILURE = (b"=================================== FAILURES ===================================\n"
+           b"________________________ test_kv_cache_events[True-tcp] ________________________\n"
+           b"\n"
+           b"    def test_kv_cache_events(monkeypatch):\n"
+           b"        result = subscriber.receive_one(timeout=1000)\n"
+           b'>       assert result is not None, "No message received"\n'
+           b"E       AssertionError: No message received\n"
+           b"E       assert None is not None\n"
+           b"\n"
+           b"v1/engine/test_engine_core_client.py:301: AssertionError\n")
+SUMMARY = (b"=========================== short test summary info ============================\n"
+           b"FAILED v1/engine/test_engine_core_client.py::test_kv_cache_events[True-tcp] - AssertionError: "
+           b"No message received\n"
+           b"============ 1 failed, 49 passed, 21 warnings in 706.77s (0:11:46) =============\n")
+
+
+def _stamped(log: bytes, gutter: bytes = b"") -> bytes:
+    return b"".join(gutter + b"[2025-06-28T09:19:58Z] " + line for line in log.splitlines(keepends=True))
+
+
+@pytest.mark.parametrize("form", ["raw", "buildkite", "web view"])
+def test_a_failed_tests_exception_is_read_from_its_e_lines(form: str) -> None:
+    """The failure section's first ``E`` line names the exception and its message: the root cause, before the
+    short summary that repeats it."""
+    log = FAILURE + SUMMARY
+    log = {"raw": log, "buildkite": _stamped(log), "web view": _stamped(log, b"\xc2\xa0 | ")}[form]
+    a = analyze_bytes(log)
+    rc = a.root_cause
+    assert a.failed and rc is not None
+    assert (rc.exception, rc.message, rc.line_no) == ("AssertionError", "No message received", 7)
+    assert rc.signature == "pytest_exception"
+
+
+@pytest.mark.parametrize(("summary", "exception"), [
+    ((b"FAILED spec_decode/e2e/test_eagle.py::test_greedy[1-5-32] - torch.OutOfMemoryError: CUDA out of memory. "
+      b"Tried to allocate 116.00 MiB"), "torch.OutOfMemoryError"),
+    ((b"FAILED v1/engine/test_async_llm.py::test_abort[engine_args0-Hello my name is Robert and-DELTA] - assert not "
+      b"True"), "AssertionError"),
+    ((b"FAILED v1/llm/test_struct_output.py::test_structured_output[Qwen/Qwen2.5-1.5B-Instruct-guidance:disable] - "
+      b"json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)"), "json.decoder.JSONDecodeError"),
+])
+def test_the_short_summary_names_the_exception_when_the_failure_section_is_not_there(summary: bytes,
+                                                                                    exception: str) -> None:
+    """A paste of the summary only: the text after `` - `` names the exception (a bare ``assert``'s text is an
+    ``AssertionError``'s), and the message keeps the test's name."""
+    a = analyze_bytes(b"collected 12 items\n" + summary + b"\n==== 1 failed, 11 passed in 30.2s ====\n")
+    rc = a.root_cause
+    assert a.failed and rc is not None and rc.exception == exception
+    assert rc.message.startswith("FAILED ") and rc.signature in ("pytest_failed", "cuda_oom")
+
+
+def test_an_e_column_with_no_exception_is_not_a_cause() -> None:
+    """A line that only starts like pytest's column (a table, a name) is not a failure."""
+    log = b"NAME   STATUS\nE      Error budget: 3 left\nE   runner ready\n"
+    assert not analyze_bytes(log).failed
