@@ -26,6 +26,7 @@ STACKED = {
     "srun --label in the journal": b"Dec 01 09:00:00 gpu1 slurmstepd[4242]: 0: ",
     "loki logcli": b'2026-03-11T17:57:09Z {container="vllm", pod="vllm-0"} ',
     "a supervisor (lemonade)": b"2026-05-08 11:47:02.257 [Info] (Process) ",
+    "srun --label over a job's own stamps": b"0: [2025-06-28T09:19:58Z] ",
 }
 
 
