@@ -26,7 +26,7 @@ from orchestrator.logparse.signatures import Catalogue, Severity, Signature
 from orchestrator.logparse.tbstate import Traceback
 from orchestrator.logparse.tbtext import CHAIN_MARKERS, is_frame_line
 
-ERROR_LINE = re.compile(r"^(?:\[\d\d:\d\d:\d\d\])?\s*ERROR\b:?\s*")
+ERROR_LINE = re.compile(r"^(?:\[\d\d:\d\d:\d\d\])?\s*(?:ERROR\b:?|Error:)\s*")
 _EXC_LINE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)|Exception(?=:|$)):?\s?(?P<msg>.*)$")
 #: An exception named after what failed (``Failed to create instance: TypeError: 'NoneType' object ...``,
 #: ``Error while finding module specification for 'vllm.x' (ModuleNotFoundError: No module named 'vllm')``).

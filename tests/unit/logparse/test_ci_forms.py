@@ -63,3 +63,28 @@ def test_an_e_column_with_no_exception_is_not_a_cause() -> None:
     """A line that only starts like pytest's column (a table, a name) is not a failure."""
     log = b"NAME   STATUS\nE      Error budget: 3 left\nE   runner ready\n"
     assert not analyze_bytes(log).failed
+
+
+@pytest.mark.parametrize("end", [
+    b"Error: Process completed with exit code 1.",  # GitHub Actions
+    "\U0001f6a8 Error: The command exited with status 1".encode(),  # Buildkite
+    b"ERROR: Job failed: exit code 1",  # GitLab CI
+])
+def test_the_ci_systems_word_that_the_step_failed_fails_the_log_and_points_above(end: bytes) -> None:
+    """The CI system's last word is a symptom: the job failed, and what failed is the command's own ``Error:``
+    line above it (a Go tool's, a click CLI's), not the CI's line."""
+    log = (b"Run cd $GITHUB_ACTION_PATH\n"
+           b"Installing chart-testing v3.10.1...\n"
+           b'Error: getting Rekor public keys: GET "https://tuf-repo-cdn.sigstore.dev/timestamp.json": unexpected '
+           b"HTTP status 500\n" + end + b"\n")
+    a = analyze_bytes(log)
+    rc = a.root_cause
+    assert a.failed and rc is not None and rc.line_no == 3 and rc.message.endswith("unexpected HTTP status 500")
+
+
+def test_a_clis_error_line_alone_is_not_a_failure_but_is_offered() -> None:
+    """A CLI's ``Error: ...`` with nothing after it: an error line, the cause if the process then died, not a
+    failure by itself (a followed run's exit status says)."""
+    a = analyze_bytes(b"Starting server...\nError: [bentoml-cli] `serve` failed: Invalid Tag _service:svc\n")
+    assert not a.failed
+    assert a.root_cause is not None and a.root_cause.message == "[bentoml-cli] `serve` failed: Invalid Tag _service:svc"
