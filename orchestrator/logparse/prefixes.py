@@ -78,8 +78,9 @@ _COLLECTOR = (
     r"|[a-z0-9][a-z0-9.\-]*-[a-z0-9]{8,10}-[a-z0-9]{5} [a-z0-9][a-z0-9\-]* )?"
     # Stamps of one or two collectors, one through the other (``ts`` over kubectl's, Slurm's output in the
     # journal), with ``srun --label``'s task number after them or in front of them (a job's own stamps).
-    rf"(?:(?:\s{{0,3}}\d{{1,4}}: (?={_STAMP}))?(?:{_SPACED}(?={_STAMP}))?(?:{_STAMP}{_LABELS} ){{1,2}}"
-    rf"(?:\s{{0,3}}\d{{1,4}}: )?|\s{{0,3}}\d{{1,4}}: )?"
+    # (A stamp alone on a line, no blank after it, stamps an empty line: Buildkite's.)
+    rf"(?:(?:\s{{0,3}}\d{{1,4}}: (?={_STAMP}))?(?:{_SPACED}(?={_STAMP}))?"
+    rf"(?:{_STAMP}{_LABELS}(?: |(?=[\r\n]|$))){{1,2}}(?:\s{{0,3}}\d{{1,4}}: )?|\s{{0,3}}\d{{1,4}}: )?"
     r"(?:[A-Za-z0-9][\w.\-]*\s+\| | *\| )?"  # a collector in front of a docker compose column
 )
 _COLLECTOR_RE = re.compile(_COLLECTOR, re.ASCII)  # as the bytes pattern reads it (``quick_key``)

@@ -88,3 +88,27 @@ def test_a_clis_error_line_alone_is_not_a_failure_but_is_offered() -> None:
     a = analyze_bytes(b"Starting server...\nError: [bentoml-cli] `serve` failed: Invalid Tag _service:svc\n")
     assert not a.failed
     assert a.root_cause is not None and a.root_cause.message == "[bentoml-cli] `serve` failed: Invalid Tag _service:svc"
+
+
+def test_a_stamp_alone_stamps_an_empty_line() -> None:
+    """Buildkite writes an empty line as its stamp alone, with no blank after it: still an empty line, so a chained
+    traceback (an asyncio task's unretrieved exception, which the server went on from) is read as one."""
+    log = (b"INFO 07-11 13:13:34 [async_llm_engine.py:222] Aborted request 85bac0a6.\n"
+           b"Task exception was never retrieved\n"
+           b"future: <Task finished name='Task-456' coro=<listen_for_disconnect() done>>\n"
+           b"Traceback (most recent call last):\n"
+           b'  File "/v/starlette/datastructures.py", line 668, in __getattr__\n'
+           b"    return self._state[key]\n"
+           b"KeyError: 'enable_server_load_tracking'\n"
+           b"\n"
+           b"During handling of the above exception, another exception occurred:\n"
+           b"\n"
+           b"Traceback (most recent call last):\n"
+           b'  File "/v/entrypoints/utils.py", line 36, in listen_for_disconnect\n'
+           b"    if request.app.state.enable_server_load_tracking:\n"
+           b"AttributeError: 'State' object has no attribute 'enable_server_load_tracking'\n")
+    stamped = b"".join(b"[2025-07-11T20:13:34Z]" + (b" " + line if line != b"\n" else line)
+                       for line in log.splitlines(keepends=True))
+    for form in (log, stamped, b"".join(b"\xc2\xa0 | " + line for line in stamped.splitlines(keepends=True))):
+        a = analyze_bytes(form)
+        assert not a.failed and a.root_cause is not None and a.root_cause.exception == "AttributeError"
