@@ -80,7 +80,7 @@ _COLLECTOR = (
     # journal), with ``srun --label``'s task number after them or in front of them (a job's own stamps).
     # (A stamp alone on a line, no blank after it, stamps an empty line: Buildkite's.)
     rf"(?:(?:\s{{0,3}}\d{{1,4}}: (?={_STAMP}))?(?:{_SPACED}(?={_STAMP}))?"
-    rf"(?:{_STAMP}{_LABELS}(?: |(?=[\r\n]|$))){{1,2}}(?:\s{{0,3}}\d{{1,4}}: )?|\s{{0,3}}\d{{1,4}}: )?"
+    rf"(?:{_STAMP}(?:{_LABELS} |(?=[\r\n]|$))){{1,2}}(?:\s{{0,3}}\d{{1,4}}: )?|\s{{0,3}}\d{{1,4}}: )?"
     r"(?:[A-Za-z0-9][\w.\-]*\s+\| | *\| )?"  # a collector in front of a docker compose column
 )
 _COLLECTOR_RE = re.compile(_COLLECTOR, re.ASCII)  # as the bytes pattern reads it (``quick_key``)

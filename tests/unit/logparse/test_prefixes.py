@@ -74,3 +74,14 @@ def test_quick_key_agrees_with_the_full_parse(raw: bytes) -> None:
     """The undecoded fast path names the same writer as the full parse, or declines."""
     key = quick_key(raw)
     assert key is None or key == parse_line(decode(raw)).key
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("[2025-07-11T20:13:34Z]", ""),  # Buildkite's stamp alone: an empty line
+    ("2026-03-11T17:57:09.855212259Z", ""),
+    ('2026-03-11T17:57:09Z {"t": "2026-09-24T11:55:42Z", "msg": "train finished", "rc": 1}',
+     '{"t": "2026-09-24T11:55:42Z", "msg": "train finished", "rc": 1}'),  # a JSON line, not Loki's labels
+    ('2026-03-11T17:57:09Z {container="vllm"} INFO ready', "INFO ready"),
+])
+def test_a_stamp_alone_is_an_empty_line_and_a_json_line_after_one_is_kept(line: str, message: str) -> None:
+    assert parse_line(line).message == message
