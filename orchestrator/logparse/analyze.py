@@ -153,8 +153,8 @@ def _reshaped(sample: bytes) -> tuple[Reshaper | None, str]:
                                 f"Kaggle's): read as the text of their \"{key.decode()}\" field; line numbers are the file's")
     key = pretty_json_key(sample)
     if key is not None:
-        return JsonLines(key, pretty=True), (f"pretty-printed JSON entries (a log export: Cloud Logging's, ...): read as "
-                                             f"the text of their \"{key.decode()}\" fields; line numbers are the file's")
+        return JsonLines(key, pretty=True), (f"pretty-printed JSON entries (a log export, such as Cloud Logging's download): "
+                                             f"read as the text of their \"{key.decode()}\" fields; line numbers are the file's")
     if double_spaced(sample):
         return Undoubler(), ("double-spaced (every line followed by an empty one): read without those empty lines; "
                              "line numbers are the file's")
