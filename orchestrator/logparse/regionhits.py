@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from orchestrator.logparse import funnel as fn
 from orchestrator.logparse import native
@@ -31,11 +32,30 @@ class _Unit:
     literals: native.LiteralSet | None = None  # a native unit's compiled needles
 
 
+@lru_cache(maxsize=8)
+def _native_plan(funnel: fn.Funnel) -> tuple[tuple[list[tuple[int, bytes]], frozenset[bytes], native.LiteralSet], ...]:
+    """Native units of ``funnel``: the needles relevant in the same states, compiled as one set each."""
+    units: dict[tuple[object, ...], list[tuple[int, bytes]]] = {}
+    for n in funnel.needles:
+        units.setdefault((n.until_phase, n.until_clean, n.while_pending), []).append((-1, n.text))
+    plan = []
+    for members in units.values():
+        texts = frozenset(t for _, t in members)
+        plan.append((members, texts, native.literal_set(tuple(sorted(texts)))))
+    return tuple(plan)
+
+
 class RegionHits:
     """Hit lists of ``buf[start:end]`` per unit (and of progress marks), filled lazily ahead of the windows."""
 
     def __init__(self, funnel: fn.Funnel, buf: bytes, start: int, end: int) -> None:
         self._buf, self._end = buf, end
+        self._progress: tuple[int, list[int]] | None = None
+        self._native = native.available()
+        if self._native:  # the plan depends on the funnel alone: made once, each region gets fresh hit lists
+            self._units = [_Unit(members, None, texts, literals=literals)
+                           for members, texts, literals in _native_plan(funnel)]
+            return
         needles = [n.text for n in funnel.needles]
         # Needles relevant in different states never share a regex unit: it is relevant as a whole (no hits of
         # needles not wanted now to scan for and drop).  A walk is shared by all needles of its byte (one
@@ -44,8 +64,7 @@ class RegionHits:
         units: dict[tuple[object, ...], _Unit] = {}
         length = end - start
         freq: dict[int, int] | None = None
-        self._native = native.available()
-        if length >= fn._MIN_PLANNED and not self._native:
+        if length >= fn._MIN_PLANNED:
             freq = fn._sample_freq(buf, start, end, fn._needle_bytes(tuple(needles)))
             scale = length / (4 * (min(fn._SAMPLE, length // 8) // 4))
         for needle in needles:
@@ -54,14 +73,10 @@ class RegionHits:
                 if freq[needle[k]] * scale * fn._STEP_BYTES < length:
                     units.setdefault(("w", needle[k]), _Unit([], needle[k])).members.append((k, needle))
                     continue
-            key = ("n", kind[needle]) if self._native else ("r", needle[0], kind[needle])
-            units.setdefault(key, _Unit([], None)).members.append((-1, needle))
+            units.setdefault(("r", needle[0], kind[needle]), _Unit([], None)).members.append((-1, needle))
         self._units = list(units.values())
         for u in self._units:
             u.texts = frozenset(t for _, t in u.members)
-            if self._native and u.anchor is None:
-                u.literals = native.literal_set(tuple(sorted(u.texts)))
-        self._progress: tuple[int, list[int]] | None = None
 
     def _hits(self, u: _Unit, start: int, end: int) -> list[int]:
         if u.lo < 0 or u.lo > start:
