@@ -53,6 +53,8 @@ _GLOG_LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
 _C10_RE = re.compile(r"\[(?P<lvl>[IWEF])(?P<ts>\d{3,4} \d\d:\d\d:\d\d\.\d+) (?P<file>[^\s:\]]+):(?P<line>\d+)\] ")
 #: Python logging's default layout (``logging.basicConfig()``: ``WARNING:sgl_jax.srt.entrypoints.engine:...``).
 _BASIC_RE = re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[A-Za-z_][\w.]*):")
+#: The same in brackets, as ms-swift's loggers write it (``[WARNING:swift] max_model_len(8096) - ...``).
+_BRACKETED_RE = re.compile(r"\[(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[A-Za-z_][\w.]*)\] ?")
 # Only a prefix and blanks: 0.16 writes "(Worker_TP0 pid=1) " then "\r" + a tqdm frame.
 _PREFIX_ONLY_RE = re.compile(r"^\s*" + _PROC + r"\s*$")
 #: What a log collector prepends: docker compose's service column (its name lost in a paste: `` | ``; Buildkite's web
@@ -154,6 +156,8 @@ def _parse(text: str, inherited: tuple[str, int] | None = None) -> ParsedLine:
         record = f"{level} {g.group('ts')} [{g.group('file')}:{g.group('line')}]"
         return ParsedLine(process, pid, level, record, rest[g.end():])
     b = _BASIC_RE.match(rest, pos) if rest[pos:pos + 1] in "DIWEC" else None
+    if b is None and rest.startswith("[", pos):
+        b = _BRACKETED_RE.match(rest, pos)
     if b is not None:
         return ParsedLine(process, pid, b.group("lvl"), f"{b.group('lvl')} {b.group('logger')}", rest[b.end():])
     return ParsedLine(process, pid, None, None, rest[pos:])

@@ -232,7 +232,7 @@ class LineRules(EvidenceRules):
             self._mark_request(line, line_no)
             self._traceback_line(line, line_no, events)
             return
-        if "Exception in ASGI application" in msg or ("method failed" in msg and CALL_FAILED.search(msg)):
+        if "Exception in ASGI application" in msg or ("ethod " in msg and CALL_FAILED.search(msg)):
             self._call_failed_at[line.key] = line_no
         if self._aborted_at is not None:
             self._after_terminate(msg, line_no)

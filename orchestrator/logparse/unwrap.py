@@ -83,7 +83,12 @@ def wrap_width(sample: bytes) -> Wrapping | None:
     after = [(lines[i + 1], lines[i]) for i in rows if i + 1 < len(lines)]
     normal = sum(1 for nxt, row in after if nxt[:_START] in common or (_like(nxt, row) and row.strip())
                  or _own_line(nxt) or _source_after_frame(row, nxt))
-    # With only two rows (one long line), the line after each must be a continuation.
+    # With only two rows (one long line), the line after each must be a continuation, and not indented: a cut
+    # lands mid-text, seldom before a run of blanks (two indented ``key: value`` lines of one length are not).
+    # Nor may they hold multi-byte characters: a terminal cuts at a column, and such a row as long in bytes as
+    # the other is shorter in columns (two lines of a model's answer with arrows in them, of one byte length).
+    if len(rows) < _MIN_ROWS:
+        normal += sum(1 for nxt, row in after if nxt[:2] == b"  " or not row.isascii())
     most = _MAX_NORMAL_NEXT * len(after) if len(rows) >= _MIN_ROWS else 0
     return Wrapping(width, frozenset(common)) if after and normal <= most else None
 
@@ -139,7 +144,7 @@ def _laid_out(row: bytes) -> bool:
     """Whether a row is drawn to a width rather than cut at it: a table's (nvidia-smi's ``| ... |`` /
     ``+---+``), a row whose last column is right-aligned at the width (``INFO     Saved 3000 rows
     data_generation_offline.py:431``: rich's log record; BuildKit's ``=> [asr 1/6] FROM ...   0.0s``), a rule
-    of dashes, or IPython's traceback header (its exception name padded to 75 columns,
+    of dashes or a title centred in one, or IPython's traceback header (its exception name padded to 75 columns,
     under a rule of 75 dashes)."""
     if row[:1] in b"|+" and row[-1:] in b"|+":
         return True
@@ -148,7 +153,9 @@ def _laid_out(row: bytes) -> bool:
     if row.endswith(b"]") and _TQDM_END.search(row) is not None:
         return True  # a progress bar's frame, whole: tqdm draws its frames to the same width
     text = row.strip()
-    return (len(text) > 1 and text.strip(text[:1]) == b"") or is_ipython_header(row.decode("utf-8", "replace"))
+    if len(text) > 6 and not text[:1].isalnum() and text[:3] == text[-3:] == text[:1] * 3:
+        return True  # a rule, or a title centred in one (``---- Final Score ----``: ``f"{x:-^80}"``)
+    return is_ipython_header(row.decode("utf-8", "replace"))
 
 
 def _own_line(row: bytes) -> bool:

@@ -74,7 +74,8 @@ _HANDLER = re.compile(r"(?:^|[\s[])serving(?:_\w+)?\.py:\d+\]")
 _ASSERT_SOURCE = re.compile(r"^\s*(?:-*> ?\d+\s+)?(?P<stmt>assert\b.*)$")
 _CONTEXT = re.compile(r"^\s*\d+ ")  # IPython's gutter without its arrow: a line around the one that ran
 #: The engine's record of a utility call that failed: the caller gets the failure, the engine goes on.
-CALL_FAILED = re.compile(r"^Invocation of \S+ method failed")
+#: A call failed and its caller goes on: vLLM's ``collective_rpc``, ms-swift's rollout server's request handler.
+CALL_FAILED = re.compile(r"^(?:Invocation of \S+ method failed|Method execution failed: \S+)")
 
 
 class EvidenceRules:

@@ -85,3 +85,9 @@ def test_quick_key_agrees_with_the_full_parse(raw: bytes) -> None:
 ])
 def test_a_stamp_alone_is_an_empty_line_and_a_json_line_after_one_is_kept(line: str, message: str) -> None:
     assert parse_line(line).message == message
+
+
+def test_ms_swifts_bracketed_records_are_read_with_their_level() -> None:
+    p = parse_line("[ERROR:swift] Method execution failed: async_infer")
+    assert (p.level, p.message) == ("ERROR", "Method execution failed: async_infer")
+    assert parse_line("[rank0]: Traceback (most recent call last):").level is None

@@ -300,3 +300,21 @@ def test_an_asyncio_tasks_unretrieved_exception_is_not_a_failure() -> None:
     a = analyze_bytes(log)
     assert not a.failed and a.root_cause is None
     assert "asyncio_task_exception" in {s["id"] for s in a.to_json(file="x.log")["signatures"]}
+
+
+def test_a_rollout_servers_failed_call_is_one_requests_failure() -> None:
+    """ms-swift's rollout server logs a failed call (``[ERROR:swift] Method execution failed: async_infer``, its
+    traceback) and answers the request with a 500: an error of one request while the server serves, not a
+    failure of the run."""
+    log = (b'INFO:     127.0.0.1:34776 - "POST /reset_prefix_cache/ HTTP/1.1" 200 OK\n'
+           b"[WARNING:swift] max_model_len(8096) - num_tokens(12052) < max_tokens(2048). Setting max_tokens: -3956\n"
+           b"[ERROR:swift] Method execution failed: async_infer\n"
+           b"Traceback (most recent call last):\n"
+           b'  File "/w/swift/llm/infer/rollout.py", line 144, in async_llm_worker\n'
+           b"    result = await method(*args, **kwargs)\n"
+           b"ValueError: max_tokens must be at least 1, got -3956.\n"
+           b'INFO:     127.0.0.1:34776 - "POST /infer/ HTTP/1.1" 500 Internal Server Error\n')
+    a = analyze_bytes(log)
+    assert not a.failed
+    assert a.root_cause is not None and a.root_cause.exception == "ValueError"  # offered, pending
+    assert a.errors == 1 and a.first_error_at == 3

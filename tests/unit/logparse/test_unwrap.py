@@ -225,3 +225,25 @@ def test_python_warnings_with_their_source_lines_are_not_a_wrap() -> None:
     records = [(record % (i, i, i)).ljust(width, b".") + b"\n" for i in range(2)]
     sample = warning + records[0] + records[1] + warning + b"[2025-12-17 01:23:29] Load weight end.\n" + warning
     assert wrap_width(sample) is None
+
+
+@pytest.mark.parametrize("text", [
+    # a score report: two indented ``key: value`` lines of one length, then a title centred in dashes
+    ("[Content Validation]\n  Expected: {'A': 'false', 'B': 'true', 'C': 'false', 'D': 'false'}\n"
+     "  Predicted: {'A': 'false', 'B': 'false', 'C': 'true', 'D': 'true'}\n  Content validation: MISMATCH\n\n"
+     + "-" * 80 + "\n" + " Final Score ".center(80, "-") + "\n  Format: 1\n  Answer: -2\n").encode(),
+    # a model's answer: two sentences of one length in bytes, with arrows in them (shorter in columns)
+    ("1. (B \u2194 A) means B is true if and only if A is true.\n3. \u00ac(C) means C is false.\n"
+     "Let's start with (B \u2228 B) \u2192 (B \u2227 \u00acD). Since (B \u2228 B) is B, we look at B \u2192 (B \u2227 \u00acD), "
+     "so D.\n"  # 101 bytes, as long as the next
+     "If B is true, then (B \u2227 \u00acD) is true only if D is false. If B is false, the implication is true....\n"
+     "Considering (B \u2194 A), B is true if and only if A is true.\nNow let's assume B is true.\n").encode(),
+], ids=["report", "answer"])
+def test_two_lines_of_one_length_in_a_layout_or_in_prose_are_not_a_wrap(text: bytes) -> None:
+    """Two rows of the longest length, one after the other, read as one long line cut twice only when the
+    rows could be a terminal's cut: not indented like a report's fields, not holding multi-byte characters
+    (a terminal cuts at a column), not a title centred in a rule (wild94 wf09)."""
+    lines = text.split(b"\n")
+    widest = max(map(len, lines))
+    assert sum(len(ln) == widest for ln in lines) >= 2
+    assert wrap_width(text) is None
