@@ -103,6 +103,15 @@ class Evidence:
             if item["line_no"] == line_no and str(item["message"]).startswith("terminate called"):
                 item["message"] = message
 
+    def extend_line_cause(self, line_no: int, more: str, cap: int) -> bool:
+        """Add a line of its message to the line cause found at ``line_no`` (pytest's next ``E`` line); whether
+        one was there."""
+        for item in self.line_causes:
+            if item["line_no"] == line_no:
+                item["message"] = f"{item['message']}\n{more}"[:cap]
+                return True
+        return False
+
     def amend_line_process(self, line_no: int, process: str) -> None:
         """Name the process of the line cause found at ``line_no`` when its line had no prefix (``main``)."""
         for item in self.line_causes:

@@ -94,6 +94,7 @@ class LineRules(EvidenceRules):
         self._repeats = Repeats()  # tracebacks per writer and place: failures lived with
         self._handled_at: dict[str, int] = {}  # writer -> line of a record whose traceback it lives with
         self._aborted_at: int | None = None  # a C++ terminate: its what() line, and its process, may follow
+        self._pytest_at: list[int] | None = None  # pytest's E lines: more of the exception's text may follow
         self._frame_at: list[Any] | None = None  # [writer, line] of the last frame line outside a traceback
         self._head: str | None = None  # the text before the message of the line being classified  # a C++ "terminate called ..." waiting for its what() line
 
@@ -120,6 +121,7 @@ class LineRules(EvidenceRules):
             "repeats": self._repeats.to_dict(),
             "handled_at": dict(self._handled_at),
             "aborted_at": self._aborted_at,
+            "pytest_at": self._pytest_at,
             "frame_at": self._frame_at,
             "serving_seen": self._serving_seen,
         }
@@ -145,6 +147,7 @@ class LineRules(EvidenceRules):
         self._handled_at = {str(k): int(v) for k, v in snap.get("handled_at", {}).items()}
         self._aborted_at = snap.get("aborted_at", snap.get("terminate_line"))  # (the key's older name)
         self._frame_at = snap.get("frame_at")
+        self._pytest_at = snap.get("pytest_at")
         self._serving_seen = bool(snap.get("serving_seen", False))
 
     def _funnel_state(self) -> tuple[Phase, bool, bool]:
@@ -236,6 +239,8 @@ class LineRules(EvidenceRules):
             self._call_failed_at[line.key] = line_no
         if self._aborted_at is not None:
             self._after_terminate(msg, line_no)
+        if self._pytest_at is not None:
+            self._pytest_more(msg, line_no)
         # A C++ backtrace's frame (``frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x10c``) names
         # functions, not what went wrong: the message above or below it does.
         # Nor does a frame's source line (``    raise RuntimeError("Engine core initialization failed. "``): the

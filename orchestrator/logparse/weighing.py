@@ -35,8 +35,9 @@ _NAMED_AFTER = re.compile(r"(?:: |\()(?P<exc>[A-Z]\w*(?:Error|Exception)): \S")
 #: ``- assert not True`` for a bare ``assert`` (an ``AssertionError`` with no message: pytest shows the assertion).
 _PYTEST_SUMMARY = re.compile(r" - (?:(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Failed|Timeout))(?::|$)"
                              r"|(?P<bare>assert ))")
-#: pytest's column in front of the lines of a failed test's exception (``E       AssertionError: ...``).
-_PYTEST_E = re.compile(r"E {3,}(?=\S)")
+#: pytest's column in front of the lines of a failed test's exception (``E       AssertionError: ...``), indented
+#: when a script quotes the report.
+_PYTEST_E = re.compile(r"\s*E {3,}(?=\S)")
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<exc>[^']+)'")
 _WHAT = re.compile(r"^\s*what\(\):\s*(?P<msg>.*)$")
 #: The process title vLLM gives its processes, as a C++ backtrace's frames show it (``frame #9:
@@ -92,6 +93,7 @@ class EvidenceRules:
     _repeats: Repeats
     _handled_at: dict[str, int]  # writer -> line of a record whose traceback it caught and lived with
     _aborted_at: int | None
+    _pytest_at: list[int] | None  # [line, last line] of a failed test's exception, read from pytest's E lines
     _dirty: bool
 
     def _weigh_line(self, line: ParsedLine, line_no: int, sigs: tuple[Signature, ...], is_error: bool) -> None:
@@ -101,7 +103,7 @@ class EvidenceRules:
             if ref is not None:
                 self._ev.add_echo(ref)
         text = ERROR_LINE.sub("", msg, count=1).strip() if is_error and line.level is None else msg.strip()
-        if text[:4] == "E   " and (pe := _PYTEST_E.match(text)) is not None:
+        if "E   " in text[:8] and (pe := _PYTEST_E.match(text)) is not None:
             text = text[pe.end():]
         exc: str | None = None
         m = _EXC_LINE.match(text)
@@ -127,6 +129,8 @@ class EvidenceRules:
             text = text[h.start():]
         cause = RootCause(exc, text[:4096], line.process, None, first.id if first else None, line_no,
                           first.hint if first else None)
+        if first is not None and first.id == "pytest_exception":
+            self._pytest_at = [line_no, line_no]  # its next E lines go on with its message
         if not causes and not symptoms and warnings and all(s.harmless for s in warnings):
             return  # a known-harmless error record (``Cannot use FA version 2``): neither cause nor evidence
         if self._ev.stall is None and (stalled := next((s for s in warnings if s.stalls), None)) is not None:
@@ -154,6 +158,18 @@ class EvidenceRules:
         elif is_error:
             # Evidence, not a failure: a pending error until the log shows the job going on (_sign_of_life).
             self._ev.add_error_line(cause)
+        self._dirty = True
+
+    def _pytest_more(self, msg: str, line_no: int) -> None:
+        """A line after a failed test's first ``E`` line (``_pytest_at``): the next ``E`` line goes on with the
+        exception's text (pydantic's ``Value error, ...``, an assertion's ``+  where ...``)."""
+        at = self._pytest_at
+        assert at is not None
+        pe = _PYTEST_E.match(msg) if line_no == at[1] + 1 else None
+        if pe is None or not self._ev.extend_line_cause(at[0], msg[pe.end():].rstrip(), 4096):
+            self._pytest_at = None
+            return
+        at[1] = line_no
         self._dirty = True
 
     def _after_terminate(self, msg: str, line_no: int) -> None:

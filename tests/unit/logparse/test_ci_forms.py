@@ -30,14 +30,14 @@ def _stamped(log: bytes, gutter: bytes = b"") -> bytes:
 
 @pytest.mark.parametrize("form", ["raw", "buildkite", "web view"])
 def test_a_failed_tests_exception_is_read_from_its_e_lines(form: str) -> None:
-    """The failure section's first ``E`` line names the exception and its message: the root cause, before the
-    short summary that repeats it."""
+    """The failure section's first ``E`` line names the exception and its message, the next ``E`` lines go on
+    with it: the root cause, before the short summary that repeats it."""
     log = FAILURE + SUMMARY
     log = {"raw": log, "buildkite": _stamped(log), "web view": _stamped(log, b"\xc2\xa0 | ")}[form]
     a = analyze_bytes(log)
     rc = a.root_cause
     assert a.failed and rc is not None
-    assert (rc.exception, rc.message, rc.line_no) == ("AssertionError", "No message received", 7)
+    assert (rc.exception, rc.message, rc.line_no) == ("AssertionError", "No message received\nassert None is not None", 7)
     assert rc.signature == "pytest_exception"
 
 
@@ -112,3 +112,21 @@ def test_a_stamp_alone_stamps_an_empty_line() -> None:
     for form in (log, stamped, b"".join(b"\xc2\xa0 | " + line for line in stamped.splitlines(keepends=True))):
         a = analyze_bytes(form)
         assert not a.failed and a.root_cause is not None and a.root_cause.exception == "AttributeError"
+
+
+def test_a_quoted_reports_e_lines_carry_a_multi_line_message() -> None:
+    """A script's summary of a test run, the report's lines indented: pydantic's message goes on over the next
+    ``E`` lines (the reason is there, not on the first), and the lines after them are not part of it."""
+    log = (b"### E. core scheduler + prefix cache ###\n"
+           b"  E       pydantic_core._pydantic_core.ValidationError: 1 validation error for ParallelConfig\n"
+           b"  E         Value error, World size (2) is larger than the number of available GPUs (1) in this node.\n"
+           b"  E           For further information visit https://errors.pydantic.dev/2.13/v/value_error\n"
+           b"  FAILED tests/v1/core/test_scheduler.py::test_async_scheduling_pp\n"
+           b"  1 failed, 232 passed, 15 warnings in 226.32s (0:03:46)\n")
+    a = analyze_bytes(log)
+    rc = a.root_cause
+    assert a.failed and rc is not None and rc.exception == "pydantic_core._pydantic_core.ValidationError"
+    assert rc.message.split("\n") == [
+        "1 validation error for ParallelConfig",
+        "Value error, World size (2) is larger than the number of available GPUs (1) in this node.",
+        "For further information visit https://errors.pydantic.dev/2.13/v/value_error"]
