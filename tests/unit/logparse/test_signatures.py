@@ -124,6 +124,8 @@ EXAMPLES = {
     "segfault": "segmentation fault (SIGSEGV)",
     "pytest_exception": "E       AssertionError: No message received",
     "asyncio_task_exception": "Task exception was never retrieved",
+    "resource_tracker_relaunch": ("/usr/lib/python3.12/multiprocessing/resource_tracker.py:123: UserWarning: "
+                                  "resource_tracker: process died unexpectedly, relaunching.  Some resources might leak."),
     "ci_step_failed": "Error: Process completed with exit code 1.",
     "kernel_oom_kill": ("[ 9794.850361] Out of memory: Killed process 108229 (vLLM::EngineCor) total-vm:249406116kB, "
                         "anon-rss:1175116kB"),
