@@ -22,7 +22,9 @@ from orchestrator.logparse.lines import WholeLines
 SPELLINGS: tuple[bytes, ...] = (b"ESC", b"^[", b"\\x1b", b"\\x1B", b"\\033", b"\\e", b"\\u001b", b"\\u001B")
 #: Lines with a colour code (SGR: ``[`` + numbers + ``m``) written that way needed in the sample.
 _MIN_LINES = 2
-_SGR_TAIL = rb"\[[0-9;]{0,16}m"
+_TAIL = re.compile(rb"\[[0-9;]{1,16}m")  # one with a number at least: ``[m`` starts many a ``[module.py:N]``
+_LONGEST = max(map(len, SPELLINGS))
+_HEAD = 128 * 1024
 #: Any control sequence (a cursor move, ``[K`` clearing the line: tqdm's), written back once the log is known
 #: to spell its codes so.
 _CSI_TAIL = rb"\[[0-?]{0,16}[ -/]{0,2}[@-~]"
@@ -30,19 +32,24 @@ _CSI_TAIL = rb"\[[0-?]{0,16}[ -/]{0,2}[@-~]"
 
 def shown_escapes(sample: bytes) -> bytes | None:
     """The spelling of the escape byte the colour codes of ``sample`` are written in, when they all are
-    (``ESC``, ``^[``, ...) and on more than one line (a script's ``printf '\\033[1m'`` is not), else None."""
+    (``ESC``, ``^[``, ...) and on more than one line (a script's ``printf '\\033[1m'`` is not), else None.
+    One pass for the codes' tails (``[1;36m``: rare in a log without colour), each then checked for a spelling
+    just before it, over the sample's start: a coloured log shows its codes from its first records."""
     if b"\x1b" in sample:
         return None
-    for spelling in SPELLINGS:
-        if spelling + b"[" not in sample:
+    sample = sample[:_HEAD]
+    lines: dict[bytes, set[int]] = {}
+    line = at = 0
+    for m in _TAIL.finditer(sample):
+        before = sample[max(0, m.start() - _LONGEST):m.start()]
+        spelling = next((sp for sp in SPELLINGS if before.endswith(sp)), None)
+        if spelling is None:
             continue
-        line = at = 0
-        lines: set[int] = set()
-        for m in _code_re(spelling, _SGR_TAIL).finditer(sample):
-            line, at = line + sample.count(b"\n", at, m.start()), m.start()
-            lines.add(line)
-            if len(lines) >= _MIN_LINES:
-                return spelling
+        line, at = line + sample.count(b"\n", at, m.start()), m.start()
+        seen = lines.setdefault(spelling, set())
+        seen.add(line)
+        if len(seen) >= _MIN_LINES:
+            return spelling
     return None
 
 
