@@ -76,6 +76,8 @@ class Evidence:
     #: Lines of causes that kill their process where it stands (a GPU memory fault, a C++ ``terminate``): the
     #: tracebacks other processes print well after one are what its death did to them.
     fatal_lines: list[int] = field(default_factory=list)
+    #: Line causes of a ``lived_with`` signature with no sign of life after them yet (a script's missing command).
+    livable: list[int] = field(default_factory=list)
 
     @staticmethod
     def _keep(items: list[dict[str, Any]], cause: RootCause, text_cap: int) -> None:
@@ -91,10 +93,12 @@ class Evidence:
     def add_traceback_cause(self, cause: RootCause) -> None:
         self._keep(self.tb_causes, cause, OTHER_TEXT_CAP)
 
-    def add_line_cause(self, cause: RootCause, fatal: bool = False) -> None:
+    def add_line_cause(self, cause: RootCause, fatal: bool = False, livable: bool = False) -> None:
         self._keep(self.line_causes, cause, OTHER_TEXT_CAP)
         if fatal and len(self.fatal_lines) < KEEP:
             self.fatal_lines.append(cause.line_no)
+        if livable and len(self.livable) < KEEP:
+            self.livable.append(cause.line_no)
 
     def amend_line_cause(self, line_no: int, message: str) -> None:
         """Give the line cause found at ``line_no`` (C++'s ``terminate called after throwing ...``) the message
@@ -183,12 +187,21 @@ class Evidence:
             self.demote(lambda item: item["line_no"] in served)
 
     def pending_error(self) -> bool:
-        """An error line with no sign of life after it."""
-        return bool(self.error_lines)
+        """An error line, or a cause a script may go on from (``livable``), with no sign of life after it."""
+        return bool(self.error_lines or self.livable)
 
-    def clear_pending(self) -> None:
-        """A sign of life: the job went on after its error lines, so none of them is a cause any more."""
+    def clear_pending(self, lived: bool = True) -> None:
+        """A sign of life: the job went on after its error lines, so none of them is a cause any more; nor
+        (``lived``) is a cause it may go on from (a missing command in its script): that one stays an error it
+        lived with."""
         self.error_lines.clear()
+        if lived and self.livable:
+            went_on = [item for item in self.line_causes if item["line_no"] in self.livable]
+            self.line_causes = [item for item in self.line_causes if item["line_no"] not in self.livable]
+            self.livable.clear()
+            for item in went_on:
+                if self.first_error is None or item["line_no"] < self.first_error["line_no"]:
+                    self.first_error = item
 
     def add_symptom(self, cause: RootCause, aftermath: bool = False) -> None:
         self._keep(self.aftermath if aftermath else self.symptoms, cause, SYMPTOM_TEXT_CAP)

@@ -366,7 +366,7 @@ class LogParser(TracebackLines):
                     continue
                 self._line_no = self._number(buf, s)
                 self._on_progress(ProgressReading(done, total, frame_unit(buf, f, e)), self._line_no, events)
-                self._settle(self._line_no, "", events)
+                self._settle_raw(self._line_no, buf[s:min(e, s + LINE_CAP)], events)
                 touched = True
                 continue
             self._line_no = self._number(buf, s)

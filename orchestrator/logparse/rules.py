@@ -164,7 +164,7 @@ class LineRules(EvidenceRules):
         tb_open = self._tbs.any_open()
         if not tb_open and not (checked or self._general(raw)):
             self._progress_rule(raw, line_no, events)
-            self._settle(line_no, "", events)
+            self._settle_raw(line_no, raw, events)
             return
         inherited = None
         if prev_cr and prev_raw is not None and b"pid=" in prev_raw:
@@ -307,8 +307,11 @@ class LineRules(EvidenceRules):
                 self._dirty = True
             if STOP_RE.search(msg):
                 self._ev.stop_line = line_no
-                if self._ev.pending_error() and self._ev.died_line is None:
-                    self._sign_of_life()  # an orderly stop after an error: the job did not die of it
+                if self._ev.error_lines and self._ev.died_line is None:
+                    # An orderly stop after an error: the job did not die of it (a missing command it waited on
+                    # since, stopped, is still what went wrong: not a sign of life).
+                    self._ev.clear_pending(lived=False)
+                    self._dirty = True
 
     def _progress_rule(self, raw: bytes, line_no: int, events: list[LogEvent]) -> None:
         if PROGRESS_RE.search(raw) is not None:
@@ -363,6 +366,12 @@ class LineRules(EvidenceRules):
         if self._ev.clean_line is not None:
             return Phase.STOPPED
         return self._phase
+
+    def _settle_raw(self, line_no: int, raw: bytes, events: list[LogEvent]) -> None:
+        """``_settle`` after a line read without decoding it (a fast path): its text is decoded only when a new
+        phase is reported with it, as ``_examine`` would have said it."""
+        if self._dirty:
+            self._settle(line_no, parse_line(decode(raw)).message, events)
 
     def _settle(self, line_no: int, text: str, events: list[LogEvent]) -> None:
         """After a line: report a new phase or root cause."""

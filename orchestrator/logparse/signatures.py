@@ -43,6 +43,7 @@ class Signature:
     after_stop: bool = False  # a cause that, just after an orderly stop, is the stop's doing (its SIGKILL)
     ends_serving: bool = False  # a cause only before the job serves: after, it ends the serving in order
     handled: bool = False  # a warning whose record goes on with a traceback the process caught and lived with
+    lived_with: bool = False  # a cause a script goes on from: a sign of life after it makes it an error it lived with
 
     def matches(self, text: str) -> bool:
         """True when ``text`` (a decoded, prefix-stripped line) shows this signature."""
@@ -209,6 +210,7 @@ def _signature_from(entry: dict[str, Any]) -> Signature:
             after_stop=bool(entry.get("after_stop", False)),
             ends_serving=bool(entry.get("ends_serving", False)),
             handled=bool(entry.get("handled", False)),
+            lived_with=bool(entry.get("lived_with", False)),
         )
     except (KeyError, ValueError, re.error) as err:
         if isinstance(err, CatalogueError):

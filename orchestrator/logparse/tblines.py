@@ -61,7 +61,7 @@ class TracebackLines(LineRules):
                     self._on_traceback(tb, events)
             if other and not self._general(raw):  # (a closed traceback may have made more needles relevant)
                 self._progress_rule(raw, self._line_no, events)
-                self._settle(self._line_no, "", events)
+                self._settle_raw(self._line_no, raw, events)
             else:
                 self._examine(raw, self._line_no, ending, prev_raw, prev_cr, False, events)
             prev_raw = raw if e - cursor <= PREV_CAP else None

@@ -150,7 +150,7 @@ class EvidenceRules:
         if causes and stop is not None and 0 < line_no - stop <= STOP_WINDOW and all(s.after_stop for s in causes):
             self._ev.add_symptom(cause, True)  # killed after an orderly stop (its grace ran out): the stop's
         elif causes:
-            self._ev.add_line_cause(cause, any(s.fatal for s in causes))
+            self._ev.add_line_cause(cause, any(s.fatal for s in causes), all(s.lived_with for s in causes))
         elif symptoms:
             self._ev.add_symptom(cause, all(s.aftermath for s in symptoms))
             if self._ev.clean_line is None and self._ev.died_line is None and any(s.fatal for s in symptoms):

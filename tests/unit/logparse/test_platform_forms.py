@@ -245,3 +245,16 @@ def test_a_rocm_gpu_fault_is_the_cause(fault: str) -> None:
     a progress bar's last frame."""
     a = analyze_bytes(f" 36%|###      | 166/456 [44:53<1:11:07, 14.71s/it]{fault}\n{fault}\n".encode())
     assert a.failed and a.root_cause is not None and a.root_cause.signature == "rocm_gpu_fault"
+
+
+def test_a_missing_command_the_job_went_on_from_is_an_error_it_lived_with() -> None:
+    """A harness script's ``npu-smi: command not found``, then the model loads and the benchmark runs to its end
+    (wild93 pt10): the job lived with it, so the log has not failed; it is still counted and shown."""
+    text = ("/data/test/run_ascend_testcase.sh: line 9: npu-smi: command not found\n"
+            "INFO 12-24 01:10:00 [model_runner.py:1200] Loading model weights took 12.3 GB\n"
+            + "".join(f"{p}%|##########| {p * 2}/200 [01:44<00:01,  2.50it/s]\n" for p in range(90, 101, 5))
+            + "Accuracy: 0.975\n.\n----------------------------------------------------------------------\n"
+              "Ran 1 test in 600.333s\n\nOK\n")
+    a = analyze_bytes(text.encode())
+    assert not a.failed and a.root_cause is None
+    assert "command_not_found" in {s.id for s in a.signatures}

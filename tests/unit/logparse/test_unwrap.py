@@ -16,7 +16,9 @@ from orchestrator.logparse.unwrap import wrap_width
 DATA = Path(__file__).resolve().parents[2] / "data"
 #: Logs that were hard-wrapped on their way to us (a paste from a terminal), at the width found in them.
 WRAPPED = {"g05_issue_vllm_xpu_kv_cache_too_small_max_seq_len.log": 119, "k803_cml_ray_two_gpu_pods_tp2_serving_ok.log": 147,
-           "as07_vllm_ascend_gather_v3_aivec_507035.log": 187}  # (an issue paste, transcribed as the index wrapped it)
+           "as07_vllm_ascend_gather_v3_aivec_507035.log": 187,  # (an issue paste, transcribed as the index wrapped it)
+           # issue pastes the reporters hard-wrapped (wild97)
+           "fo04_vllm_ray_2node_mi300a_cupy_missing.log": 130, "fo09_vllm_ray_lws_eks_pp_hang.log": 159}
 LOGS = [p for p in sorted(DATA.glob("*/*.log")) if p.name not in WRAPPED]
 #: Logs with a stretch that was cut or wrapped at a width on its way to us (the whole log is not): a short
 #: stretch of them is rightly taken for a wrap.
