@@ -17,7 +17,7 @@ COLLECTORS = {
     "srun --label": b"0: ",
 }
 
-#: Two collectors, one through the other, Loki's and a supervisor's: what ``eorch log analyze`` reads as well as the ones above
+#: Two collectors, one through the other, Loki's, a supervisor's and mpirun's: what ``eorch log analyze`` reads as well as the ones above
 #: (not in ``bench/verdict_score.py --transforms``, whose figures stay comparable from session to session).
 STACKED = {
     "kubectl --prefix --timestamps": b"[pod/vllm-7d9f8c-x2x4q/vllm] 2026-03-11T17:57:09.855212259Z ",
@@ -27,6 +27,8 @@ STACKED = {
     "loki logcli": b'2026-03-11T17:57:09Z {container="vllm", pod="vllm-0"} ',
     "a supervisor (lemonade)": b"2026-05-08 11:47:02.257 [Info] (Process) ",
     "srun --label over a job's own stamps": b"0: [2025-06-28T09:19:58Z] ",
+    "mpirun --tag-output": b"[1,0]<stdout>:",
+    "mpirun --tag-output --timestamp-output": b"Thu Jan 23 11:55:50 2025[1,1]<stderr>:",
 }
 
 

@@ -67,6 +67,8 @@ _ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?"
 _SYSLOG = r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?"
 _JOURNAL = r" [\w.\-]+ [\w.\-@/]+(?:\[\d+\])?:"  # host unit[pid]: -- only after journalctl's own stamps
 _FASTCHAT = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \| [A-Z]+ \| [\w.\-]+ \| "  # FastChat's ``ts | LEVEL | stderr | ``
+#: Open MPI's ``mpirun --tag-output`` (``[1,0]<stderr>:``), after ``--timestamp-output``'s date when it has one.
+_MPIRUN = r"(?:[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})?\[\d+,\d+\]<std(?:out|err|diag)>:"
 #: A supervisor's stamp, level and source on each line of its child's output (Lemonade's ``ts [Error] (Process) ``).
 _SUPERVISED = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[(?:Error|Warning|Info|Debug|Trace)\] \(Process\) "
 _STAMP = rf"(?:(?:{_ISO}[+-]\d\d:?\d\d|{_SYSLOG})(?:{_JOURNAL})?|{_ISO}Z?|\[{_ISO}Z?\])"
@@ -75,7 +77,7 @@ _LABELS = r"(?: \{[^{}]*\})?"  # Loki's logcli: the stream's labels after its st
 #: is also how Python logging starts its records.
 _SPACED = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? "
 _COLLECTOR = (
-    r"(?:" + _FASTCHAT + "|" + _SUPERVISED + r")?"
+    r"(?:" + _FASTCHAT + "|" + _SUPERVISED + "|" + _MPIRUN + r")?"
     r"(?:[A-Za-z0-9][\w.\-]*\s+\| |[ \xa0]*\| |\[pod/[^\]\s]+\] "
     r"|[a-z0-9][a-z0-9.\-]*-[a-z0-9]{8,10}-[a-z0-9]{5} [a-z0-9][a-z0-9\-]* )?"
     # Stamps of one or two collectors, one through the other (``ts`` over kubectl's, Slurm's output in the
