@@ -279,6 +279,8 @@ class EvidenceRules:
         above the start-up), or, while serving, the front end's, logged as an error record or after
         uvicorn's ``Exception in ASGI application``, or any process's right after it said a utility call
         failed."""
+        if line.message.startswith("EngineCore hit an exception"):
+            return  # the engine core's own traceback (vLLM 0.8 prints it unprefixed, as the front end's lines)
         handled = self._handled_at.pop(line.key, None)
         if handled is not None and line_no - handled <= 3:
             # The record that announced it says the process goes on (``Failed to load plugin X``).

@@ -318,3 +318,22 @@ def test_a_rollout_servers_failed_call_is_one_requests_failure() -> None:
     assert not a.failed
     assert a.root_cause is not None and a.root_cause.exception == "ValueError"  # offered, pending
     assert a.errors == 1 and a.first_error_at == 3
+
+
+def test_the_engine_cores_own_traceback_while_serving_is_not_one_requests() -> None:
+    """vLLM 0.8 prints the engine core's death unprefixed, like the front end's lines (``EngineCore hit an
+    exception: Traceback ...``): while serving it is still the engine's failure, not one request's, and the
+    throughput record after it (the front end still logging) does not clear it."""
+    r = b"ERROR 04-16 10:35:25 [core.py:387] "
+    log = (b"INFO 04-16 10:35:05 [api_server.py:1081] Starting vLLM API server on http://0.0.0.0:8000\n"
+           b'INFO:     172.20.235.128:30878 - "GET /health HTTP/1.1" 200 OK\n'
+           + r + b"EngineCore hit an exception: Traceback (most recent call last):\n"
+           + r + b'  File "/r/dag/compiled_dag_node.py", line 2344, in _execute_until\n'
+           + r + b"    result = self._dag_output_fetcher.read(timeout)\n"
+           + r + b"ray.exceptions.RayChannelTimeoutError: System error: Timed out waiting for object available to "
+                 b"read.\n"
+           + b"INFO 04-16 10:35:27 [loggers.py:87] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation "
+             b"throughput: 0.0 tokens/s, Running: 0 reqs, Waiting: 0 reqs\n")
+    a = analyze_bytes(log)
+    rc = a.root_cause
+    assert a.failed and rc is not None and rc.exception == "ray.exceptions.RayChannelTimeoutError"
