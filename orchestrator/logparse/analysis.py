@@ -129,20 +129,23 @@ class Evidence:
         if self.named_error is None and cause.exception:
             self.named_error = cause.to_dict()
 
-    def absorb_frames(self, process: str, line_no: int) -> None:
+    def absorb_frames(self, process: str, line_no: int) -> list[str]:
         """The error lines ``process`` wrote one after another just above ``line_no`` were the frames of a
         traceback whose header was cut off (vLLM logs each line of one as an error record), up to its exception
-        line at ``line_no``: they are part of that traceback, not error lines of their own."""
+        line at ``line_no``: they are part of that traceback, not error lines of their own.  Returns their
+        texts."""
         above = line_no - 1
         for item in reversed(self.error_lines):
             if item["process"] != process or item["line_no"] != above:
                 break
             above -= 1
         if above == line_no - 1:
-            return
+            return []
+        frames = [str(item["message"]) for item in self.error_lines if above < item["line_no"] < line_no]
         self.error_lines = [item for item in self.error_lines if not above < item["line_no"] < line_no]
         if self.first_error is not None and above < self.first_error["line_no"] < line_no:
             self.first_error = self.error_lines[0] if self.error_lines else None
+        return frames
 
     def demote(self, survived: Callable[[dict[str, Any]], bool]) -> None:
         """The traceback causes ``survived`` picks were errors the job lived with (``repeats.py``): they become

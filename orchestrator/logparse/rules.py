@@ -228,8 +228,8 @@ class LineRules(EvidenceRules):
                                        or line_no == 1 or self._frame_above(line.key, line_no)):
             # A traceback whose header was cut off (a pasted tail, or only its exception line pasted): its
             # exception line still names the cause.
-            self._ev.absorb_frames(line.process, line_no)
-            for tb in self._tbs.start_headless(line, line_no, ending, failed_statement(line, prev_raw)):
+            frames = self._ev.absorb_frames(line.process, line_no)
+            for tb in self._tbs.start_headless(line, line_no, ending, failed_statement(line, prev_raw, frames)):
                 self._on_traceback(tb, events)
             self._tb_sigs[line.key] = []
             self._mark_request(line, line_no)

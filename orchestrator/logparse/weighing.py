@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
 
 from orchestrator.logparse.analysis import Evidence
 from orchestrator.logparse.events import LogEvent, RootCause, SignatureMatched, TracebackCompleted
@@ -334,12 +335,17 @@ def after_frame(line: ParsedLine, prev_raw: bytes | None) -> bool:
     return prev[:1].isspace() or prev.startswith(("raise ", "assert ")) or is_frame_line(prev)
 
 
-def failed_statement(line: ParsedLine, prev_raw: bytes | None) -> str | None:
+def failed_statement(line: ParsedLine, prev_raw: bytes | None, frames: Sequence[str] = ()) -> str | None:
     """The ``assert`` statement just before a bare ``AssertionError`` of the same writer (a traceback's innermost
-    frame, its header cut off): what the assertion was, which the exception line alone does not say."""
-    prev = _same_writer(line, prev_raw) if line.message.strip() == "AssertionError" else None
-    prev = prev.strip() if prev is not None else None
-    return prev if prev is not None and prev.startswith("assert ") else None
+    frame, its header cut off), or among the last ``frames`` above it (its frame records, caret lines under the
+    statement): what the assertion was, which the exception line alone does not say."""
+    if line.message.strip() != "AssertionError":
+        return None
+    prev = _same_writer(line, prev_raw)
+    for text in ([prev] if prev is not None else []) + list(reversed(frames[-3:])):
+        if text.strip().startswith("assert "):
+            return text.strip()
+    return None
 
 
 def _same_writer(line: ParsedLine, prev_raw: bytes | None) -> str | None:

@@ -461,3 +461,19 @@ def test_the_kernels_oom_kill_pasted_with_a_log_is_its_cause(line: bytes) -> Non
     rc = a.root_cause
     assert a.failed and rc is not None and rc.signature == "kernel_oom_kill" and rc.line_no == 2
     assert not analyze_bytes(b"INFO tip: grep dmesg for 'Killed process' after an OOM\n").failed
+
+
+def test_a_tail_of_records_ending_in_a_bare_assert_names_the_statement() -> None:
+    """A tail of a docker compose log: the engine's last frame as error records (its statement, the caret line
+    under it), then a bare ``AssertionError``: the statement says what failed."""
+    r = b"vllm-llm-1  | ERROR 03-30 02:15:01 [engine.py:160] "
+    log = (r + b'  File "/v/guided_decoding/xgrammar_decoding.py", line 355, in __call__\n'
+           + r + b"    assert self.matchers[i].accept_token(sampled_token)\n"
+           + r + b"           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+           + r + b"AssertionError\n"
+           + b"vllm-llm-1  | CRITICAL 03-30 02:15:01 [launcher.py:116] MQLLMEngine is already dead, terminating server "
+             b"process\n")
+    a = analyze_bytes(log)
+    rc = a.root_cause
+    assert a.failed and rc is not None and rc.exception == "AssertionError"
+    assert rc.message == "assert self.matchers[i].accept_token(sampled_token)"
