@@ -12,7 +12,6 @@ import dataclasses
 import re
 from typing import Any
 
-from orchestrator.logparse.analysis import Evidence
 from orchestrator.logparse.events import (
     ErrorSeen,
     LogEvent,
@@ -22,6 +21,7 @@ from orchestrator.logparse.events import (
     RootCauseFound,
     ShardsProgressed,
 )
+from orchestrator.logparse.evidence import Evidence
 from orchestrator.logparse.funnel import Funnel, build_funnel
 from orchestrator.logparse.lines import Ending, decode
 from orchestrator.logparse.phases import (

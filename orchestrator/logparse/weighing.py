@@ -17,8 +17,8 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
-from orchestrator.logparse.analysis import Evidence
 from orchestrator.logparse.events import LogEvent, RootCause, SignatureMatched, TracebackCompleted
+from orchestrator.logparse.evidence import Evidence
 from orchestrator.logparse.lines import decode
 from orchestrator.logparse.phases import Phase
 from orchestrator.logparse.prefixes import ParsedLine, parse_line
