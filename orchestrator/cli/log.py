@@ -24,7 +24,7 @@ from orchestrator.logparse import (
     signature_hint,
     with_exit_code,
 )
-from orchestrator.logparse.events import message_shown
+from orchestrator.logparse.events import CUT_NOTE, message_shown
 
 #: The file name that means standard input (a pipe: ``kubectl logs POD | eorch log analyze -``).
 STDIN = "-"
@@ -159,7 +159,8 @@ def _summary(name: str, a: Analysis, notes: list[str]) -> None:
         # kind of evidence it is.
         named = rc.exception or (rc.signature if rc.traceback is None and rc.process else None)
         what = escape(named or ("exit status" if rc.traceback is None and rc.process is None
-                                else "traceback" if rc.traceback and not rc.message else "error line"))
+                                else "traceback" if rc.traceback and (not rc.message or rc.message.startswith(CUT_NOTE))
+                                else "error line"))
         where = f" in {escape(rc.process)}" if rc.process else ""
         sig = "  " + escape(f"[{rc.signature}]") if rc.signature and rc.signature != named else ""
         console.print(f"  root cause  [bold]{what}[/]{where} (line {rc.line_no}){sig}", highlight=False)

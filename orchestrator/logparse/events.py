@@ -39,6 +39,10 @@ class RootCause:
         return cls(**data)
 
 
+#: How the message of a traceback cut before its exception line begins (``evidence._header_text``).
+CUT_NOTE = "cut before its exception line"
+
+
 def message_shown(cause: dict[str, Any]) -> str:
     """A root cause's message (``RootCause.to_dict()`` or a stored one) as shown, or what its absence means."""
     if cause.get("message"):
@@ -46,7 +50,7 @@ def message_shown(cause: dict[str, Any]) -> str:
     if cause.get("exception"):
         return "(raised without a message)"
     if cause.get("traceback"):
-        return "(traceback cut before its exception line)"
+        return f"(traceback {CUT_NOTE})"
     return "(empty message)"
 
 

@@ -22,12 +22,17 @@ life follows, it leaves the verdict and stays visible as ``first_error`` and in 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.logparse.events import RootCause
+from orchestrator.logparse.events import CUT_NOTE, RootCause
 from orchestrator.logparse.prefixes import MAIN
+
+#: A traceback's frame line, and a progress bar's text (``Postprocessing:   0%|     | 0/900 [00:00<?, ?it/s]``).
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<fn>.+))?')
+_PROGRESS_TEXT = re.compile(r"\d%\||\| *\d+/\d+ \[")
 
 #: Symptoms of workers whose parent process exited (``orphans_only``).
 _ORPHANED = ("parent_exited", "worker_shutdown")
@@ -326,12 +331,22 @@ class Evidence:
 
 
 def _header_text(item: dict[str, Any]) -> dict[str, Any]:
-    """A traceback cause that names nothing, with the text its header line began with as its message, when
-    it has some (``EngineCore hit an exception: Traceback (most recent call last):``)."""
-    first = str(item.get("traceback") or "").split("\n", 1)[0]
-    at = first.find("Traceback (most recent call last)")
-    text = first[:at].strip().rstrip(":").strip() if at > 0 else ""
-    return {**item, "message": text} if text else item
+    """A traceback cause that names nothing, with a message that says what it can: the text its header line
+    began with (``EngineCore hit an exception: Traceback (most recent call last):``), unless that was a progress
+    bar the header was glued to; else that it was cut, and its last frame with that frame's source line."""
+    lines = str(item.get("traceback") or "").split("\n")
+    at = lines[0].find("Traceback (most recent call last)")
+    text = lines[0][:at].strip().rstrip(":").strip() if at > 0 else ""
+    if text and _PROGRESS_TEXT.search(text) is None:
+        return {**item, "message": text}
+    last = next((i for i in range(len(lines) - 1, 0, -1) if _FRAME.match(lines[i])), None)
+    if last is None:
+        return item
+    m = _FRAME.match(lines[last])
+    assert m is not None
+    where = f"{m.group('file').rsplit('/', 1)[-1]}:{m.group('line')}" + (f", in {m.group('fn')}" if m.group("fn") else "")
+    source = lines[last + 1].strip() if last + 1 < len(lines) and lines[last + 1][:1].isspace() else ""
+    return {**item, "message": f"{CUT_NOTE}; last frame {where}" + (f": {source}" if source else "")}
 
 
 def _same_message(message: str, ref: str) -> bool:

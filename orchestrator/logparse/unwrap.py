@@ -43,6 +43,8 @@ _WARNING = re.compile(rb"\.py:\d+: \w*Warning: ")
 #: gcc's and clang's diagnostic line, and the source excerpt (or its caret line) they print under it.
 _DIAGNOSTIC = re.compile(rb":\d+:\d+: (?:warning|note|error|fatal error): ")
 _EXCERPT = re.compile(rb" *\d* \| ")
+#: A sentence's first word (``Special tokens file saved in ...``).
+_SENTENCE_START = re.compile(rb"[A-Z][a-z]+ [a-z]")
 _LEVEL_START = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?::| )")  # uvicorn's, Python logging's
 
 
@@ -87,8 +89,11 @@ def wrap_width(sample: bytes) -> Wrapping | None:
     # lands mid-text, seldom before a run of blanks (two indented ``key: value`` lines of one length are not).
     # Nor may they hold multi-byte characters: a terminal cuts at a column, and such a row as long in bytes as
     # the other is shorter in columns (two lines of a model's answer with arrows in them, of one byte length).
+    # Nor may a row end a word that a sentence's first word follows (``...map.json`` / ``Special tokens ...``):
+    # a cut seldom lands just there.
     if len(rows) < _MIN_ROWS:
-        normal += sum(1 for nxt, row in after if nxt[:2] == b"  " or not row.isascii())
+        normal += sum(1 for nxt, row in after if nxt[:2] == b"  " or not row.isascii()
+                      or (row[-1:].isalnum() and _SENTENCE_START.match(nxt) is not None))
     most = _MAX_NORMAL_NEXT * len(after) if len(rows) >= _MIN_ROWS else 0
     return Wrapping(width, frozenset(common)) if after and normal <= most else None
 

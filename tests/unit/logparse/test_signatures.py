@@ -122,6 +122,8 @@ EXAMPLES = {
     "triton_model_load_failed": "failed to load 'vllm_model' version 1: Internal: TypeError: 'NoneType' object is "
                                 "not subscriptable",
     "segfault": "segmentation fault (SIGSEGV)",
+    "cuda_error_at": "CUDA error (/build/flash-attention/hopper/flash_fwd_launch_template.h:188): invalid argument",
+    "native_signal_caught": "[node-7:1896790:0:1898637] Caught signal 11 (Segmentation fault: invalid permissions)",
     "pytest_exception": "E       AssertionError: No message received",
     "asyncio_task_exception": "Task exception was never retrieved",
     "resource_tracker_relaunch": ("/usr/lib/python3.12/multiprocessing/resource_tracker.py:123: UserWarning: "

@@ -242,11 +242,18 @@ def test_python_warnings_with_their_source_lines_are_not_a_wrap() -> None:
      "so D.\n"  # 101 bytes, as long as the next
      "If B is true, then (B \u2227 \u00acD) is true only if D is false. If B is false, the implication is true....\n"
      "Considering (B \u2194 A), B is true if and only if A is true.\nNow let's assume B is true.\n").encode(),
-], ids=["report", "answer"])
+    # a trainer saving its tokenizer: two paths that happen to be as long, each line a sentence of its own
+    (b'  "use_sliding_window": false,\n  "vocab_size": 152064\n}\n\n'
+     b"chat template saved in /srv/runs/sweep/rho0.10_seed44/chat_template.jinja\n"
+     b"tokenizer config file saved in /srv/runs/sweep/rho0.10_seed44/tokenizer_config.json\n"
+     b"Special tokens file saved in /srv/runs/sweep/rho0.10_seed44/special_tokens_map.json\n"
+     b"chat template saved in /srv/runs/sweep/rho0.10_seed44/chat_template.jinja\n"),
+], ids=["report", "answer", "sentences"])
 def test_two_lines_of_one_length_in_a_layout_or_in_prose_are_not_a_wrap(text: bytes) -> None:
     """Two rows of the longest length, one after the other, read as one long line cut twice only when the
     rows could be a terminal's cut: not indented like a report's fields, not holding multi-byte characters
-    (a terminal cuts at a column), not a title centred in a rule (wild94 wf09)."""
+    (a terminal cuts at a column), not a title centred in a rule (wild94 wf09), not a row that ends a word
+    before a sentence's first word (wild105 rl02)."""
     lines = text.split(b"\n")
     widest = max(map(len, lines))
     assert sum(len(ln) == widest for ln in lines) >= 2

@@ -1,0 +1,102 @@
+"""Forms found by the blind sets wild102-wild106 (session 30): crash reports in less common forms (a native
+library's signal handler, faulthandler, exception groups, rich's boxes) and the jobs of inference stacks and RL
+trainers around vLLM.  Every text here is written for the test, in the forms the real logs showed."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from orchestrator.logparse import analyze_bytes
+
+
+def _as(text: str, endings: str) -> bytes:
+    return (text if endings == "stored" else re.sub(r"\r\n?", "\n", text)).encode()
+
+
+UCX_CRASH = (
+    "[2025-05-27 23:56:41] Prefill batch. #new-seq: 1, #new-token: 64, #cached-token: 0, token usage: 0.00\n"
+    "[node-7:1896790:0:1898637] Caught signal 11 (Segmentation fault: invalid permissions for mapped object at "
+    "address 0x7f32b6020000)\n"
+    "==== backtrace (tid:1898637) ====\n"
+    " 0  /env/lib/nixl.libs/libucs-97f10f8d.so.0.0.0(ucs_handle_error+0x294) [0x7f32f5fadba4]\n"
+    " 1  /env/lib/nixl.libs/libuct-b36f5a30.so.0.0.0(uct_tcp_ep_am_bcopy+0x8a) [0x7f36fe03504a]\n"
+    "=================================\n"
+    "Fatal Python error: Segmentation fault\n"
+    "\n"
+    "Thread 0x00007f25c52fe640 (most recent call first):\n"
+    '  File "/env/lib/python3.10/threading.py", line 324 in wait\n'
+    '  File "/env/lib/python3.10/threading.py", line 973 in _bootstrap\n'
+    "\n"
+    "[2025-05-27 23:56:43] Child process unexpectedly failed with an exit code 139. pid=1896790\n"
+)
+
+
+@pytest.mark.parametrize("endings", ["stored", "normalised"])
+def test_a_native_librarys_caught_signal_is_the_cause_before_faulthandlers_report(endings: str) -> None:
+    """UCX's handler says what crashed (and its backtrace where); Python's faulthandler after it says only that
+    the process died of it."""
+    a = analyze_bytes(_as(UCX_CRASH, endings))
+    assert a.failed and a.root_cause is not None
+    assert a.root_cause.signature == "native_signal_caught"
+    assert "Caught signal 11 (Segmentation fault" in a.root_cause.message
+    assert a.root_cause.line_no == 2
+
+
+ACTOR = "(ActorModelRayActor pid=348952) "
+CUMEM_OOM = (
+    "Train epoch [1/1]: 100%|##########| 8/8 [02:00<00:00, 15.12s/it, pg=0.319, rm=0.163]\n"
+    "(LLMRayActor pid=347862) CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:62\n"
+    f"{ACTOR}\n"
+    "Episode [1/16]:   0%|          | 0/309 [03:58<?, ?it/s]\n"
+    "Traceback (most recent call last):\n"
+    '  File "/usr/lib/python3.10/runpy.py", line 196, in _run_module_as_main\n'
+    "    return _run_code(code, main_globals, None,\n"
+    '  File "/srv/openrlhf/cli/train_ppo_ray.py", line 478, in <module>\n'
+    "    train(args)\n"
+)
+
+
+def test_vllms_sleep_mode_allocator_running_out_of_memory_is_the_cause_of_a_cut_traceback() -> None:
+    """vLLM's cumem allocator (sleep mode: an RL trainer waking the engine up) reports CUDA's out-of-memory in
+    its own words; the driver's traceback after it is cut before its exception line."""
+    a = analyze_bytes(CUMEM_OOM.encode())
+    assert a.failed and a.root_cause is not None
+    assert a.root_cause.signature == "cuda_runtime_oom"
+    assert a.root_cause.message.startswith("CUDA Error: out of memory at")
+    assert a.root_cause.process == "LLMRayActor"
+
+
+def test_a_cuda_error_an_extensions_check_reports_is_the_cause_before_the_apps_echo() -> None:
+    """flash-attention's check (``CUDA error (file.h:188): invalid argument``) reports what failed; the app's
+    loguru record after it repeats only vLLM's symptom."""
+    text = (b"CUDA error (/build/flash-attention/hopper/flash_fwd_launch_template.h:188): invalid argument\n\n"
+            b"2025-12-06 05:57:11.935 | ERROR | app.cli.fast_api:parse_pdf:306 - Engine core initialization failed. "
+            b"See root cause above. Failed core proc(s): {}\n")
+    a = analyze_bytes(text)
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.line_no) == ("cuda_error_at", 1)
+    assert a.root_cause.message.endswith("flash_fwd_launch_template.h:188): invalid argument")
+
+
+CUT_AFTER_BAR = (
+    "Model Responding: 100%|##########| 900/900 [1:46:50<00:00,  7.12s/it]\n"
+    "Postprocessing:   0%|          | 0/900 [00:00<?, ?it/s]Traceback (most recent call last):\n"
+    '  File "/env/lib/python3.10/site-packages/tenacity/__init__.py", line 470, in __call__\n'
+    "    result = fn(*args, **kwargs)\n"
+    '  File "/env/lib/python3.10/site-packages/lmms_eval/api/task.py", line 1470, in process_results\n'
+    "    results = [res.strip() for res in results]\n"
+    '  File "/env/lib/python3.10/s'
+)
+
+
+@pytest.mark.parametrize("glued", [True, False])
+def test_a_cut_traceback_with_nothing_above_says_where_it_was_cut(glued: bool) -> None:
+    """A paste that ends inside a traceback names no exception; its message says so, and where it was cut (the
+    last whole frame and its source line), not the progress bar its header was glued to."""
+    text = CUT_AFTER_BAR if glued else CUT_AFTER_BAR.replace("0/900 [00:00<?, ?it/s]Traceback", "0/900\nTraceback")
+    a = analyze_bytes(text.encode())
+    assert a.failed and a.root_cause is not None and a.root_cause.exception is None
+    assert a.root_cause.message == ("cut before its exception line; last frame task.py:1470, in process_results: "
+                                    "results = [res.strip() for res in results]")
