@@ -228,8 +228,9 @@ class EvidenceRules:
             return
         stop = self._ev.stop_line
         # A stop exception that led to another, cut off (``CancelledError``, then the timeout it became): not
-        # a stop, and the exception shown is all the traceback says.
-        told = tb.exception in _STOP_EXCEPTIONS and not _chain_cut(tb)
+        # a stop, and the exception shown is all the traceback says.  Nor is one request's (a client that went
+        # away cancels its handler's task): that request failed, the server did not stop.
+        told = tb.exception in _STOP_EXCEPTIONS and not _chain_cut(tb) and not request
         if told and stop is None and not self._ev.wrong_so_far():
             # Told to stop (vLLM raises ``KeyboardInterrupt("terminated")`` on SIGTERM while it loads) with
             # nothing wrong before: an orderly stop, and what the stop makes the other processes print after

@@ -126,6 +126,7 @@ EXAMPLES = {
     "native_signal_caught": "[node-7:1896790:0:1898637] Caught signal 11 (Segmentation fault: invalid permissions)",
     "pytest_exception": "E       AssertionError: No message received",
     "asyncio_task_exception": "Task exception was never retrieved",
+    "exception_ignored": "Exception ignored in: <function LLMEngine.__del__ at 0xfffda85337f0>",
     "resource_tracker_relaunch": ("/usr/lib/python3.12/multiprocessing/resource_tracker.py:123: UserWarning: "
                                   "resource_tracker: process died unexpectedly, relaunching.  Some resources might leak."),
     "ci_step_failed": "Error: Process completed with exit code 1.",

@@ -100,3 +100,53 @@ def test_a_cut_traceback_with_nothing_above_says_where_it_was_cut(glued: bool) -
     assert a.failed and a.root_cause is not None and a.root_cause.exception is None
     assert a.root_cause.message == ("cut before its exception line; last frame task.py:1470, in process_results: "
                                     "results = [res.strip() for res in results]")
+
+
+@pytest.mark.parametrize("where", ["LLMEngine.__del__", "TCPStore.__del__"])
+def test_an_exception_python_ignored_at_exit_is_not_a_failure(where: str) -> None:
+    """``Exception ignored in: <function X.__del__>`` and its traceback: Python printed an exception it could not
+    raise (a finaliser, at interpreter exit) and went on; the job had done its work."""
+    text = (
+        "Processed prompts: 100%|##########| 4/4 [00:02<00:00,  1.71it/s]\n"
+        "Prompt: 'Hello, my name is', Generated text: ' Joel'\n"
+        f"Exception ignored in: <function {where} at 0xfffda85337f0>\n"
+        "Traceback (most recent call last):\n"
+        '  File "/env/lib/python3.10/site-packages/vllm/engine/llm_engine.py", line 501, in __del__\n'
+        '  File "/env/lib/python3.10/site-packages/vllm/executor/multiproc_worker_utils.py", line 139, in close\n'
+        "AttributeError: 'NoneType' object has no attribute 'info'\n"
+        "/env/lib/python3.10/multiprocessing/resource_tracker.py:224: UserWarning: resource_tracker: There appear "
+        "to be 1 leaked shared_memory objects to clean up at shutdown\n"
+    )
+    a = analyze_bytes(text.encode())
+    assert not a.failed
+    assert "exception_ignored" in {s.id for s in a.signatures}
+
+
+ASGI_CANCELLED = (
+    "INFO:     Uvicorn running on http://0.0.0.0:5002 (Press CTRL+C to quit)\n"
+    'INFO:     52.0.25.199:43684 - "POST /v1/completions HTTP/1.1" 200 OK\n'
+    "ERROR:    Exception in ASGI application\n"
+    "Traceback (most recent call last):\n"
+    '  File "/env/lib/python3.10/site-packages/starlette/responses.py", line 234, in listen_for_disconnect\n'
+    "    message = await receive()\n"
+    '  File "/env/lib/python3.10/asyncio/locks.py", line 214, in wait\n'
+    "    await fut\n"
+    "asyncio.exceptions.CancelledError: Cancelled by cancel scope 7fd214489990\n"
+    "\n"
+    "During handling of the above exception, another exception occurred:\n"
+    "\n"
+    "Traceback (most recent call last):\n"
+    '  File "/env/lib/python3.10/site-packages/anyio/_backends/_asyncio.py", line 678, in __aexit__\n'
+    "    raise BaseExceptionGroup(\n"
+    "exceptiongroup.ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)\n"
+    "INFO 01-27 01:18:46 llm_engine.py:871] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 19.6 "
+    "tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs\n"
+)
+
+
+def test_a_request_cancelled_under_a_task_group_is_one_requests_error_not_a_stop() -> None:
+    """A client that went away cancels its handler's task: uvicorn prints the ``CancelledError`` and the task
+    group's ``ExceptionGroup`` it became, and the server serves on (a throughput line after it)."""
+    a = analyze_bytes(ASGI_CANCELLED.encode())
+    assert not a.failed
+    assert a.errors == 1
