@@ -150,3 +150,26 @@ def test_a_request_cancelled_under_a_task_group_is_one_requests_error_not_a_stop
     a = analyze_bytes(ASGI_CANCELLED.encode())
     assert not a.failed
     assert a.errors == 1
+
+
+def test_faulthandlers_crash_report_is_the_cause_of_the_watchdog_timeout_it_led_to() -> None:
+    """A TP worker dies in native code (faulthandler's report, nothing above it saying why); the scheduler's
+    watchdog fires five minutes later on the other ranks: the crash is the cause, the timeout its consequence."""
+    text = (
+        "[2025-03-07 11:51:22 TP0] Prefill batch. #new-seq: 1, #new-token: 2176, #cached-token: 0, #running-req: 10\n"
+        "Fatal Python error: Segmentation fault\n"
+        "\n"
+        "Thread 0x00007fb5735f7700 (most recent call first):\n"
+        '  File "/env/lib/python3.12/site-packages/sglang/srt/managers/scheduler.py", line 462 in watchdog_thread\n'
+        "\n"
+        "Current thread 0x00007fb573df8700 (most recent call first):\n"
+        '  File "/env/lib/python3.12/site-packages/torch/distributed/distributed_c10d.py", line 2501 in all_reduce\n'
+        "\n"
+        "Extension modules: numpy.core._multiarray_umath, torch._C (total: 2)\n"
+        "[2025-03-07 11:56:43 TP2] Watchdog timeout (self.watchdog_timeout=300)\n"
+        "[2025-03-07 11:56:43 TP4] Watchdog timeout (self.watchdog_timeout=300)\n"
+        "[2025-03-07 11:56:48] Received sigquit from a child proces. It usually means the child failed.\n"
+    )
+    a = analyze_bytes(text.encode())
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.line_no) == ("python_fatal_error", 2)
