@@ -251,7 +251,7 @@ class LineRules(EvidenceRules):
             self._count(sig, line_no, line.process, events)
             if sig.handled:
                 self._handled_at[line.key] = line_no
-        is_error = line.level == "ERROR" or (line.level is None and (msg.startswith("Error: ") or "ERROR" in msg
+        is_error = line.level == "ERROR" or (line.level is None and (msg.startswith(("Error: ", "CUDA Error: ")) or "ERROR" in msg
                                                                       and ERROR_LINE.match(msg) is not None))
         if is_error:
             self._errors += 1

@@ -122,6 +122,9 @@ EXAMPLES = {
     "triton_model_load_failed": "failed to load 'vllm_model' version 1: Internal: TypeError: 'NoneType' object is "
                                 "not subscriptable",
     "segfault": "segmentation fault (SIGSEGV)",
+    "gloo_peer_closed": ("RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer "
+                         "[127.0.0.1]:26496"),
+    "cumem_oom": "CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:62",
     "cuda_error_at": "CUDA error (/build/flash-attention/hopper/flash_fwd_launch_template.h:188): invalid argument",
     "native_signal_caught": "[node-7:1896790:0:1898637] Caught signal 11 (Segmentation fault: invalid permissions)",
     "pytest_exception": "E       AssertionError: No message received",

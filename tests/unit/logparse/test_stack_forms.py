@@ -63,9 +63,34 @@ def test_vllms_sleep_mode_allocator_running_out_of_memory_is_the_cause_of_a_cut_
     its own words; the driver's traceback after it is cut before its exception line."""
     a = analyze_bytes(CUMEM_OOM.encode())
     assert a.failed and a.root_cause is not None
-    assert a.root_cause.signature == "cuda_runtime_oom"
+    assert a.root_cause.signature == "cumem_oom"
     assert a.root_cause.message.startswith("CUDA Error: out of memory at")
     assert a.root_cause.process == "LLMRayActor"
+
+
+def test_a_server_whose_wake_up_ran_out_of_memory_and_then_stopped_in_order_did_not_fail() -> None:
+    """The allocator's line is an error the server lived with: the wake-up call failed (answered 500), and the
+    server was then shut down in order."""
+    api, core = "(APIServer pid=47967) ", "(EngineCore pid=48200) ERROR 06-02 14:31:01 [core.py:1365] "
+    text = (
+        f"{api}INFO 06-02 13:34:56 [api_router.py:39] wake up the engine with tags: None\n"
+        f'{api}INFO:     127.0.0.1:51530 - "POST /wake_up HTTP/1.1" 200 OK\n'
+        f'{api}INFO:     127.0.0.1:51530 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+        f"{api}INFO 06-02 14:31:00 [api_router.py:39] wake up the engine with tags: None\n"
+        "CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:139\n"
+        f"{core}Invocation of wake_up method failed\n"
+        f"{core}Traceback (most recent call last):\n"
+        f'{core}  File "/env/vllm/v1/engine/core.py", line 751, in wake_up\n'
+        f"{core}    self.model_executor.wake_up(tags)\n"
+        f"{core}RuntimeError: CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:139\n"
+        f'{api}INFO:     127.0.0.1:37006 - "POST /wake_up HTTP/1.1" 500 Internal Server Error\n'
+        f"{api}INFO:     Shutting down\n"
+        f"{api}INFO:     Waiting for application shutdown.\n"
+        f"{api}INFO:     Application shutdown complete.\n"
+    )
+    a = analyze_bytes(text.encode())
+    assert not a.failed
+    assert "cumem_oom" in {s.id for s in a.signatures}
 
 
 def test_a_cuda_error_an_extensions_check_reports_is_the_cause_before_the_apps_echo() -> None:
@@ -173,3 +198,36 @@ def test_faulthandlers_crash_report_is_the_cause_of_the_watchdog_timeout_it_led_
     a = analyze_bytes(text.encode())
     assert a.failed and a.root_cause is not None
     assert (a.root_cause.signature, a.root_cause.line_no) == ("python_fatal_error", 2)
+
+
+def test_a_signal_caught_in_nccl_is_the_cause_of_the_gloo_errors_of_the_other_ranks() -> None:
+    """One rank segfaults inside NCCL (UCX's handler reports it, indented as pasted); the other ranks' gloo
+    transport then raises ``Connection closed by peer``: a consequence, not the cause."""
+    text = (
+        "  Caught signal 11 (Segmentation fault: address not mapped to object at address 0x3)\n"
+        "  0 0x0000000000042520 __sigaction()  ???:0\n"
+        " 12 0x0000000000044b36 ncclAllGather()  /build/nccl/src/collectives.cc:26\n"
+        "[2025-03-07 11:56:43 TP3] Scheduler hit an exception: Traceback (most recent call last):\n"
+        '  File "/env/sglang/srt/managers/scheduler.py", line 1999, in run_scheduler_process\n'
+        "    scheduler.event_loop_overlap()\n"
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer "
+        "[127.0.0.1]:26496\n"
+        "\n"
+        "[2025-03-07 11:56:48] Received sigquit from a child proces. It usually means the child failed.\n"
+    )
+    a = analyze_bytes(text.encode())
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.line_no) == ("native_signal_caught", 1)
+    assert "gloo_peer_closed" in {s.id for s in a.signatures}
+
+
+def test_rocms_device_side_assertion_quoted_the_old_way_is_the_cause() -> None:
+    """ROCm's kernels quote the failed condition as ``...'`` (a backtick, then a quote), CUDA's as ``...```."""
+    worker = "(RayWorkerVllm pid=343836) "
+    text = (
+        f"{worker}/pytorch/aten/src/ATen/native/hip/IndexKernel.hip:94: operator(): Device-side assertion "
+        "`-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"' failed.\n"
+    ) * 3 + f"{worker}:0:rocdevice.cpp            :2984: 8497734283 us: Callback: Queue aborting with error\n"
+    a = analyze_bytes(text.encode())
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.line_no) == ("device_assert", 1)

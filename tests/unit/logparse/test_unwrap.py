@@ -19,13 +19,19 @@ WRAPPED = {"g05_issue_vllm_xpu_kv_cache_too_small_max_seq_len.log": 119, "k803_c
            "as07_vllm_ascend_gather_v3_aivec_507035.log": 187,  # (an issue paste, transcribed as the index wrapped it)
            # issue pastes the reporters hard-wrapped (wild97)
            "fo04_vllm_ray_2node_mi300a_cupy_missing.log": 130, "fo09_vllm_ray_lws_eks_pp_hang.log": 159,
+           # a UCX backtrace pasted from a terminal: rows padded to 409 columns, long C++ frames wrapped (wild107)
+           "nc02_sglang_nccl_ucx_caught_signal11_multinode.log": 408,
            "tr06_vllm_bnb_llama3_clean_startup.log": 277}  # (wild101: the engine args record, wrapped by its reporter)
 LOGS = [p for p in sorted(DATA.glob("*/*.log")) if p.name not in WRAPPED]
 #: Logs with a stretch that was cut or wrapped at a width on its way to us (the whole log is not): a short
 #: stretch of them is rightly taken for a wrap.
 IN_PART = {"ar09_cpu_offline_qwen3_pycon_clean.log",  # its first lines wrapped at 305 (a docstring's copy)
            "hf08_qwen25_14b_fp8_7min_hf_download_then_no_kv_memory.log",  # two lines cut at 269 (a Markdown copy)
-           "tr03_sglang_qwen3_32b_bus_error_wrapped.log"}  # its command line wrapped at the prompt (wild101)
+           "tr03_sglang_qwen3_32b_bus_error_wrapped.log",  # its command line wrapped at the prompt (wild101)
+           # a Ray worker's "Extension modules:" line wrapped at 205 (wild107), an engine-args record at 126 (wild108)
+           "nc04_vllm_rocm_ray_sigabrt_received_device_assert.log",
+           "en01_unsloth_vllm_qwen25vl_flash_attn_undefined_symbol.log",
+           "en08_art_2048_unsloth_vllm_v0_train_steps.log"}  # a trajectory's JSON wrapped near 125 (wild108)
 REAL = sorted((DATA / "real").glob("*.log")) + sorted((DATA / "heldout").glob("*.log"))
 
 
