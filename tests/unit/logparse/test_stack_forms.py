@@ -231,3 +231,25 @@ def test_rocms_device_side_assertion_quoted_the_old_way_is_the_cause() -> None:
     a = analyze_bytes(text.encode())
     assert a.failed and a.root_cause is not None
     assert (a.root_cause.signature, a.root_cause.line_no) == ("device_assert", 1)
+
+
+@pytest.mark.parametrize("report", [
+    "[1]    3100846 segmentation fault (core dumped)  python benchmarks/benchmark_throughput.py -tp 2",  # zsh's job
+    "[1]+  Segmentation fault      (core dumped) python benchmarks/benchmark_throughput.py -tp 2",  # bash's job
+    "zsh: segmentation fault  python benchmarks/benchmark_throughput.py -tp 2",  # zsh, in the foreground
+])
+def test_a_shells_report_of_a_job_that_crashed_is_the_cause(report: str) -> None:
+    """The job's interpreter died of a signal after an exception Python ignored at exit: the shell's line is the
+    only word of it, and the run failed."""
+    text = (
+        "2024-07-28 22:30:36,078 INFO compiled_dag_node.py:1202 -- Tearing down compiled DAG\n"
+        "Exception ignored in: <function RayGPUExecutor.__del__ at 0x7ff2ee7048b0>\n"
+        "Traceback (most recent call last):\n"
+        '  File "/srv/vllm/executor/ray_gpu_executor.py", line 396, in __del__\n'
+        "    self.forward_dag.teardown()\n"
+        "AttributeError: 'Worker' object has no attribute 'core_worker'\n"
+        f"{report}\n"
+    )
+    a = analyze_bytes(text.encode())
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.line_no) == ("shell_killed", 7)
