@@ -44,6 +44,9 @@ class Signature:
     ends_serving: bool = False  # a cause only before the job serves: after, it ends the serving in order
     handled: bool = False  # a warning whose record goes on with a traceback the process caught and lived with
     lived_with: bool = False  # a cause a script goes on from: a sign of life after it makes it an error it lived with
+    #: A cause that reports a process's death, not its reason (Ray's "actor died unexpectedly"): when a known
+    #: cause's line came before it, it is that cause's consequence.
+    after_cause: bool = False
 
     def matches(self, text: str) -> bool:
         """True when ``text`` (a decoded, prefix-stripped line) shows this signature."""
@@ -211,6 +214,7 @@ def _signature_from(entry: dict[str, Any]) -> Signature:
             ends_serving=bool(entry.get("ends_serving", False)),
             handled=bool(entry.get("handled", False)),
             lived_with=bool(entry.get("lived_with", False)),
+            after_cause=bool(entry.get("after_cause", False)),
         )
     except (KeyError, ValueError, re.error) as err:
         if isinstance(err, CatalogueError):

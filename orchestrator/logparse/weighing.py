@@ -237,6 +237,9 @@ class EvidenceRules:
             # it is the shutdown's, not a failure.
             self._ev.stop_line = self._ev.clean_line = tb.line_no
             stop = tb.line_no
+        # A death reported after a known cause's line (a worker's device-side assert, then Ray's "actor died"):
+        # what that cause did.
+        symptom = symptom or (chosen is not None and chosen.after_cause and bool(self._ev.line_causes))
         if symptom or told or (stop is not None and 0 < tb.line_no - stop <= STOP_WINDOW):
             # A consequence, a signal, or a traceback printed while the job was shutting down in order.
             self._ev.add_symptom(cause, symptom and self._aftermath_only(first_exc))

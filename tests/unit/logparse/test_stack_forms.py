@@ -253,3 +253,24 @@ def test_a_shells_report_of_a_job_that_crashed_is_the_cause(report: str) -> None
     a = analyze_bytes(text.encode())
     assert a.failed and a.root_cause is not None
     assert (a.root_cause.signature, a.root_cause.line_no) == ("shell_killed", 7)
+
+
+def test_rays_report_of_an_actor_that_died_after_its_device_assert_is_the_asserts_symptom() -> None:
+    """A Ray worker's kernel asserts, the worker aborts, and the driver's ``ray.get`` raises ``RayActorError``
+    ("The actor died unexpectedly"): the assert is why it died."""
+    worker = "(RayWorkerVllm pid=343836) "
+    text = (
+        f"{worker}/pytorch/aten/src/ATen/native/hip/IndexKernel.hip:94: operator(): Device-side assertion "
+        "`-sizes[i] <= index && index < sizes[i]' failed.\n"
+        f"{worker}*** SIGABRT received at time=1703062736 on cpu 54 ***\n"
+        "Traceback (most recent call last):\n"
+        '  File "/srv/bench/offline.py", line 40, in <module>\n'
+        "    outputs = llm.generate(prompts, sampling_params)\n"
+        "ray.exceptions.RayActorError: The actor died unexpectedly before finishing this task.\n"
+        "\tclass_name: RayWorkerVllm\n"
+    )
+    a = analyze_bytes(text.encode())
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.line_no) == ("device_assert", 1)
+    alone = analyze_bytes(text.split("\n", 2)[2].encode())  # with nothing above, the death is what is known
+    assert alone.root_cause is not None and alone.root_cause.signature == "ray_worker_crashed"
