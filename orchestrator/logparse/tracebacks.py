@@ -18,6 +18,7 @@ ValueError("model type `x` ... not recognized")``).  What a line is (header, fra
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -53,6 +54,11 @@ STALE_LINES = 2000
 
 #: Lines of a raw exception's message kept after its first line.
 _CONTINUATION_CAP = 32
+#: A whole frame line, and one that ends with its function's name (which a terminal may have cut short).
+_WHOLE_FRAME = re.compile(r'File "[^"]*", line \d+, in \S')
+_FRAME_LINE_END = re.compile(r'File "[^"]*", line \d+, in \w*$')
+#: A lower-case word alone: no exception is named so.
+_WORD = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
 class TracebackAssembler:
@@ -228,6 +234,11 @@ class TracebackAssembler:
                     tb.code_next = code and (tb.depth > 0 or STATEMENT_GOES_ON.search(msg) is not None)
                 tb.add(msg, line_no)
                 return True
+            if tb.lines and _wrapped_frame(tb.lines[-1], msg):
+                # The rest of a frame line a terminal wrapped (``..., line 1`` then ``066, in run_server``): the
+                # frame's source line comes next.
+                tb.add(msg, line_no)
+                return True
             if is_remote_exception(msg) and (tb.message is None or tb.remote):
                 remote_line(tb, msg, line_no)  # Ray's driver re-raising a remote worker's exception
                 return True
@@ -347,3 +358,14 @@ class TracebackAssembler:
             tb = OpenTraceback.from_dict(item)
             asm._open[tb.key] = tb
         return asm
+
+
+def _wrapped_frame(before: str, row: str) -> bool:
+    """Whether ``row``, at column 0 after the traceback line ``before``, is the rest of that frame line, which
+    a terminal wrapped: ``before`` is a frame line cut short, or one that ends with a function's name and
+    ``row`` is a lower-case word (``..._from_r`` then ``emote``)."""
+    if 'File "' not in before or exception_like(row):
+        return False  # (``File "<string>", line 1`` then ``SyntaxError: ...``: no source line to show)
+    if _WHOLE_FRAME.search(before) is None:
+        return True
+    return _WORD.match(row) is not None and _FRAME_LINE_END.search(before) is not None

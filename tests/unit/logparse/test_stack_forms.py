@@ -274,3 +274,30 @@ def test_rays_report_of_an_actor_that_died_after_its_device_assert_is_the_assert
     assert (a.root_cause.signature, a.root_cause.line_no) == ("device_assert", 1)
     alone = analyze_bytes(text.split("\n", 2)[2].encode())  # with nothing above, the death is what is known
     assert alone.root_cause is not None and alone.root_cause.signature == "ray_worker_crashed"
+
+
+@pytest.mark.parametrize(("frame", "rest"), [
+    ('  File "/srv/sglang/srt/configs/model_config.py", line 462, in maybe_pull_model_tokenizer_from_r', "emote"),
+    ('  File "/env/lib/python3.10/site-packages/uvicorn/server.py", line 1', "066, in run_server"),
+])
+def test_a_frame_line_a_terminal_wrapped_does_not_end_the_traceback(frame: str, rest: str) -> None:
+    """A terminal's copy cuts a long frame line at its width: the row after it, at column 0, is the rest of the
+    frame, not the exception line."""
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/sglang/srt/managers/scheduler.py", line 2631, in run_scheduler_process\n'
+        "    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank)\n"
+        f"{frame}\n{rest}\n"
+        "    client = create_remote_connector(self.model_path)\n"
+        "ModuleNotFoundError: No module named 'boto3'\n"
+    )
+    a = analyze_bytes(text.encode())
+    assert a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.message) == ("ModuleNotFoundError", "No module named 'boto3'")
+
+
+def test_a_syntax_error_with_no_source_line_still_ends_its_traceback() -> None:
+    text = ('Traceback (most recent call last):\n  File "/srv/run.py", line 3, in <module>\n    exec(code)\n'
+            '  File "<string>", line 1\nSyntaxError: invalid syntax\n')
+    a = analyze_bytes(text.encode())
+    assert a.root_cause is not None and a.root_cause.exception == "SyntaxError"
