@@ -90,6 +90,7 @@ class LineRules(EvidenceRules):
         self._first_error_at: int | None = None  # the first error line, of whatever kind
         self._dirty = False
         self._call_failed_at: dict[str, int] = {}  # writer -> line of its last announcement of one call's failure
+        self._asgi_at: dict[str, int] = {}  # writer -> line of its last ``Exception in ASGI application``
         self._request_tbs: list[str] = []  # writers whose open traceback is one request's failure
         self._repeats = Repeats()  # tracebacks per writer and place: failures lived with
         self._handled_at: dict[str, int] = {}  # writer -> line of a record whose traceback it lives with
@@ -117,6 +118,7 @@ class LineRules(EvidenceRules):
             "errors": self._errors,
             "first_error_at": self._first_error_at,
             "asgi": dict(self._call_failed_at),  # the key of snapshots written before it was renamed
+            "asgi_at": dict(self._asgi_at),
             "request_tbs": list(self._request_tbs),
             "repeats": self._repeats.to_dict(),
             "handled_at": dict(self._handled_at),
@@ -142,6 +144,7 @@ class LineRules(EvidenceRules):
         self._errors = int(snap["errors"])
         self._first_error_at = snap.get("first_error_at")
         self._call_failed_at = {str(k): int(v) for k, v in snap.get("asgi", {}).items()}
+        self._asgi_at = {str(k): int(v) for k, v in snap.get("asgi_at", {}).items()}
         self._request_tbs = [str(k) for k in snap.get("request_tbs", [])]
         self._repeats = Repeats.from_dict(snap.get("repeats"))
         self._handled_at = {str(k): int(v) for k, v in snap.get("handled_at", {}).items()}
@@ -235,7 +238,9 @@ class LineRules(EvidenceRules):
             self._mark_request(line, line_no)
             self._traceback_line(line, line_no, events)
             return
-        if "Exception in ASGI application" in msg or ("ethod " in msg and CALL_FAILED.search(msg)):
+        if "Exception in ASGI application" in msg:
+            self._call_failed_at[line.key] = self._asgi_at[line.key] = line_no
+        elif "ethod " in msg and CALL_FAILED.search(msg):
             self._call_failed_at[line.key] = line_no
         if self._aborted_at is not None:
             self._after_terminate(msg, line_no)

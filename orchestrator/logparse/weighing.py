@@ -90,6 +90,7 @@ class EvidenceRules:
     _sigs: dict[str, list[int]]
     _tb_sigs: dict[str, list[str]]
     _call_failed_at: dict[str, int]  # writer -> line where it said one call failed (ASGI, utility call)
+    _asgi_at: dict[str, int]  # writer -> line of uvicorn's "Exception in ASGI application" (one request's)
     _request_tbs: list[str]
     _repeats: Repeats
     _handled_at: dict[str, int]  # writer -> line of a record whose traceback it caught and lived with
@@ -297,10 +298,16 @@ class EvidenceRules:
             if line.key not in self._request_tbs:
                 self._request_tbs.append(line.key)
             return
-        if self._phase.rank < Phase.SERVING.rank:
-            return
         said = self._call_failed_at.pop(line.key, None)
         announced = said is not None and line_no - said <= 3
+        if announced and self._asgi_at.pop(line.key, None) == said:
+            # uvicorn's ``Exception in ASGI application``: a request's, whatever the phase read so far (a paste
+            # may start while the server serves).
+            if line.key not in self._request_tbs:
+                self._request_tbs.append(line.key)
+            return
+        if self._phase.rank < Phase.SERVING.rank:
+            return  # (a utility call failing at start-up, ``collective_rpc`` at init, fails the start)
         if line.process not in _FRONTENDS and not announced:
             return
         if (line.level == "ERROR" or announced) and line.key not in self._request_tbs:

@@ -301,3 +301,15 @@ def test_a_syntax_error_with_no_source_line_still_ends_its_traceback() -> None:
             '  File "<string>", line 1\nSyntaxError: invalid syntax\n')
     a = analyze_bytes(text.encode())
     assert a.root_cause is not None and a.root_cause.exception == "SyntaxError"
+
+
+def test_a_traceback_uvicorn_announced_is_one_requests_even_in_a_paste_that_starts_while_serving() -> None:
+    """``Exception in ASGI application`` only happens while a server answers a request: the traceback after it
+    is that request's error, whether or not the paste shows the server coming up."""
+    text = ASGI_CANCELLED.split("\n", 2)[2].replace(
+        "INFO 01-27 01:18:46 llm_engine.py:871] Avg prompt throughput",
+        "INFO 02-01 04:31:38 async_llm_engine.py:111] Finished request cmpl-dc7fb40d.\nINFO 01-27 01:18:46 "
+        "llm_engine.py:871] Avg prompt throughput")
+    assert text.startswith("ERROR:    Exception in ASGI application")
+    a = analyze_bytes(text.encode())
+    assert not a.failed and a.errors == 1
