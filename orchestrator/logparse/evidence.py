@@ -285,6 +285,12 @@ class Evidence:
             died = next((item for item in self.symptoms if item["line_no"] == self.died_line), None)
             if died is not None and died["line_no"] < self.error_lines[0]["line_no"]:
                 return self._quoting(self.symptoms) or died  # a process died; the errors after it, what its death did
+            # An engine's echo that quotes a worker's error says what failed; error records that name no
+            # exception (a worker's frame lines, its exception line cut from the paste) say less.
+            if not any(item.get("exception") for item in self.error_lines) and self.failed():
+                echo = self._quoting(self.symptoms)
+                if echo is not None:
+                    return echo
             # A traceback says more than the line that announced it ("Exception in ASGI application",
             # "Invocation of wake_up method failed", a bare ERROR record): the first pending one with a
             # traceback, when there is one.

@@ -313,3 +313,42 @@ def test_a_traceback_uvicorn_announced_is_one_requests_even_in_a_paste_that_star
     assert text.startswith("ERROR:    Exception in ASGI application")
     a = analyze_bytes(text.encode())
     assert not a.failed and a.errors == 1
+
+
+def test_an_engines_echo_of_a_workers_error_says_more_than_the_workers_frames_cut_from_the_paste() -> None:
+    """The workers' records hold only frame lines (the reporter cut their exception lines: ``...``); the engine's
+    ``Worker failed with error '...'`` quotes what failed."""
+    core = "ERROR 06-13 15:32:09 [core.py:515] "
+    worker = "(VllmWorker rank=1 pid=3350867) ERROR 06-13 15:32:09 [multiproc_executor.py:527] "
+    text = (
+        f"{core}EngineCore failed to start.\n"
+        f"{core}Traceback (most recent call last):\n"
+        f'{core}  File "/srv/vllm/v1/executor/multiproc_executor.py", line 207, in get_response\n'
+        f"{core}    raise RuntimeError(\n"
+        f"{core}RuntimeError: Worker failed with error 'Expected result >= 0 to be true, but got false.', please "
+        "check the stack trace above for the root cause\n"
+        f'{worker}  File "/srv/vllm/compilation/cuda_piecewise_backend.py", line 156, in __call__\n'
+        f"{worker}    return entry.runnable(*args)\n"
+        "...\n"
+    )
+    a = analyze_bytes(text.encode())
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.signature) == ("RuntimeError", "worker_failed_echo")
+    assert "Expected result >= 0" in a.root_cause.message
+
+
+def test_glibcs_heap_abort_in_a_ray_worker_is_the_cause_of_its_death() -> None:
+    worker = "(RayWorkerWrapper pid=336, ip=127.0.0.1) "
+    text = (
+        f"{worker}free(): double free detected in tcache 2\n"
+        f"{worker}*** SIGABRT received at time=1743139179 on cpu 162 ***\n"
+        f"{worker}Fatal Python error: Aborted\n"
+        "ERROR 03-27 22:19:40 [core.py:367] Traceback (most recent call last):\n"
+        'ERROR 03-27 22:19:40 [core.py:367]   File "/srv/vllm/executor/ray_utils.py", line 90, in execute\n'
+        "ERROR 03-27 22:19:40 [core.py:367]     return ray.get(refs)\n"
+        "ERROR 03-27 22:19:40 [core.py:367] ray.exceptions.ActorDiedError: The actor died unexpectedly before "
+        "finishing this task.\n"
+    )
+    a = analyze_bytes(text.encode())
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.line_no) == ("glibc_heap_abort", 1)
