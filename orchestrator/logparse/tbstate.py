@@ -59,6 +59,7 @@ class OpenTraceback:
     remote: bool = False  # opened at Ray's ``RayTaskError(X): ...``: the remote exception line, if any, names it
     indent: int = 0  # a raw header's indentation (pip's "[18 lines of output]"): every line of the block has it
     chained: bool = False  # a chain marker came since the last exception line
+    group: bool = False  # an exception group's report: its lines behind ``|`` gutters, its parts between rules
 
     def add(self, text: str, line_no: int, important: bool = False) -> None:
         self.last_line = line_no

@@ -57,6 +57,8 @@ _CONTINUATION_CAP = 32
 #: A whole frame line, and one that ends with its function's name (which a terminal may have cut short).
 _WHOLE_FRAME = re.compile(r'File "[^"]*", line \d+, in \S')
 _FRAME_LINE_END = re.compile(r'File "[^"]*", line \d+, in \w*$')
+#: A line of an exception group's report: a rule between its parts, or a line behind its gutter.
+_GROUP_LINE = re.compile(r"^ *(?:\+-[-+]*(?: (?:\d+|\.\.\.) -+| [^-].*-+)?|\| ?(?P<rest>.*))$")
 #: A lower-case word alone: no exception is named so.
 _WORD = re.compile(r"^[a-z_][a-z0-9_]*$")
 
@@ -81,8 +83,12 @@ class TracebackAssembler:
         named = ipython_exception(line.message.rstrip())
         message = line.message.rstrip()
         indent = len(message) - len(message.lstrip(" ")) if line.record is None else 0
+        group = message.lstrip(" ").startswith("+ Exception Group")
+        if group:  # (its lines keep the header's indentation only behind their gutters)
+            message, indent = message.lstrip(" ")[2:], 0
         tb = OpenTraceback(line.key, process, line.record, line.level, line_no, line_no, crlf=ending is Ending.CR,
-                   head=None if indent else head, exception=named, ipython=named is not None, indent=indent)
+                   head=None if indent else head, exception=named, ipython=named is not None, indent=indent,
+                   group=group)
         tb.add(message[indent:], line_no, important=True)
         self._open[line.key] = tb
         return closed
@@ -123,8 +129,8 @@ class TracebackAssembler:
         """The bytes a frame line of ``key``'s open traceback starts with, when such a line may be taken
         without parsing (``add_frame``): the traceback is reading frames and the line cannot end it."""
         tb = self._open.get(key)
-        if tb is None or tb.state != FRAMES or tb.head is None:
-            return None
+        if tb is None or tb.state != FRAMES or tb.head is None or tb.group:
+            return None  # (an exception group's lines are all indented behind its gutter, its exception lines too)
         if tb.record is not None and ending is not Ending.CR and (tb.crlf or ending is Ending.EOF):
             return None
         return tb.head.encode()
@@ -190,6 +196,14 @@ class TracebackAssembler:
         return True, []
 
     def _step(self, tb: OpenTraceback, msg: str, line_no: int) -> bool:
+        if tb.group and (g := _GROUP_LINE.match(msg)) is not None:
+            # Python's report of an exception group: each line of it behind a gutter (``  | ``), the group's
+            # parts (a traceback each) between rules (``+-+---- 1 ----``): read without them.
+            if g.group("rest") is None:  # a rule: a part's traceback follows, as after a chain marker
+                tb.state, tb.blanks, tb.chained = CHAINED, 0, True
+                tb.add(msg, line_no)
+                return True
+            msg = g.group("rest")
         if tb.indent:
             # A traceback printed indented inside another tool's output: read at its own indentation; a line
             # indented less (the tool's own text) ends it.
@@ -317,10 +331,12 @@ class TracebackAssembler:
                 tb.exception, tb.message = m.group("exc"), (m.group("msg") or "").strip()
             else:
                 tb.exception, tb.message = None, msg.strip()
-        elif tb.chained and (m := EXC_RE.match(msg)) is not None and translates(tb.message, m.group("msg") or ""):
+        elif tb.chained and (m := EXC_RE.match(msg)) is not None and (
+                translates(tb.message, m.group("msg") or "") or _is_group(tb.exception)):
             # Raised from the first to say what it meant (``except KeyError: raise ValueError("model type
             # `qwen3_tts` ... not recognized")``, ``raise ImportError("Please install bitsandbytes ...") from
-            # err``): the same trouble, told for the user.
+            # err``): the same trouble, told for the user.  Or the first was an exception group, which only
+            # carries its parts' exceptions: the first part's says what failed.
             tb.exception, tb.message = m.group("exc"), (m.group("msg") or "").strip()
         elif tb.nested and (m := EXC_RE.match(msg)) is not None and m.group("exc") not in LEVELS:
             tb.exception, tb.message = m.group("exc"), (m.group("msg") or "").strip()  # what the other process raised
@@ -369,3 +385,8 @@ def _wrapped_frame(before: str, row: str) -> bool:
     if _WHOLE_FRAME.search(before) is None:
         return True
     return _WORD.match(row) is not None and _FRAME_LINE_END.search(before) is not None
+
+
+def _is_group(exception: str | None) -> bool:
+    """Whether ``exception`` names an exception group (``ExceptionGroup``, ``exceptiongroup.BaseExceptionGroup``)."""
+    return exception is not None and exception.rpartition(".")[2] in ("ExceptionGroup", "BaseExceptionGroup")

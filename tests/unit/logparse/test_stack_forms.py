@@ -352,3 +352,46 @@ def test_glibcs_heap_abort_in_a_ray_worker_is_the_cause_of_its_death() -> None:
     a = analyze_bytes(text.encode())
     assert a.failed and a.root_cause is not None
     assert (a.root_cause.signature, a.root_cause.line_no) == ("glibc_heap_abort", 1)
+
+
+GROUP = (
+    "  + Exception Group Traceback (most recent call last):\n"
+    '  |   File "/env/lib/python3.12/site-packages/vllm/entrypoints/openai/api_server.py", line 1887, in run_server\n'
+    "  |     async with asyncio.TaskGroup() as tg:\n"
+    "  |                ^^^^^^^^^^^^^^^^^^^\n"
+    '  |   File "/usr/lib/python3.12/asyncio/taskgroups.py", line 145, in __aexit__\n'
+    "  |     raise me from None\n"
+    "  | ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)\n"
+    "  +-+---------------- 1 ----------------\n"
+    "    | Traceback (most recent call last):\n"
+    '    |   File "/env/lib/python3.12/site-packages/vllm/v1/engine/core_client.py", line 512, in __init__\n'
+    "    |     self._wait_for_engine_startup()\n"
+    "    | RuntimeError: Engine core initialization failed. See root cause above.\n"
+    "    +------------------------------------\n"
+)
+
+
+@pytest.mark.parametrize("endings", ["stored", "normalised"])
+def test_an_exception_groups_report_is_read_without_its_gutters(endings: str) -> None:
+    """Python 3.11+ prints a task group's failure with ``|`` gutters and rules between its parts: the part's
+    exception is what failed, not the group that carried it."""
+    worker = "(EngineCore_DP0 pid=811) ERROR 08-01 01:16:47 [core.py:700] "
+    text = (f"{worker}Traceback (most recent call last):\n"
+            f'{worker}  File "/env/vllm/v1/worker/gpu_worker.py", line 212, in load_model\n'
+            f"{worker}ValueError: The checkpoint has model type `kimi_k25` but Transformers does not recognize it\n"
+            + GROUP)
+    a = analyze_bytes(_as(text, endings))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.process) == ("ValueError", "EngineCore_DP0")
+    alone = analyze_bytes(_as(GROUP, endings))
+    assert alone.root_cause is not None and alone.root_cause.exception == "RuntimeError"
+    assert alone.root_cause.message == "Engine core initialization failed. See root cause above."
+
+
+def test_one_requests_exception_group_is_that_requests_error() -> None:
+    text = ("ERROR:    Exception in ASGI application\n"
+            + GROUP.replace("RuntimeError: Engine core initialization failed. See root cause above.",
+                            "AttributeError: 'bytes' object has no attribute 'get'"))
+    a = analyze_bytes(text.encode())
+    assert not a.failed and a.errors == 1
+    assert a.root_cause is not None and a.root_cause.exception == "AttributeError"
