@@ -284,7 +284,12 @@ class Evidence:
         if self.error_lines:
             died = next((item for item in self.symptoms if item["line_no"] == self.died_line), None)
             if died is not None and died["line_no"] < self.error_lines[0]["line_no"]:
-                return self._quoting(self.symptoms) or died  # a process died; the errors after it, what its death did
+                # A process died; the errors after it, what its death did.  But an error record with the
+                # traceback of a named exception right after it is the dead process's own, logged late (V0's
+                # ``MQLLMEngine is already dead``, then the engine's ``RuntimeError(...)`` and its traceback).
+                told = next((item for item in self.error_lines if item.get("exception") and item.get("traceback")
+                             and item["line_no"] - died["line_no"] <= SAME_BURST), None)
+                return self._quoting(self.symptoms) or told or died
             # An engine's echo that quotes a worker's error says what failed; error records that name no
             # exception (a worker's frame lines, its exception line cut from the paste) say less.
             if not any(item.get("exception") for item in self.error_lines) and self.failed():
