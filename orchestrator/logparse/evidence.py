@@ -287,9 +287,9 @@ class Evidence:
                 # A process died; the errors after it, what its death did.  But an error record with the
                 # traceback of a named exception right after it is the dead process's own, logged late (V0's
                 # ``MQLLMEngine is already dead``, then the engine's ``RuntimeError(...)`` and its traceback).
-                told = next((item for item in self.error_lines if item.get("exception") and item.get("traceback")
+                late = next((item for item in self.error_lines if item.get("exception") and item.get("traceback")
                              and item["line_no"] - died["line_no"] <= SAME_BURST), None)
-                return self._quoting(self.symptoms) or told or died
+                return self._quoting(self.symptoms) or late or died
             # An engine's echo that quotes a worker's error says what failed; error records that name no
             # exception (a worker's frame lines, its exception line cut from the paste) say less.
             if not any(item.get("exception") for item in self.error_lines) and self.failed():
