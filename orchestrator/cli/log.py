@@ -140,6 +140,9 @@ def _summary(name: str, a: Analysis, notes: list[str]) -> None:
     unended = _unended(a)
     if unended:
         _field("ended?", unended)
+    if a.failed and a.root_cause is None:  # failed by its exit status alone (``--exit-code``)
+        _field("why?", "its exit status; the log names no cause (the error may have gone to another file, or the "
+                       "job exited on purpose): its last lines may say more")
     if a.shards is not None:
         s = a.shards
         pct = f" ({100 * s.done // s.total}%)" if s.total else ""

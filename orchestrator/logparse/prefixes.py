@@ -55,6 +55,18 @@ _C10_RE = re.compile(r"\[(?P<lvl>[IWEF])(?P<ts>\d{3,4} \d\d:\d\d:\d\d\.\d+) (?P<
 _BASIC_RE = re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[A-Za-z_][\w.]*):")
 #: The same in brackets, as ms-swift's loggers write it (``[WARNING:swift] max_model_len(8096) - ...``).
 _BRACKETED_RE = re.compile(r"\[(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[A-Za-z_][\w.]*)\] ?")
+_LEVELS = r"DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|SUCCESS|TRACE"
+#: Python logging's layouts that start with ``%(asctime)s``, as scripts and tools around vLLM configure them:
+#: ``ts - name - LEVEL - msg`` (the logging cookbook's), loguru's ``ts | LEVEL    | module:fn:12 - msg``,
+#: ``ts [LEVEL] name: msg`` and ``ts LEVEL msg``.  Only a record's first line carries it.
+_ASCTIME_RE = re.compile(
+    r"(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)"
+    rf"(?: - (?P<l1>[\w.\-]+) - (?P<v1>{_LEVELS}) - "
+    rf"| \| (?P<v2>{_LEVELS}) *\| (?P<l2>[\w.\-:<>]+) - "
+    rf"| \[(?P<v3>{_LEVELS})\] (?:(?P<l3>[\w.\-]+): )?"
+    rf"| (?P<v4>{_LEVELS}) )"
+)
+_LEVEL_NAMES = {"WARN": "WARNING", "FATAL": "CRITICAL", "SUCCESS": "INFO", "TRACE": "DEBUG"}
 # Only a prefix and blanks: 0.16 writes "(Worker_TP0 pid=1) " then "\r" + a tqdm frame.
 _PREFIX_ONLY_RE = re.compile(r"^\s*" + _PROC + r"\s*$")
 #: What a log collector prepends: docker compose's service column (its name lost in a paste: `` | ``; Buildkite's web
@@ -157,6 +169,12 @@ def _parse(text: str, inherited: tuple[str, int] | None = None) -> ParsedLine:
         level = _GLOG_LEVELS[g.group("lvl")]
         record = f"{level} {g.group('ts')} [{g.group('file')}:{g.group('line')}]"
         return ParsedLine(process, pid, level, record, rest[g.end():])
+    a = _ASCTIME_RE.match(rest, pos) if rest[pos:pos + 1].isdigit() else None
+    if a is not None:
+        i = next(i for i in "1234" if a.group(f"v{i}"))
+        level = _LEVEL_NAMES.get(a.group(f"v{i}"), a.group(f"v{i}"))
+        logger = a.group(f"l{i}") if i != "4" else None
+        return ParsedLine(process, pid, level, f"{level} {a.group('ts')} {logger or ''}".rstrip(), rest[a.end():])
     b = _BASIC_RE.match(rest, pos) if rest[pos:pos + 1] in "DIWEC" else None
     if b is None and rest.startswith("[", pos):
         b = _BRACKETED_RE.match(rest, pos)

@@ -60,6 +60,7 @@ class OpenTraceback:
     indent: int = 0  # a raw header's indentation (pip's "[18 lines of output]"): every line of the block has it
     chained: bool = False  # a chain marker came since the last exception line
     group: bool = False  # an exception group's report: its lines behind ``|`` gutters, its parts between rules
+    rich: int = 0  # rich's boxed report: the box's width (its exception's message is wrapped to it)
 
     def add(self, text: str, line_no: int, important: bool = False) -> None:
         self.last_line = line_no

@@ -35,8 +35,17 @@ def brackets(code: str) -> int:
     return sum(map(code.count, "([{")) - sum(map(code.count, ")]}"))
 
 
+#: rich's traceback (``rich.traceback.install()``, typer's default): a box whose top rule holds the header
+#: (``╭──── Traceback (most recent call last) ────╮``), its frames inside (``│ ... │``), the exception after it.
+RICH_HEADER = "─ Traceback (most recent call last) ─"
+
+
 def is_header(message: str) -> bool:
-    return message.startswith(HEADERS) or message.rstrip().endswith(HEADERS)
+    return message.startswith(HEADERS) or message.rstrip().endswith(HEADERS) or is_rich_header(message)
+
+
+def is_rich_header(message: str) -> bool:
+    return message.startswith("╭") and RICH_HEADER in message
 
 
 def is_bare_exception(message: str) -> bool:

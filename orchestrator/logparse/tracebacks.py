@@ -46,6 +46,7 @@ from orchestrator.logparse.tbtext import (
     brackets,
     exception_like,
     is_header,
+    is_rich_header,
     translates,
 )
 
@@ -88,7 +89,7 @@ class TracebackAssembler:
             message, indent = message.lstrip(" ")[2:], 0
         tb = OpenTraceback(line.key, process, line.record, line.level, line_no, line_no, crlf=ending is Ending.CR,
                    head=None if indent else head, exception=named, ipython=named is not None, indent=indent,
-                   group=group)
+                   group=group, rich=len(message) if is_rich_header(message) else 0)
         tb.add(message[indent:], line_no, important=True)
         self._open[line.key] = tb
         return closed
@@ -185,9 +186,9 @@ class TracebackAssembler:
         tb = self._open.get(line.key)
         if tb is None:
             return False, []
-        if line.record != tb.record:
-            return False, self._close(line.key)
         msg = line.message.rstrip()
+        if line.record != tb.record and not (line.record is None and self._told_on(tb, msg)):
+            return False, self._close(line.key)
         consumed = self._step(tb, msg, line_no)
         if not consumed:
             return False, self._close(line.key)
@@ -204,6 +205,8 @@ class TracebackAssembler:
                 tb.add(msg, line_no)
                 return True
             msg = g.group("rest")
+        if tb.rich and self._rich_step(tb, msg, line_no):
+            return True
         if tb.indent:
             # A traceback printed indented inside another tool's output: read at its own indentation; a line
             # indented less (the tool's own text) ends it.
@@ -291,6 +294,45 @@ class TracebackAssembler:
             tb.add(msg, line_no)
             return True
         return False
+
+    def _rich_step(self, tb: OpenTraceback, msg: str, line_no: int) -> bool:
+        """A line of rich's boxed report, when it is one: the box's lines (frames, source, locals) until its
+        bottom rule; after it the exception line, and the rest of its message that rich wrapped at the box's
+        width (a line that filled the width goes on on the next)."""
+        if tb.state in (FRAMES, CHAINED) and (msg[:1] in ("│", "╰", "╭") or not msg.strip()):
+            if is_rich_header(msg):  # a chained exception's box
+                tb.rich, tb.state = len(msg), FRAMES
+            tb.add(msg, line_no)
+            return True
+        if tb.state == FRAMES:
+            chained = tb.chained
+            self._exception_line(tb, msg, line_no)
+            tb.chained = chained and len(tb.exception_lines) > 1  # (asked again once its message is whole)
+            return True
+        word = msg.split(None, 1)[0] if msg.strip() else ""
+        if (tb.state == AFTER_EXC and word and tb.continued < _CONTINUATION_CAP and tb.lines
+                and len(tb.lines[-1]) + 1 + len(word) > tb.rich - 2  # (its first word did not fit on the last)
+                and not exception_like(msg) and not msg.startswith(CHAIN_MARKERS)):
+            tb.continued += 1  # (one line, wrapped: its words joined again)
+            last = tb.exception_lines[-1]
+            joined = tb.exception_lines[-1] = f"{last.rstrip()} {msg.strip()}"[:4096]
+            was, now = EXC_RE.match(last), EXC_RE.match(joined)
+            if was is None or now is None:
+                tb.message = joined.strip() if tb.message == last.strip() else tb.message
+            elif (tb.exception, tb.message) == (was.group("exc"), (was.group("msg") or "").strip()) or (
+                    tb.chained and translates(tb.message or "", now.group("msg") or "")):
+                tb.exception, tb.message = now.group("exc"), (now.group("msg") or "").strip()
+            tb.add(msg, line_no)
+            return True
+        return False
+
+    def _told_on(self, tb: OpenTraceback, msg: str) -> bool:
+        """Whether a raw line after a log record's exception line goes on with its message: pydantic's
+        ``N validation error(s) for X`` written by a logger that prefixes only a record's first line (the useful
+        part, ``Value error, World size (2) is larger than ...``, is on the lines after it)."""
+        first = tb.exception_lines[0] if tb.exception_lines else ""
+        return tb.state == AFTER_EXC and len(tb.exception_lines) == 1 and "validation error" in first and (
+            msg[:1].isspace() or self._continues(tb, msg))
 
     @staticmethod
     def _continues(tb: OpenTraceback, msg: str) -> bool:

