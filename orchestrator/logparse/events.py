@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
@@ -41,6 +42,21 @@ class RootCause:
 
 #: How the message of a traceback cut before its exception line begins (``evidence._header_text``).
 CUT_NOTE = "cut before its exception line"
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<fn>.+))?')
+
+
+def last_frame(traceback: str) -> str | None:
+    """Where a traceback's innermost frame is, with its source line: ``async_timeout.py:178, in _do_exit: raise
+    asyncio.TimeoutError``; None when it shows no frame (rich's boxed frames are not read)."""
+    lines = traceback.split("\n")
+    last = next((i for i in range(len(lines) - 1, 0, -1) if _FRAME.match(lines[i])), None)
+    if last is None:
+        return None
+    m = _FRAME.match(lines[last])
+    assert m is not None
+    where = f"{m.group('file').rsplit('/', 1)[-1]}:{m.group('line')}" + (f", in {m.group('fn')}" if m.group("fn") else "")
+    source = lines[last + 1].strip() if last + 1 < len(lines) and lines[last + 1][:1].isspace() else ""
+    return where + (f": {source}" if source else "")
 
 
 def message_shown(cause: dict[str, Any]) -> str:
@@ -48,7 +64,8 @@ def message_shown(cause: dict[str, Any]) -> str:
     if cause.get("message"):
         return str(cause["message"])
     if cause.get("exception"):
-        return "(raised without a message)"
+        where = last_frame(str(cause.get("traceback") or ""))
+        return "(raised without a message)" if where is None else f"(raised without a message, at {where})"
     if cause.get("traceback"):
         return f"(traceback {CUT_NOTE})"
     return "(empty message)"

@@ -27,11 +27,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.logparse.events import CUT_NOTE, RootCause
+from orchestrator.logparse.events import CUT_NOTE, RootCause, last_frame
 from orchestrator.logparse.prefixes import MAIN
 
 #: A traceback's frame line, and a progress bar's text (``Postprocessing:   0%|     | 0/900 [00:00<?, ?it/s]``).
-_FRAME = re.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<fn>.+))?')
 _PROGRESS_TEXT = re.compile(r"\d%\||\| *\d+/\d+ \[")
 
 #: Symptoms of workers whose parent process exited (``orphans_only``).
@@ -350,14 +349,8 @@ def _header_text(item: dict[str, Any]) -> dict[str, Any]:
     text = lines[0][:at].strip().rstrip(":").strip() if at > 0 else ""
     if text and _PROGRESS_TEXT.search(text) is None:
         return {**item, "message": text}
-    last = next((i for i in range(len(lines) - 1, 0, -1) if _FRAME.match(lines[i])), None)
-    if last is None:
-        return item
-    m = _FRAME.match(lines[last])
-    assert m is not None
-    where = f"{m.group('file').rsplit('/', 1)[-1]}:{m.group('line')}" + (f", in {m.group('fn')}" if m.group("fn") else "")
-    source = lines[last + 1].strip() if last + 1 < len(lines) and lines[last + 1][:1].isspace() else ""
-    return {**item, "message": f"{CUT_NOTE}; last frame {where}" + (f": {source}" if source else "")}
+    where = last_frame(str(item.get("traceback") or ""))
+    return item if where is None else {**item, "message": f"{CUT_NOTE}; last frame {where}"}
 
 
 def _same_message(message: str, ref: str) -> bool:

@@ -373,12 +373,15 @@ class TracebackAssembler:
                 tb.exception, tb.message = m.group("exc"), (m.group("msg") or "").strip()
             else:
                 tb.exception, tb.message = None, msg.strip()
-        elif tb.chained and (m := EXC_RE.match(msg)) is not None and (
-                translates(tb.message, m.group("msg") or "") or _is_group(tb.exception)):
+        elif tb.chained and (m := EXC_RE.match(msg)) is not None and m.group("exc") not in LEVELS and (
+                translates(tb.message, m.group("msg") or "") or _is_group(tb.exception)
+                or (_is_cancel(tb.exception) and not _is_cancel(m.group("exc")))):
             # Raised from the first to say what it meant (``except KeyError: raise ValueError("model type
             # `qwen3_tts` ... not recognized")``, ``raise ImportError("Please install bitsandbytes ...") from
             # err``): the same trouble, told for the user.  Or the first was an exception group, which only
-            # carries its parts' exceptions: the first part's says what failed.
+            # carries its parts' exceptions: the first part's says what failed.  Or the first was a task's
+            # cancellation, the way a timeout stops what it waits for (``async_timeout`` turns the
+            # ``CancelledError`` into ``TimeoutError``): what it became is what happened.
             tb.exception, tb.message = m.group("exc"), (m.group("msg") or "").strip()
         elif tb.nested and (m := EXC_RE.match(msg)) is not None and m.group("exc") not in LEVELS:
             tb.exception, tb.message = m.group("exc"), (m.group("msg") or "").strip()  # what the other process raised
@@ -427,6 +430,11 @@ def _wrapped_frame(before: str, row: str) -> bool:
     if _WHOLE_FRAME.search(before) is None:
         return True
     return _WORD.match(row) is not None and _FRAME_LINE_END.search(before) is not None
+
+
+def _is_cancel(exception: str | None) -> bool:
+    """Whether ``exception`` names asyncio's (or concurrent.futures') ``CancelledError``."""
+    return exception is not None and exception.rpartition(".")[2] == "CancelledError"
 
 
 def _is_group(exception: str | None) -> bool:

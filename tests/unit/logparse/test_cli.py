@@ -292,7 +292,8 @@ def test_a_missing_message_says_why_it_is_missing(tmp_path: Path) -> None:
     out = eorch("log", "analyze", str(cut), str(bare)).stdout
     assert "root cause  traceback in SpawnProcess-1 (line 2)" in out
     assert "cut before its exception line; last frame x.py:3, in f: g()" in out
-    assert "root cause  NotImplementedError in main (line 1)" in out and "(raised without a message)" in out
+    assert "root cause  NotImplementedError in main (line 1)" in out
+    assert "(raised without a message, at x.py:3, in f: raise NotImplementedError)" in out
     assert "(empty message)" not in out
 
 
