@@ -25,6 +25,7 @@ from typing import Any
 from orchestrator.logparse.lines import Ending
 from orchestrator.logparse.prefixes import ParsedLine
 from orchestrator.logparse.tbforms import ipython_exception, is_ipython_header, is_remote_exception, is_rule
+from orchestrator.logparse.tbmessage import CONTINUATION_CAP, continues, exception_line, rich_step, told_on
 from orchestrator.logparse.tbstate import (
     AFTER_EXC,
     CHAINED,
@@ -37,24 +38,18 @@ from orchestrator.logparse.tbstate import (
 )
 from orchestrator.logparse.tbtext import (
     CHAIN_MARKERS,
-    EXC_RE,
     FRAME_RE,
-    LEVELS,
-    PYDANTIC_ITEM_RE,
-    PYDANTIC_LOC_RE,
     STATEMENT_GOES_ON,
     brackets,
     exception_like,
     is_header,
     is_rich_header,
-    translates,
 )
 
 #: A traceback still open after this many lines without a line of its own is closed.
 STALE_LINES = 2000
 
 #: Lines of a raw exception's message kept after its first line.
-_CONTINUATION_CAP = 32
 #: A whole frame line, and one that ends with its function's name (which a terminal may have cut short).
 _WHOLE_FRAME = re.compile(r'File "[^"]*", line \d+, in \S')
 _FRAME_LINE_END = re.compile(r'File "[^"]*", line \d+, in \w*$')
@@ -120,7 +115,7 @@ class TracebackAssembler:
         tb = OpenTraceback(line.key, line.process, line.record, line.level, line_no, line_no, crlf=ending is Ending.CR)
         if above is not None:
             tb.add(above, line_no - 1)
-        self._exception_line(tb, line.message.rstrip(), line_no)
+        exception_line(tb, line.message.rstrip(), line_no)
         self._open[line.key] = tb
         if tb.record is not None and ending is Ending.EOF:
             closed += self._close(line.key)
@@ -187,7 +182,7 @@ class TracebackAssembler:
         if tb is None:
             return False, []
         msg = line.message.rstrip()
-        if line.record != tb.record and not (line.record is None and self._told_on(tb, msg)):
+        if line.record != tb.record and not (line.record is None and told_on(tb, msg)):
             return False, self._close(line.key)
         consumed = self._step(tb, msg, line_no)
         if not consumed:
@@ -205,7 +200,7 @@ class TracebackAssembler:
                 tb.add(msg, line_no)
                 return True
             msg = g.group("rest")
-        if tb.rich and self._rich_step(tb, msg, line_no):
+        if tb.rich and rich_step(tb, msg, line_no):
             return True
         if tb.indent:
             # A traceback printed indented inside another tool's output: read at its own indentation; a line
@@ -219,7 +214,7 @@ class TracebackAssembler:
                 # The first frame: the message is whole; it is what an exception line would have said.
                 tb.state, tb.code_next = FRAMES, not msg[:1].isspace()
                 tb.exception_lines.append(f"{tb.exception}: {tb.message or ''}"[:4096])
-            elif msg.strip() and len(tb.lines) <= _CONTINUATION_CAP:
+            elif msg.strip() and len(tb.lines) <= CONTINUATION_CAP:
                 tb.message = msg.strip() if tb.message is None else f"{tb.message}\n{msg.strip()}"[:4096]
             tb.add(msg, line_no, important=True)
             return True
@@ -227,7 +222,7 @@ class TracebackAssembler:
             if msg[:1].isspace() or not exception_like(msg):  # a frame, a gutter line, a blank
                 tb.add(msg, line_no)
             else:
-                self._exception_line(tb, msg, line_no)
+                exception_line(tb, msg, line_no)
             return True
         if tb.state == FRAMES:
             if msg == "--":  # grep's line between two groups (a tool's ``grep -A``/``-B`` of the log): frames left out
@@ -259,7 +254,7 @@ class TracebackAssembler:
             if is_remote_exception(msg) and (tb.message is None or tb.remote):
                 remote_line(tb, msg, line_no)  # Ray's driver re-raising a remote worker's exception
                 return True
-            self._exception_line(tb, msg, line_no)
+            exception_line(tb, msg, line_no)
             return True
         if not msg.strip():
             tb.blanks += 1
@@ -286,7 +281,7 @@ class TracebackAssembler:
                 tb.add(msg, line_no, important=True)
                 return True
             return False
-        if tb.state == AFTER_EXC and (tb.record is not None or self._continues(tb, msg)):
+        if tb.state == AFTER_EXC and (tb.record is not None or continues(tb, msg)):
             # More lines of a multi-line exception message (inside the same log record, or indented).
             tb.continued, tb.blanks = tb.continued + 1, 0  # blank lines end a traceback only in a row
             if len(tb.exception_lines) == 1 and tb.message is not None and len(tb.message) < 4096:
@@ -294,98 +289,6 @@ class TracebackAssembler:
             tb.add(msg, line_no)
             return True
         return False
-
-    def _rich_step(self, tb: OpenTraceback, msg: str, line_no: int) -> bool:
-        """A line of rich's boxed report, when it is one: the box's lines (frames, source, locals) until its
-        bottom rule; after it the exception line, and the rest of its message that rich wrapped at the box's
-        width (a line that filled the width goes on on the next)."""
-        if tb.state in (FRAMES, CHAINED) and (msg[:1] in ("│", "╰", "╭") or not msg.strip()):
-            if is_rich_header(msg):  # a chained exception's box
-                tb.rich, tb.state = len(msg), FRAMES
-            tb.add(msg, line_no)
-            return True
-        if tb.state == FRAMES:
-            chained = tb.chained
-            self._exception_line(tb, msg, line_no)
-            tb.chained = chained and len(tb.exception_lines) > 1  # (asked again once its message is whole)
-            return True
-        word = msg.split(None, 1)[0] if msg.strip() else ""
-        if (tb.state == AFTER_EXC and word and tb.continued < _CONTINUATION_CAP and tb.lines
-                and len(tb.lines[-1]) + 1 + len(word) > tb.rich - 2  # (its first word did not fit on the last)
-                and not exception_like(msg) and not msg.startswith(CHAIN_MARKERS)):
-            tb.continued += 1  # (one line, wrapped: its words joined again)
-            last = tb.exception_lines[-1]
-            joined = tb.exception_lines[-1] = f"{last.rstrip()} {msg.strip()}"[:4096]
-            was, now = EXC_RE.match(last), EXC_RE.match(joined)
-            if was is None or now is None:
-                tb.message = joined.strip() if tb.message == last.strip() else tb.message
-            elif (tb.exception, tb.message) == (was.group("exc"), (was.group("msg") or "").strip()) or (
-                    tb.chained and translates(tb.message or "", now.group("msg") or "")):
-                tb.exception, tb.message = now.group("exc"), (now.group("msg") or "").strip()
-            tb.add(msg, line_no)
-            return True
-        return False
-
-    def _told_on(self, tb: OpenTraceback, msg: str) -> bool:
-        """Whether a raw line after a log record's exception line goes on with its message: pydantic's
-        ``N validation error(s) for X`` written by a logger that prefixes only a record's first line (the useful
-        part, ``Value error, World size (2) is larger than ...``, is on the lines after it)."""
-        first = tb.exception_lines[0] if tb.exception_lines else ""
-        return tb.state == AFTER_EXC and len(tb.exception_lines) == 1 and "validation error" in first and (
-            msg[:1].isspace() or self._continues(tb, msg))
-
-    @staticmethod
-    def _continues(tb: OpenTraceback, msg: str) -> bool:
-        """Whether a raw line after the exception line still belongs to its message: indented, Ray's reason an
-        actor died after its fields, the rest of a sentence cut after a comma or announced by a colon, or, after pydantic's ``N validation error(s) for X``, a field name alone on its
-        line or a ``- `` item."""
-        if tb.continued >= _CONTINUATION_CAP:
-            return False
-        if msg[:1].isspace():
-            return True
-        if tb.continued and msg.startswith("The actor is dead because"):
-            return True  # Ray's ActorDiedError: its indented fields, then why the actor died (the exit detail)
-        message = tb.message or ""
-        if not message.strip() and tb.exception_lines and tb.exception_lines[-1].rstrip().endswith(":"):
-            return not exception_like(msg)  # the message on the lines after it (torch.multiprocessing's, past a blank)
-        if not exception_like(msg) and (message.endswith(",") or (
-                not tb.blanks and message.partition("\n")[0].endswith(":"))):
-            # A sentence cut after a comma (a wrapped paste, a message written over lines), or a message that
-            # announces what follows (Triton's "at 1:0:", then the source line, a caret and the error): up to a
-            # blank line.
-            return True
-        first = tb.exception_lines[0] if tb.exception_lines else ""
-        if "validation error" in first and (PYDANTIC_LOC_RE.match(msg) is not None
-                                             or PYDANTIC_ITEM_RE.search(msg) is not None):
-            # The field a pydantic error is about, on its own line ("gpu_memory_utilization"), and its error's
-            # lines, when their indentation was lost on the way ("Value error, ...", "[type=...]").
-            return True
-        return msg.startswith("- ") and ("validation error" in first or tb.continued > 0)
-
-    def _exception_line(self, tb: OpenTraceback, msg: str, line_no: int) -> None:
-        tb.state, tb.blanks = AFTER_EXC, 0
-        tb.exception_lines.append(msg[:4096])
-        tb.add(msg, line_no, important=True)
-        if tb.message is None or tb.remote:
-            tb.remote = False
-            m = EXC_RE.match(msg)
-            if m is not None and m.group("exc") not in LEVELS:
-                tb.exception, tb.message = m.group("exc"), (m.group("msg") or "").strip()
-            else:
-                tb.exception, tb.message = None, msg.strip()
-        elif tb.chained and (m := EXC_RE.match(msg)) is not None and m.group("exc") not in LEVELS and (
-                translates(tb.message, m.group("msg") or "") or _is_group(tb.exception)
-                or (_is_cancel(tb.exception) and not _is_cancel(m.group("exc")))):
-            # Raised from the first to say what it meant (``except KeyError: raise ValueError("model type
-            # `qwen3_tts` ... not recognized")``, ``raise ImportError("Please install bitsandbytes ...") from
-            # err``): the same trouble, told for the user.  Or the first was an exception group, which only
-            # carries its parts' exceptions: the first part's says what failed.  Or the first was a task's
-            # cancellation, the way a timeout stops what it waits for (``async_timeout`` turns the
-            # ``CancelledError`` into ``TimeoutError``): what it became is what happened.
-            tb.exception, tb.message = m.group("exc"), (m.group("msg") or "").strip()
-        elif tb.nested and (m := EXC_RE.match(msg)) is not None and m.group("exc") not in LEVELS:
-            tb.exception, tb.message = m.group("exc"), (m.group("msg") or "").strip()  # what the other process raised
-        tb.chained = tb.nested = False
 
     def close_stale(self, line_no: int, writer: str | None = None) -> list[Traceback]:
         """Close tracebacks left open too long, and -- when ``writer`` wrote the current line -- those of
@@ -430,13 +333,3 @@ def _wrapped_frame(before: str, row: str) -> bool:
     if _WHOLE_FRAME.search(before) is None:
         return True
     return _WORD.match(row) is not None and _FRAME_LINE_END.search(before) is not None
-
-
-def _is_cancel(exception: str | None) -> bool:
-    """Whether ``exception`` names asyncio's (or concurrent.futures') ``CancelledError``."""
-    return exception is not None and exception.rpartition(".")[2] == "CancelledError"
-
-
-def _is_group(exception: str | None) -> bool:
-    """Whether ``exception`` names an exception group (``ExceptionGroup``, ``exceptiongroup.BaseExceptionGroup``)."""
-    return exception is not None and exception.rpartition(".")[2] in ("ExceptionGroup", "BaseExceptionGroup")

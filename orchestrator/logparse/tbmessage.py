@@ -1,0 +1,127 @@
+"""The exception lines of a traceback being read, and the lines its message goes on over.
+
+A traceback's exception is its first exception line's, unless one chained after it says what happened
+(``translates``, an exception group's part, what a cancellation became).  A message may go on past its line:
+indented, after a comma or a colon, pydantic's field lines, the unprefixed lines after a log record's first
+(``told_on``), and in rich's boxed report the words it wrapped at the box's width (``rich_step``).  The
+assembler (``tracebacks``) asks; these only read and change the ``OpenTraceback``.
+"""
+
+from __future__ import annotations
+
+from orchestrator.logparse.tbstate import AFTER_EXC, CHAINED, FRAMES, OpenTraceback
+from orchestrator.logparse.tbtext import (
+    CHAIN_MARKERS,
+    EXC_RE,
+    LEVELS,
+    PYDANTIC_ITEM_RE,
+    PYDANTIC_LOC_RE,
+    exception_like,
+    is_rich_header,
+    translates,
+)
+
+#: Lines a raw exception message may go on over.
+CONTINUATION_CAP = 32
+
+
+def rich_step(tb: OpenTraceback, msg: str, line_no: int) -> bool:
+    """A line of rich's boxed report, when it is one: the box's lines (frames, source, locals) until its
+    bottom rule; after it the exception line, and the rest of its message that rich wrapped at the box's
+    width (a line that filled the width goes on on the next)."""
+    if tb.state in (FRAMES, CHAINED) and (msg[:1] in ("│", "╰", "╭") or not msg.strip()):
+        if is_rich_header(msg):  # a chained exception's box
+            tb.rich, tb.state = len(msg), FRAMES
+        tb.add(msg, line_no)
+        return True
+    if tb.state == FRAMES:
+        chained = tb.chained
+        exception_line(tb, msg, line_no)
+        tb.chained = chained and len(tb.exception_lines) > 1  # (asked again once its message is whole)
+        return True
+    word = msg.split(None, 1)[0] if msg.strip() else ""
+    if (tb.state == AFTER_EXC and word and tb.continued < CONTINUATION_CAP and tb.lines
+            and len(tb.lines[-1]) + 1 + len(word) > tb.rich - 2  # (its first word did not fit on the last)
+            and not exception_like(msg) and not msg.startswith(CHAIN_MARKERS)):
+        tb.continued += 1  # (one line, wrapped: its words joined again)
+        last = tb.exception_lines[-1]
+        joined = tb.exception_lines[-1] = f"{last.rstrip()} {msg.strip()}"[:4096]
+        was, now = EXC_RE.match(last), EXC_RE.match(joined)
+        if was is None or now is None:
+            tb.message = joined.strip() if tb.message == last.strip() else tb.message
+        elif (tb.exception, tb.message) == (was.group("exc"), (was.group("msg") or "").strip()) or (
+                tb.chained and translates(tb.message or "", now.group("msg") or "")):
+            tb.exception, tb.message = now.group("exc"), (now.group("msg") or "").strip()
+        tb.add(msg, line_no)
+        return True
+    return False
+
+def told_on(tb: OpenTraceback, msg: str) -> bool:
+    """Whether a raw line after a log record's exception line goes on with its message: pydantic's
+    ``N validation error(s) for X`` written by a logger that prefixes only a record's first line (the useful
+    part, ``Value error, World size (2) is larger than ...``, is on the lines after it)."""
+    first = tb.exception_lines[0] if tb.exception_lines else ""
+    return tb.state == AFTER_EXC and len(tb.exception_lines) == 1 and "validation error" in first and (
+        msg[:1].isspace() or continues(tb, msg))
+
+def continues(tb: OpenTraceback, msg: str) -> bool:
+    """Whether a raw line after the exception line still belongs to its message: indented, Ray's reason an
+    actor died after its fields, the rest of a sentence cut after a comma or announced by a colon, or, after pydantic's ``N validation error(s) for X``, a field name alone on its
+    line or a ``- `` item."""
+    if tb.continued >= CONTINUATION_CAP:
+        return False
+    if msg[:1].isspace():
+        return True
+    if tb.continued and msg.startswith("The actor is dead because"):
+        return True  # Ray's ActorDiedError: its indented fields, then why the actor died (the exit detail)
+    message = tb.message or ""
+    if not message.strip() and tb.exception_lines and tb.exception_lines[-1].rstrip().endswith(":"):
+        return not exception_like(msg)  # the message on the lines after it (torch.multiprocessing's, past a blank)
+    if not exception_like(msg) and (message.endswith(",") or (
+            not tb.blanks and message.partition("\n")[0].endswith(":"))):
+        # A sentence cut after a comma (a wrapped paste, a message written over lines), or a message that
+        # announces what follows (Triton's "at 1:0:", then the source line, a caret and the error): up to a
+        # blank line.
+        return True
+    first = tb.exception_lines[0] if tb.exception_lines else ""
+    if "validation error" in first and (PYDANTIC_LOC_RE.match(msg) is not None
+                                         or PYDANTIC_ITEM_RE.search(msg) is not None):
+        # The field a pydantic error is about, on its own line ("gpu_memory_utilization"), and its error's
+        # lines, when their indentation was lost on the way ("Value error, ...", "[type=...]").
+        return True
+    return msg.startswith("- ") and ("validation error" in first or tb.continued > 0)
+
+def exception_line(tb: OpenTraceback, msg: str, line_no: int) -> None:
+    tb.state, tb.blanks = AFTER_EXC, 0
+    tb.exception_lines.append(msg[:4096])
+    tb.add(msg, line_no, important=True)
+    if tb.message is None or tb.remote:
+        tb.remote = False
+        m = EXC_RE.match(msg)
+        if m is not None and m.group("exc") not in LEVELS:
+            tb.exception, tb.message = m.group("exc"), (m.group("msg") or "").strip()
+        else:
+            tb.exception, tb.message = None, msg.strip()
+    elif tb.chained and (m := EXC_RE.match(msg)) is not None and m.group("exc") not in LEVELS and (
+            translates(tb.message, m.group("msg") or "") or is_group(tb.exception)
+            or (_is_cancel(tb.exception) and not _is_cancel(m.group("exc")))):
+        # Raised from the first to say what it meant (``except KeyError: raise ValueError("model type
+        # `qwen3_tts` ... not recognized")``, ``raise ImportError("Please install bitsandbytes ...") from
+        # err``): the same trouble, told for the user.  Or the first was an exception group, which only
+        # carries its parts' exceptions: the first part's says what failed.  Or the first was a task's
+        # cancellation, the way a timeout stops what it waits for (``async_timeout`` turns the
+        # ``CancelledError`` into ``TimeoutError``): what it became is what happened.
+        tb.exception, tb.message = m.group("exc"), (m.group("msg") or "").strip()
+    elif tb.nested and (m := EXC_RE.match(msg)) is not None and m.group("exc") not in LEVELS:
+        tb.exception, tb.message = m.group("exc"), (m.group("msg") or "").strip()  # what the other process raised
+    tb.chained = tb.nested = False
+
+
+def _is_cancel(exception: str | None) -> bool:
+    """Whether ``exception`` names asyncio's (or concurrent.futures') ``CancelledError``."""
+    return exception is not None and exception.rpartition(".")[2] == "CancelledError"
+
+
+def is_group(exception: str | None) -> bool:
+    """Whether ``exception`` names an exception group (``ExceptionGroup``, ``exceptiongroup.BaseExceptionGroup``)."""
+    return exception is not None and exception.rpartition(".")[2] in ("ExceptionGroup", "BaseExceptionGroup")
