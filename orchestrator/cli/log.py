@@ -160,9 +160,10 @@ def _summary(name: str, a: Analysis, notes: list[str]) -> None:
     if rc is not None:
         # What the cause is: its exception; with none, the known failure its line shows (a signature), else what
         # kind of evidence it is.
-        named = rc.exception or (rc.signature if rc.traceback is None and rc.process else None)
+        cut = not rc.message or rc.message.startswith(CUT_NOTE)
+        named = rc.exception or (rc.signature if rc.process and (rc.traceback is None or not cut) else None)
         what = escape(named or ("exit status" if rc.traceback is None and rc.process is None
-                                else "traceback" if rc.traceback and (not rc.message or rc.message.startswith(CUT_NOTE))
+                                else "traceback" if rc.traceback and cut
                                 else "error line"))
         where = f" in {escape(rc.process)}" if rc.process else ""
         sig = "  " + escape(f"[{rc.signature}]") if rc.signature and rc.signature != named else ""

@@ -22,6 +22,7 @@ life follows, it leaves the verdict and stays visible as ``first_error`` and in 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -93,6 +94,13 @@ class Evidence:
             items.append(item)
 
     def add_traceback_cause(self, cause: RootCause) -> None:
+        last = self.tb_causes[-1] if self.tb_causes else None
+        if (last is not None and last.get("signature") == "rust_panic" and cause.exception is not None
+                and cause.exception.endswith("PanicException") and 0 < cause.line_no - last["line_no"] <= 8):
+            # A Rust panic, then the same panic raised in Python by the binding (pyo3's ``PanicException``): one
+            # failure, which the Python traceback tells with its frames.
+            self.tb_causes.pop()
+            cause = dataclasses.replace(cause, signature="rust_panic", hint=last.get("hint"))
         self._keep(self.tb_causes, cause, OTHER_TEXT_CAP)
 
     def add_line_cause(self, cause: RootCause, fatal: bool = False, livable: bool = False) -> None:

@@ -48,7 +48,12 @@ from orchestrator.logparse.prefixes import (
 )
 from orchestrator.logparse.repeats import Repeats
 from orchestrator.logparse.signatures import Catalogue, load_catalogue
-from orchestrator.logparse.tbforms import debugger_exception, is_ipython_header, is_remote_exception
+from orchestrator.logparse.tbforms import (
+    debugger_exception,
+    is_ipython_header,
+    is_remote_exception,
+    is_rust_panic,
+)
 from orchestrator.logparse.tbtext import is_bare_exception, is_frame_line, is_header
 from orchestrator.logparse.tracebacks import TracebackAssembler
 from orchestrator.logparse.weighing import (
@@ -216,6 +221,11 @@ class LineRules(EvidenceRules):
         debugged = debugger_exception(msg)
         if debugged is not None:
             for tb in self._tbs.start_debugger(line, line_no, debugged):
+                self._on_traceback(tb, events)
+            self._tb_sigs[line.key] = []
+            return
+        if is_rust_panic(msg):
+            for tb in self._tbs.start_panic(line, line_no, ending):
                 self._on_traceback(tb, events)
             self._tb_sigs[line.key] = []
             return

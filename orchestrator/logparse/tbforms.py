@@ -15,6 +15,11 @@ script stopped in VS Code.  Both differ from Python's own in their first line:
 Ray's wrapper of a remote worker's exception (``ray.exceptions.RayTaskError(ValueError): ray::Worker.f() (pid=N,
 ip=...)``) is not a traceback's first line either, but a paste that begins there holds one: the worker's frames
 follow, then its exception line.
+
+A Rust panic (sglang-router and its model gateway, HF tokenizers, a Rust extension) is read the same way:
+``thread 'main' panicked at src/router.rs:589:79:`` with its message on the next line (Rust >= 1.73; older ones
+wrote ``panicked at 'message', src/x.rs:5:9`` on one), then ``note: run with `RUST_BACKTRACE=1` ...`` or its
+``stack backtrace:``.
 """
 
 from __future__ import annotations
@@ -24,6 +29,24 @@ import re
 _DEBUGGER_RE = re.compile(r"^Exception has occurred: (?P<exc>[A-Za-z_][\w.]*)(?:\s|$)")
 _REMOTE_RE = re.compile(r"^(?:[A-Za-z_]\w*\.)*RayTaskError\([A-Za-z_][\w.]*\): ")
 _IPYTHON_RE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*)\s+Traceback \(most recent call last\)\s*$")  # 1 blank: flattened
+
+
+_PANIC_RE = re.compile(r"^thread '[^']*' panicked at \S")
+#: What follows a panic's message: the note on how to see its stack, or the stack and its frames.
+PANIC_TAIL = ("note: run with `RUST_BACKTRACE=", "note: Some details are omitted", "stack backtrace:")
+#: A frame of a panic's ``stack backtrace:``: ``  12: tokio::runtime::...`` (its number may have been read as
+#: ``srun --label``'s: then the symbol alone) and ``at src/x.rs:5:9`` under it.
+_PANIC_FRAME_RE = re.compile(r"^\s*(?:\d+: |at \S)|^\s*[A-Za-z_<][\w<>{}]*(?:::\S*|$)")
+
+
+def is_rust_panic(message: str) -> bool:
+    """Rust's ``thread 'NAME' panicked at ...`` line."""
+    return message.startswith("thread '") and _PANIC_RE.match(message) is not None
+
+
+def is_panic_frame(message: str) -> bool:
+    """A frame of a panic's ``stack backtrace:`` (``  12: tokio::runtime::...`` and its ``at src/x.rs:5:9``)."""
+    return _PANIC_FRAME_RE.match(message) is not None
 
 
 def debugger_exception(message: str) -> str | None:

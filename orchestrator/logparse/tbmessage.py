@@ -9,6 +9,7 @@ assembler (``tracebacks``) asks; these only read and change the ``OpenTraceback`
 
 from __future__ import annotations
 
+from orchestrator.logparse.tbforms import PANIC_TAIL, is_panic_frame
 from orchestrator.logparse.tbstate import AFTER_EXC, CHAINED, FRAMES, OpenTraceback
 from orchestrator.logparse.tbtext import (
     CHAIN_MARKERS,
@@ -55,6 +56,18 @@ def rich_step(tb: OpenTraceback, msg: str, line_no: int) -> bool:
         tb.add(msg, line_no)
         return True
     return False
+
+def panic_step(tb: OpenTraceback, msg: str, line_no: int) -> bool:
+    """A line after a Rust panic's: its message, when the panic's line ended at the location (Rust >= 1.73),
+    then the note on its backtrace, or the backtrace and its frames; anything else ends it."""
+    said = tb.message or ""
+    if len(tb.lines) == 1 and said.endswith(":") and msg.strip() and not msg.startswith(PANIC_TAIL):
+        tb.message = tb.exception_lines[0] = f"{said} {msg.strip()}"[:4096]
+    elif not (msg.startswith(PANIC_TAIL) or (len(tb.lines) > 1 and is_panic_frame(msg))):
+        return False
+    tb.add(msg, line_no)
+    return True
+
 
 def told_on(tb: OpenTraceback, msg: str) -> bool:
     """Whether a raw line after a log record's exception line goes on with its message: pydantic's

@@ -12,7 +12,7 @@ from typing import Any
 #: Bytes of text kept per traceback; exception lines are kept beyond it.
 TRACEBACK_CAP = 64 * 1024
 _RAY_WRAPPED_RE = re.compile(r"RayTaskError\(([\w.]+)\)$")
-FRAMES, AFTER_EXC, CHAINED, DEBUG_MSG = "frames", "after_exc", "chain", "debug_msg"
+FRAMES, AFTER_EXC, CHAINED, DEBUG_MSG, PANIC = "frames", "after_exc", "chain", "debug_msg", "panic"
 
 
 @dataclass(frozen=True)

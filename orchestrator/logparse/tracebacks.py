@@ -25,12 +25,20 @@ from typing import Any
 from orchestrator.logparse.lines import Ending
 from orchestrator.logparse.prefixes import ParsedLine
 from orchestrator.logparse.tbforms import ipython_exception, is_ipython_header, is_remote_exception, is_rule
-from orchestrator.logparse.tbmessage import CONTINUATION_CAP, continues, exception_line, rich_step, told_on
+from orchestrator.logparse.tbmessage import (
+    CONTINUATION_CAP,
+    continues,
+    exception_line,
+    panic_step,
+    rich_step,
+    told_on,
+)
 from orchestrator.logparse.tbstate import (
     AFTER_EXC,
     CHAINED,
     DEBUG_MSG,
     FRAMES,
+    PANIC,
     TRACEBACK_CAP,
     OpenTraceback,
     Traceback,
@@ -95,6 +103,18 @@ class TracebackAssembler:
         tb = OpenTraceback(line.key, line.process, line.record, line.level, line_no, line_no, crlf=False,
                    exception=exception, state=DEBUG_MSG)
         tb.add(line.message.rstrip(), line_no, important=True)
+        self._open[line.key] = tb
+        return closed
+
+    def start_panic(self, line: ParsedLine, line_no: int, ending: Ending) -> list[Traceback]:
+        """Open a Rust panic at its ``thread '...' panicked at ...`` line (``tbforms``): its line is its
+        message (it names no exception), with the message line after it when the location ends the line."""
+        closed = self._close(line.key)
+        text = line.message.rstrip()
+        tb = OpenTraceback(line.key, line.process, line.record, line.level, line_no, line_no,
+                           crlf=ending is Ending.CR, message=text, state=PANIC)
+        tb.exception_lines.append(text[:4096])
+        tb.add(text, line_no, important=True)
         self._open[line.key] = tb
         return closed
 
@@ -200,6 +220,8 @@ class TracebackAssembler:
                 tb.add(msg, line_no)
                 return True
             msg = g.group("rest")
+        if tb.state == PANIC:
+            return panic_step(tb, msg, line_no)
         if tb.rich and rich_step(tb, msg, line_no):
             return True
         if tb.indent:

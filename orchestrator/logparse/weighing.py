@@ -215,7 +215,7 @@ class EvidenceRules:
             for sig in self._cat.match(exc_line):
                 if sig.id not in ids and len(ids) < 16:
                     ids.append(sig.id)
-                    self._count(sig, tb.end_line, tb.process, events)
+                    self._count(sig, tb.line_no, tb.process, events)
         sigs = [s for s in (self._cat.by_id(i) for i in ids) if s is not None]
         if sigs and all(s.harmless for s in sigs):
             return  # (a monitoring thread's ``psutil.NoSuchProcess``): neither cause nor evidence

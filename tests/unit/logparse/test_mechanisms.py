@@ -1,7 +1,7 @@
-"""Exceptions that are how something else showed, not what went wrong (found by the blind set wild115,
-session 31): a task's cancellation that a timeout turned into ``TimeoutError``, and a client's refused
-connection to a server that was not listening.  Every text here is written for the test, in the forms the real
-logs showed."""
+"""Exceptions that are how something else showed, not what went wrong (found by the blind sets wild115 and
+wild117, session 31): a task's cancellation that a timeout turned into ``TimeoutError``, a client's refused
+connection to a server that was not listening; and a failure that names no exception, a Rust panic.  Every text
+here is written for the test, in the forms the real logs showed."""
 
 from __future__ import annotations
 
@@ -72,3 +72,52 @@ def test_a_refused_connection_alone_still_fails_the_log() -> None:
     rc = a.root_cause
     assert a.failed and rc is not None and rc.exception == "ConnectionRefusedError"
     assert rc.signature == "connection_refused"
+
+
+PANIC = (
+    "[Router (Rust)] 2025-05-21 03:52:00 - DEBUG - connected to 127.0.0.1:8001\n"
+    "thread 'actix-rt|system:0|arbiter:0' panicked at src/router.rs:589:79:\n"
+    "called `Option::unwrap()` on a `None` value\n"
+    "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n"
+    "[Router (Rust)] 2025-05-21 03:52:00 - DEBUG - pooling idle connection for (\"http\", 127.0.0.1:8001)\n"
+    "thread 'actix-rt|system:0|arbiter:42' panicked at src/router.rs:464:62:\n"
+    "called `Result::unwrap()` on an `Err` value: PoisonError { .. }\n"
+)
+
+
+def test_a_rust_panic_is_the_cause_with_its_message_from_the_next_line() -> None:
+    """sglang-router's panic (Rust >= 1.73 puts the message under the location): the first panic is the cause,
+    the poisoned lock's panics after it its aftermath."""
+    a = analyze_bytes(PANIC.encode())
+    rc = a.root_cause
+    assert a.failed and rc is not None and rc.exception is None and rc.signature == "rust_panic"
+    assert rc.message == ("thread 'actix-rt|system:0|arbiter:0' panicked at src/router.rs:589:79: called "
+                          "`Option::unwrap()` on a `None` value")
+    assert rc.line_no == 2
+
+
+def test_an_older_rusts_one_line_panic_and_its_backtrace() -> None:
+    text = ("thread '<unnamed>' panicked at 'no entry found for key', tokenizers-lib/src/models/mod.rs:36:66\n"
+            "stack backtrace:\n"
+            "   0: rust_begin_unwind\n"
+            "             at /rustc/90c5418/library/std/src/panicking.rs:578:5\n"
+            "INFO 05-21 03:52:01 [api_server.py:1] shutting down\n")
+    rc = analyze_bytes(text.encode()).root_cause
+    assert rc is not None and rc.signature == "rust_panic"
+    assert rc.message == "thread '<unnamed>' panicked at 'no entry found for key', tokenizers-lib/src/models/mod.rs:36:66"
+    assert rc.traceback is not None and "rust_begin_unwind" in rc.traceback and "shutting down" not in rc.traceback
+
+
+def test_a_panic_the_python_binding_raises_again_is_one_failure_told_in_python() -> None:
+    """pyo3 raises the panic in Python (``PanicException``) right after Rust printed it: the Python traceback,
+    with its frames, is the root cause, and the panic's hint stays with it."""
+    text = ("thread '<unnamed>' panicked at src/runtime/blocking/shutdown.rs:51:21:\n"
+            "Cannot drop a runtime in a context where blocking is not allowed.\n"
+            "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n"
+            "Traceback (most recent call last):\n"
+            '  File "/env/sglang_router/router.py", line 123, in start\n'
+            "    self._router.start()\n"
+            "pyo3_runtime.PanicException: Cannot drop a runtime in a context where blocking is not allowed.\n")
+    rc = analyze_bytes(text.encode()).root_cause
+    assert rc is not None and rc.exception == "pyo3_runtime.PanicException" and rc.signature == "rust_panic"
+    assert rc.line_no == 4 and "router.py" in (rc.traceback or "")
