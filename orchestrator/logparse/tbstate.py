@@ -61,6 +61,7 @@ class OpenTraceback:
     chained: bool = False  # a chain marker came since the last exception line
     group: bool = False  # an exception group's report: its lines behind ``|`` gutters, its parts between rules
     rich: int = 0  # rich's boxed report: the box's width (its exception's message is wrapped to it)
+    interleaved: int = 0  # log records of the same writer read between its lines (a raw traceback's)
 
     def add(self, text: str, line_no: int, important: bool = False) -> None:
         self.last_line = line_no

@@ -56,6 +56,8 @@ from orchestrator.logparse.tbtext import (
 
 #: A traceback still open after this many lines without a line of its own is closed.
 STALE_LINES = 2000
+#: Log records a raw traceback may be interleaved with before they are taken to have ended it.
+_INTERLEAVED = 64
 
 #: Lines of a raw exception's message kept after its first line.
 #: A whole frame line, and one that ends with its function's name (which a terminal may have cut short).
@@ -203,6 +205,11 @@ class TracebackAssembler:
             return False, []
         msg = line.message.rstrip()
         if line.record != tb.record and not (line.record is None and told_on(tb, msg)):
+            if tb.record is None and line.record is not None and tb.state == FRAMES and tb.interleaved < _INTERLEAVED:
+                # Another thread's log record between the lines of a raw traceback (Python's excepthook writes
+                # its lines one by one while the process goes on logging): not its end.
+                tb.interleaved += 1
+                return False, []
             return False, self._close(line.key)
         consumed = self._step(tb, msg, line_no)
         if not consumed:
@@ -276,6 +283,8 @@ class TracebackAssembler:
             if is_remote_exception(msg) and (tb.message is None or tb.remote):
                 remote_line(tb, msg, line_no)  # Ray's driver re-raising a remote worker's exception
                 return True
+            if tb.interleaved and not exception_like(msg):
+                return False  # records came, then a line that is no exception's: the traceback was cut before
             exception_line(tb, msg, line_no)
             return True
         if not msg.strip():

@@ -4,7 +4,8 @@
   vLLM's V0 front end sees the engine process gone and says so first, then the engine's ``logger.exception``
   record arrives;
 * pydantic's ``N validation error(s) for X`` in a record of a logger that prefixes only a record's first line:
-  the reason is on the unprefixed lines after it.
+  the reason is on the unprefixed lines after it;
+* a thread's raw traceback with another thread's log records between its lines.
 
 Every text here is written for the test, in the forms the real logs showed."""
 
@@ -82,3 +83,33 @@ def test_an_indented_line_after_another_records_exception_is_not_its_message() -
     a = analyze_bytes(text.encode())
     rc = a.root_cause
     assert rc is not None and rc.exception == "ValueError" and "World size" not in rc.message
+
+
+INTERLEAVED = (
+    "INFO 07-19 16:09:20 llm_engine.py:1] Initializing an LLM engine (v0.5.0)\n"
+    "Exception in thread Thread-3:\n"
+    "Traceback (most recent call last):\n"
+    '  File "/env/threading.py", line 1016, in _bootstrap_inner\n'
+    "    self.run()\n"
+    "INFO 07-19 16:09:21 metrics.py:295] Avg prompt throughput: 84.8 tokens/s, Running: 1 reqs\n"
+    '  File "/env/worker.py", line 12, in loop\n'
+    "    step()\n"
+    "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+)
+
+
+def test_a_raw_traceback_goes_on_past_another_threads_records() -> None:
+    """A thread's traceback, written line by line by Python's excepthook while the process goes on logging: the
+    records between its lines do not end it, and it keeps all its frames."""
+    rc = analyze_bytes(INTERLEAVED.encode()).root_cause
+    assert rc is not None and rc.exception == "RuntimeError" and rc.line_no == 3
+    assert rc.traceback is not None and "worker.py" in rc.traceback and "threading.py" in rc.traceback
+    assert "metrics.py" not in rc.traceback
+
+
+def test_records_then_a_line_of_no_exception_end_a_raw_traceback_cut() -> None:
+    """A traceback cut short, then the log going on: the first raw line after the records is not taken for its
+    exception line."""
+    cut = INTERLEAVED.split('  File "/env/worker.py"')[0] + "Starting the next job\n"
+    rc = analyze_bytes(cut.encode()).root_cause
+    assert rc is not None and rc.exception is None and "Starting the next job" not in rc.message
