@@ -67,6 +67,9 @@ _ASCTIME_RE = re.compile(
     rf"| (?P<v4>{_LEVELS}) )"
 )
 _LEVEL_NAMES = {"WARN": "WARNING", "FATAL": "CRITICAL", "SUCCESS": "INFO", "TRACE": "DEBUG"}
+#: SGLang's records: ``[2025-05-28 06:32:54 TP0] `` (a scheduler's place: ``DP1 PP0 TP3 EP3``) or ``[ts] `` (the
+#: main process's).  Only a record's first line carries it (a traceback's lines after it have none).
+_SGLANG_RE = re.compile(r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?P<place>(?: (?:DP|PP|TP|EP|CP|ATTN_DP)\d+)*)\] ")
 # Only a prefix and blanks: 0.16 writes "(Worker_TP0 pid=1) " then "\r" + a tqdm frame.
 _PREFIX_ONLY_RE = re.compile(r"^\s*" + _PROC + r"\s*$")
 #: What a log collector prepends: docker compose's service column (its name lost in a paste: `` | ``; Buildkite's web
@@ -104,6 +107,16 @@ _COLLECTOR_BYTES_RE = re.compile(_COLLECTOR.encode())
 # Both match the empty string; a line starting with "(" (a process prefix) has no collector's prefix.
 
 
+_SGLANG_TAIL_RE = re.compile(_SGLANG_RE.pattern + "$")
+
+
+def head_before_record(head: str) -> str:
+    """A line's text before its message, less the record header at its end that only a record's first line
+    carries (SGLang's ``[ts TP0] ``): what the record's later lines start with."""
+    m = _SGLANG_TAIL_RE.search(head)
+    return head if m is None else head[:m.start()]
+
+
 def _name(m: re.Match[str]) -> str:
     proc = m.group("proc") or "pid"
     rank = m.group("rank")
@@ -120,6 +133,12 @@ class ParsedLine:
     level: str | None  # set for vLLM log records
     record: str | None  # "LEVEL ts [file:line]": identical for every line of one multi-line record
     message: str  # the text after all prefixes
+
+    @property
+    def lines_record(self) -> str | None:
+        """The record every line of a traceback started here carries: vLLM's and logging's repeat on each line
+        of a multi-line record; SGLang's (a record with no level) mark only its first line."""
+        return None if self.level is None else self.record
 
     @cached_property
     def key(self) -> str:
@@ -169,6 +188,9 @@ def _parse(text: str, inherited: tuple[str, int] | None = None) -> ParsedLine:
         level = _GLOG_LEVELS[g.group("lvl")]
         record = f"{level} {g.group('ts')} [{g.group('file')}:{g.group('line')}]"
         return ParsedLine(process, pid, level, record, rest[g.end():])
+    sg = _SGLANG_RE.match(rest, pos) if rest.startswith("[20", pos) else None
+    if sg is not None:
+        return ParsedLine(process, pid, None, f"[{sg.group('ts')}{sg.group('place')}]", rest[sg.end():])
     a = _ASCTIME_RE.match(rest, pos) if rest[pos:pos + 1].isdigit() else None
     if a is not None:
         i = next(i for i in "1234" if a.group(f"v{i}"))

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from orchestrator.logparse.lines import Ending
-from orchestrator.logparse.prefixes import ParsedLine
+from orchestrator.logparse.prefixes import ParsedLine, head_before_record
 from orchestrator.logparse.tbforms import ipython_exception, is_ipython_header, is_remote_exception, is_rule
 from orchestrator.logparse.tbmessage import (
     CONTINUATION_CAP,
@@ -88,11 +88,13 @@ class TracebackAssembler:
         closed = self._close(line.key)
         named = ipython_exception(line.message.rstrip())
         message = line.message.rstrip()
-        indent = len(message) - len(message.lstrip(" ")) if line.record is None else 0
+        indent = len(message) - len(message.lstrip(" ")) if line.lines_record is None else 0
         group = message.lstrip(" ").startswith("+ Exception Group")
         if group:  # (its lines keep the header's indentation only behind their gutters)
             message, indent = message.lstrip(" ")[2:], 0
-        tb = OpenTraceback(line.key, process, line.record, line.level, line_no, line_no, crlf=ending is Ending.CR,
+        if head is not None and line.record is not None and line.lines_record is None:
+            head = head_before_record(head)  # (the lines after a record that marks only its first start without it)
+        tb = OpenTraceback(line.key, process, line.lines_record, line.level, line_no, line_no, crlf=ending is Ending.CR,
                    head=None if indent else head, exception=named, ipython=named is not None, indent=indent,
                    group=group, rich=len(message) if is_rich_header(message) else 0)
         tb.add(message[indent:], line_no, important=True)
@@ -102,7 +104,7 @@ class TracebackAssembler:
     def start_debugger(self, line: ParsedLine, line_no: int, exception: str) -> list[Traceback]:
         """Open a traceback at a debugger's ``Exception has occurred: X`` line; its message comes next."""
         closed = self._close(line.key)
-        tb = OpenTraceback(line.key, line.process, line.record, line.level, line_no, line_no, crlf=False,
+        tb = OpenTraceback(line.key, line.process, line.lines_record, line.level, line_no, line_no, crlf=False,
                    exception=exception, state=DEBUG_MSG)
         tb.add(line.message.rstrip(), line_no, important=True)
         self._open[line.key] = tb
@@ -113,7 +115,7 @@ class TracebackAssembler:
         message (it names no exception), with the message line after it when the location ends the line."""
         closed = self._close(line.key)
         text = line.message.rstrip()
-        tb = OpenTraceback(line.key, line.process, line.record, line.level, line_no, line_no,
+        tb = OpenTraceback(line.key, line.process, line.lines_record, line.level, line_no, line_no,
                            crlf=ending is Ending.CR, message=text, state=PANIC)
         tb.exception_lines.append(text[:4096])
         tb.add(text, line_no, important=True)
@@ -125,7 +127,7 @@ class TracebackAssembler:
         standing alone (a paste cut above it): the remote worker's frames follow, then its exception line,
         which names the error; until it comes, the wrapper's line does."""
         closed = self._close(line.key)
-        tb = OpenTraceback(line.key, line.process, line.record, line.level, line_no, line_no, crlf=ending is Ending.CR)
+        tb = OpenTraceback(line.key, line.process, line.lines_record, line.level, line_no, line_no, crlf=ending is Ending.CR)
         remote_line(tb, line.message, line_no)
         self._open[line.key] = tb
         return closed
@@ -134,7 +136,7 @@ class TracebackAssembler:
         """Open a traceback at an exception line whose header and first frames were cut off; ``above``: the
         innermost frame's statement just before it (``assert ...``, its indentation lost), when known."""
         closed = self._close(line.key)
-        tb = OpenTraceback(line.key, line.process, line.record, line.level, line_no, line_no, crlf=ending is Ending.CR)
+        tb = OpenTraceback(line.key, line.process, line.lines_record, line.level, line_no, line_no, crlf=ending is Ending.CR)
         if above is not None:
             tb.add(above, line_no - 1)
         exception_line(tb, line.message.rstrip(), line_no)

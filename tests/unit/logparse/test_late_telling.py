@@ -113,3 +113,41 @@ def test_records_then_a_line_of_no_exception_end_a_raw_traceback_cut() -> None:
     cut = INTERLEAVED.split('  File "/env/worker.py"')[0] + "Starting the next job\n"
     rc = analyze_bytes(cut.encode()).root_cause
     assert rc is not None and rc.exception is None and "Starting the next job" not in rc.message
+
+
+SGLANG = (
+    "[2025-05-28 06:32:50 TP0] Load weight end. type=Qwen3ForCausalLM, avail mem=20.1 GB\n"
+    "Exception in thread Thread-5 (transfer_thread):\n"
+    "E0528 06:32:54.254386 735017 tcp_transport.cpp:136] Session::writeBody failed. Error: Bad address (value: 14)\n"
+    "Traceback (most recent call last):\n"
+    "[2025-05-28 06:32:54 TP0] Mooncake Transfer Engine Return Error.\n"
+    '  File "/env/threading.py", line 1016, in _bootstrap_inner\n'
+    "    self.run()\n"
+    "[2025-05-28 06:32:54 TP0] Mooncake Transfer Engine Return Error.\n"
+    '  File "/env/sglang/srt/disaggregation/mooncake/transfer_engine.py", line 70, in transfer_sync\n'
+    '    raise RuntimeError("Mooncake Transfer Engine Return Error.")\n'
+    "E0528 06:32:54.257701 735017 tcp_transport.cpp:136] Session::writeBody failed. Error: Bad address (value: 14)\n"
+    "RuntimeError: Mooncake Transfer Engine Return Error.\n"
+    "[2025-05-28 06:32:54 TP0] Mooncake Transfer Engine Return Error.\n"
+)
+
+
+def test_sglangs_records_between_a_threads_traceback_lines_do_not_take_it_apart() -> None:
+    """SGLang's ``[ts TP0]`` records (they mark only a record's first line) and glog's lines, written while a
+    thread's traceback is printed: the traceback is whole and names its exception."""
+    rc = analyze_bytes(SGLANG.encode()).root_cause
+    assert rc is not None and rc.exception == "RuntimeError" and rc.line_no == 4
+    assert rc.message == "Mooncake Transfer Engine Return Error."
+    assert rc.traceback is not None and "transfer_engine.py" in rc.traceback and "[2025-" not in rc.traceback
+
+
+def test_sglangs_scheduler_traceback_keeps_its_frames_after_its_record() -> None:
+    text = ("[2025-06-10 08:11:53 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+            '  File "/sgl/managers/scheduler.py", line 2295, in run_scheduler_process\n'
+            "    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, pp_rank, dp_rank)\n"
+            "AttributeError: 'Qwen2ForCausalLM' object has no attribute 'set_eagle3_layers_to_capture'\n"
+            "\n"
+            "[2025-06-10 08:11:53] Received sigquit from a child process. It usually means the child failed.\n")
+    rc = analyze_bytes(text.encode()).root_cause
+    assert rc is not None and rc.exception == "AttributeError" and rc.line_no == 1
+    assert rc.traceback is not None and "scheduler.py" in rc.traceback
