@@ -230,6 +230,12 @@ class EvidenceRules:
         request = tb.key in self._request_tbs
         if request:
             self._request_tbs.remove(tb.key)
+            # A request that failed because the engine had died of the exception its chain starts with
+            # (``TypeError`` ... direct cause of ``AsyncEngineDeadError: Background loop has errored``): not one
+            # request's trouble, the engine's death, told by the first request to meet it.
+            request = not self._killed_engine(tb)
+            if not request and (chosen is None or chosen.severity is not Severity.CAUSE):
+                cause = dataclasses.replace(cause, signature=None, hint=None)  # (the death's hint points above)
         if tb.level in ("WARNING", "INFO", "DEBUG"):
             return
         stop = self._ev.stop_line
@@ -267,6 +273,12 @@ class EvidenceRules:
             if tb.process in _FRONTENDS and tb.level == "ERROR":
                 self._ev.answerable = [tb.line_no, tb.end_line]
         self._dirty = True
+
+    def _killed_engine(self, tb: Traceback) -> bool:
+        """Whether ``tb``'s chain ends in the engine's death (a fatal symptom) raised from an exception before it."""
+        last = tb.exception_lines[-1] if len(tb.exception_lines) > 1 else ""
+        return bool(last) and not self._cat.shows_symptom(tb.exception_lines[0]) and any(
+            s.fatal and s.severity is Severity.SYMPTOM for s in self._cat.match(last))
 
     def _lived_with(self, tb: Traceback) -> bool:
         """Whether ``tb`` is an error its writer, or another, lived through (``repeats.py``); the earlier

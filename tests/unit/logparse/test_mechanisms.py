@@ -121,3 +121,35 @@ def test_a_panic_the_python_binding_raises_again_is_one_failure_told_in_python()
     rc = analyze_bytes(text.encode()).root_cause
     assert rc is not None and rc.exception == "pyo3_runtime.PanicException" and rc.signature == "rust_panic"
     assert rc.line_no == 4 and "router.py" in (rc.traceback or "")
+
+
+def test_a_request_that_met_a_dead_engine_tells_what_killed_it_and_the_server_failed() -> None:
+    """vLLM 0.6's front end (here behind FastChat's worker): the engine loop died of a ``TypeError``, and each
+    request after it fails with ``AsyncEngineDeadError`` raised from it; the server is stopped later in order.
+    The engine's death failed the run, and the ``TypeError`` is why."""
+    stamp = "2024-09-28 15:31:20 | ERROR | stderr | "
+    tb = [
+        "Traceback (most recent call last):",
+        '  File "/env/vllm/inputs/parse.py", line 98, in parse_singleton_prompt',
+        '    raise TypeError("inputs must be a string, TextPrompt, or TokensPrompt")',
+        "TypeError: inputs must be a string, TextPrompt, or TokensPrompt",
+        "",
+        "The above exception was the direct cause of the following exception:",
+        "",
+        "Traceback (most recent call last):",
+        '  File "/env/uvicorn/protocols/http/httptools_impl.py", line 401, in run_asgi',
+        "    result = await app(  # type: ignore[func-returns-value]",
+        '  File "/env/vllm/engine/async_llm_engine.py", line 65, in _log_task_completion',
+        "    raise AsyncEngineDeadError(",
+        "vllm.engine.async_llm_engine.AsyncEngineDeadError: Background loop has errored already.",
+    ]
+    text = ("2024-09-28 15:18:50 | INFO | stdout | INFO:     Application startup complete.\n"
+            + stamp + "Exception in ASGI application\n"
+            + "".join(stamp + line + "\n" for line in tb)
+            + '2024-09-28 15:31:22 | INFO | stdout | INFO:     127.0.0.1:5000 - "POST /worker_generate HTTP/1.1" 500\n'
+            "2024-09-28 16:02:11 | INFO | stdout | INFO:     Shutting down\n"
+            "2024-09-28 16:02:11 | INFO | stdout | INFO:     Application shutdown complete.\n")
+    a = analyze_bytes(text.encode())
+    rc = a.root_cause
+    assert a.failed and rc is not None and rc.exception == "TypeError"
+    assert rc.message == "inputs must be a string, TextPrompt, or TokensPrompt" and rc.signature is None
