@@ -44,7 +44,7 @@ def rich_step(tb: OpenTraceback, msg: str, line_no: int) -> bool:
     if (tb.state == AFTER_EXC and word and tb.continued < CONTINUATION_CAP and tb.lines
             and len(tb.lines[-1]) + 1 + len(word) > tb.rich - 2  # (its first word did not fit on the last)
             and not exception_like(msg) and not msg.startswith(CHAIN_MARKERS)):
-        tb.continued += 1  # (one line, wrapped: its words joined again)
+        tb.continued, tb.joined = tb.continued + 1, True  # (one line, wrapped: its words joined again)
         last = tb.exception_lines[-1]
         joined = tb.exception_lines[-1] = f"{last.rstrip()} {msg.strip()}"[:4096]
         was, now = EXC_RE.match(last), EXC_RE.match(joined)

@@ -29,6 +29,7 @@ class Traceback:
     level: str | None  # log level of the record it was in; None for raw stderr
     exception_lines: tuple[str, ...]  # every exception line, first (the cause) first
     truncated: bool
+    joined: bool = False  # an exception line was read whole only here (wrapped by rich; a panic's first line)
 
 
 @dataclass
@@ -62,6 +63,7 @@ class OpenTraceback:
     group: bool = False  # an exception group's report: its lines behind ``|`` gutters, its parts between rules
     rich: int = 0  # rich's boxed report: the box's width (its exception's message is wrapped to it)
     interleaved: int = 0  # log records of the same writer read between its lines (a raw traceback's)
+    joined: bool = False  # ``Traceback.joined``
 
     def add(self, text: str, line_no: int, important: bool = False) -> None:
         self.last_line = line_no
@@ -94,6 +96,7 @@ class OpenTraceback:
             level=self.level,
             exception_lines=tuple(self.exception_lines),
             truncated=self.truncated,
+            joined=self.joined,
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -116,7 +116,7 @@ class TracebackAssembler:
         closed = self._close(line.key)
         text = line.message.rstrip()
         tb = OpenTraceback(line.key, line.process, line.lines_record, line.level, line_no, line_no,
-                           crlf=ending is Ending.CR, message=text, state=PANIC)
+                           crlf=ending is Ending.CR, message=text, state=PANIC, joined=True)
         tb.exception_lines.append(text[:4096])
         tb.add(text, line_no, important=True)
         self._open[line.key] = tb

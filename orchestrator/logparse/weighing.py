@@ -211,7 +211,7 @@ class EvidenceRules:
     def _on_traceback(self, tb: Traceback, events: list[LogEvent]) -> None:
         events.append(TracebackCompleted(tb.process, tb.exception, tb.message, tb.text, tb.line_no))
         ids = self._tb_sigs.pop(tb.key, [])
-        for exc_line in tb.exception_lines:  # a message wrapped over lines (rich's) shows its signature whole only
+        for exc_line in tb.exception_lines if tb.joined else ():  # (one wrapped over lines, rich's, or a panic's)
             for sig in self._cat.match(exc_line):
                 if sig.id not in ids and len(ids) < 16:
                     ids.append(sig.id)
