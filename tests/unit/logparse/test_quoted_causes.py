@@ -252,3 +252,17 @@ def test_an_exception_line_quoted_by_a_markdown_marker_on_its_first_line_only_is
     rc = analyze_bytes(LAZY_QUOTE.encode()).root_cause
     assert rc is not None and rc.exception == "pydantic_core._pydantic_core.ValidationError" and rc.line_no == 5
     assert "model type `qwen2_5_omni_thinker`" in rc.message
+
+
+def test_old_sglangs_caught_step_error_is_one_steps_trouble() -> None:
+    """SGLang 0.1's router logs ``Exception in ModelRpcClient:`` and the traceback of a step it caught, then goes
+    on (found by the blind set wild121, session 31): not a failure by itself."""
+    tb = ("Exception in ModelRpcClient:\n"
+          "Traceback (most recent call last):\n"
+          '  File ".../sglang/srt/managers/router/model_rpc.py", line 175, in exposed_step\n'
+          "    self.handle_generate_request(recv_req)\n"
+          '  File ".../numba/typed/dictobject.py", line 778, in impl\n'
+          "    raise KeyError()\n"
+          "KeyError\n")
+    a = analyze_bytes((tb * 2).encode())
+    assert not a.failed and a.root_cause is not None and a.root_cause.exception == "KeyError"
