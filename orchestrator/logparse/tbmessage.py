@@ -3,8 +3,9 @@
 A traceback's exception is its first exception line's, unless one chained after it says what happened
 (``translates``, an exception group's part, what a cancellation became).  A message may go on past its line:
 indented, after a comma or a colon, pydantic's field lines, the unprefixed lines after a log record's first
-(``told_on``), and in rich's boxed report the words it wrapped at the box's width (``rich_step``).  The
-assembler (``tracebacks``) asks; these only read and change the ``OpenTraceback``.
+(``told_on``), and in rich's boxed report the words it wrapped at the box's width (``rich_step``); a Rust
+panic's message is on the line after its location (``panic_step``).  The assembler (``tracebacks``) asks; these
+only read and change the ``OpenTraceback``.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ def rich_step(tb: OpenTraceback, msg: str, line_no: int) -> bool:
         return True
     return False
 
+
 def panic_step(tb: OpenTraceback, msg: str, line_no: int) -> bool:
     """A line after a Rust panic's: its message, when the panic's line ended at the location (Rust >= 1.73),
     then the note on its backtrace, or the backtrace and its frames; anything else ends it."""
@@ -77,10 +79,11 @@ def told_on(tb: OpenTraceback, msg: str) -> bool:
     return tb.state == AFTER_EXC and len(tb.exception_lines) == 1 and "validation error" in first and (
         msg[:1].isspace() or continues(tb, msg))
 
+
 def continues(tb: OpenTraceback, msg: str) -> bool:
     """Whether a raw line after the exception line still belongs to its message: indented, Ray's reason an
-    actor died after its fields, the rest of a sentence cut after a comma or announced by a colon, or, after pydantic's ``N validation error(s) for X``, a field name alone on its
-    line or a ``- `` item."""
+    actor died after its fields, the rest of a sentence cut after a comma or announced by a colon, or, after
+    pydantic's ``N validation error(s) for X``, a field name alone on its line or a ``- `` item."""
     if tb.continued >= CONTINUATION_CAP:
         return False
     if msg[:1].isspace():
@@ -104,6 +107,7 @@ def continues(tb: OpenTraceback, msg: str) -> bool:
         return True
     return msg.startswith("- ") and ("validation error" in first or tb.continued > 0)
 
+
 def exception_line(tb: OpenTraceback, msg: str, line_no: int) -> None:
     tb.state, tb.blanks = AFTER_EXC, 0
     tb.exception_lines.append(msg[:4096])
@@ -116,7 +120,7 @@ def exception_line(tb: OpenTraceback, msg: str, line_no: int) -> None:
         else:
             tb.exception, tb.message = None, msg.strip()
     elif tb.chained and (m := EXC_RE.match(msg)) is not None and m.group("exc") not in LEVELS and (
-            translates(tb.message, m.group("msg") or "") or is_group(tb.exception)
+            translates(tb.message, m.group("msg") or "") or _is_group(tb.exception)
             or (_is_cancel(tb.exception) and not _is_cancel(m.group("exc")))):
         # Raised from the first to say what it meant (``except KeyError: raise ValueError("model type
         # `qwen3_tts` ... not recognized")``, ``raise ImportError("Please install bitsandbytes ...") from
@@ -135,6 +139,6 @@ def _is_cancel(exception: str | None) -> bool:
     return exception is not None and exception.rpartition(".")[2] == "CancelledError"
 
 
-def is_group(exception: str | None) -> bool:
+def _is_group(exception: str | None) -> bool:
     """Whether ``exception`` names an exception group (``ExceptionGroup``, ``exceptiongroup.BaseExceptionGroup``)."""
     return exception is not None and exception.rpartition(".")[2] in ("ExceptionGroup", "BaseExceptionGroup")

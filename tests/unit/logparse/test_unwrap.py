@@ -33,7 +33,8 @@ IN_PART = {"ar09_cpu_offline_qwen3_pycon_clean.log",  # its first lines wrapped 
            # a Ray worker's "Extension modules:" line wrapped at 205 (wild107), an engine-args record at 126 (wild108)
            "nc04_vllm_rocm_ray_sigabrt_received_device_assert.log",
            "en01_unsloth_vllm_qwen25vl_flash_attn_undefined_symbol.log",
-           "en08_art_2048_unsloth_vllm_v0_train_steps.log"}  # a trajectory's JSON wrapped near 125 (wild108)
+           "en08_art_2048_unsloth_vllm_v0_train_steps.log",  # a trajectory's JSON wrapped near 125 (wild108)
+           "gp02_vllm_dsr1_ray_pp_cuda_unspecified_launch_failure.log"}  # an issue paste wrapped at 173 (wild121)
 REAL = sorted((DATA / "real").glob("*.log")) + sorted((DATA / "heldout").glob("*.log"))
 
 
