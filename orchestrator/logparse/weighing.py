@@ -39,8 +39,10 @@ _PYTEST_SUMMARY = re.compile(r" - (?:(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|I
 #: pytest's column in front of the lines of a failed test's exception (``E       AssertionError: ...``), indented
 #: when a script quotes the report.
 _PYTEST_E = re.compile(r"\s*E {3,}(?=\S)")
-_TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<exc>[^']+)'")
-_WHAT = re.compile(r"^\s*what\(\):\s*(?P<msg>.*)$")
+#: C++'s last words; ranks that die at once write theirs into each other's (``of 'c10::AcceleratorErrorterminate
+#: called after throwing an instance of ''``, then ``  what():    what():  CUDA error: ...``).
+_TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<exc>[^'\s]+?)(?:'|(?=terminate called))")
+_WHAT = re.compile(r"^\s*(?:what\(\):\s*)+(?P<msg>.*)$")
 #: The process title vLLM gives its processes, as a C++ backtrace's frames show it (``frame #9:
 #: VLLM::Worker_TP4() [0x59dcbd]``), and how many lines after a ``terminate`` it is looked for.
 _PROC_TITLE = re.compile(r"\bVLLM::(?P<proc>\w+)")

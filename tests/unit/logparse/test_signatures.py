@@ -75,6 +75,7 @@ EXAMPLES = {
     "connection_refused": "ConnectionRefusedError: [Errno 111] Connection refused",
     "rust_panic": "thread 'main' panicked at src/router.rs:589:79:",
     "sglang_step_caught": "Exception in ModelRpcClient:",
+    "asyncio_callback_exception": "Exception in callback LocalBackend._prepare.<locals>.done_callback(<Task cancelled>)",
     "oom_killed": "killed by the kernel's OOM killer (Killed process 7899 (python) total-vm:26184840kB)",
     "gpu_xid": "killed (SIGKILL) — GPU Xid 79 (fell off the bus) on PCI:0000:44:00",
     "engine_start_failed_echo": "Exception: WorkerProc initialization failed due to an exception in a background "

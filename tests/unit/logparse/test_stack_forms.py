@@ -395,3 +395,31 @@ def test_one_requests_exception_group_is_that_requests_error() -> None:
     a = analyze_bytes(text.encode())
     assert not a.failed and a.errors == 1
     assert a.root_cause is not None and a.root_cause.exception == "AttributeError"
+
+
+def test_ranks_that_terminate_at_once_still_name_what_was_thrown() -> None:
+    """Two ranks' C++ ``terminate`` written into each other (wild120, session 31): the type is the first one's,
+    the message the ``what()`` line's without the other ranks' ``what():``."""
+    text = ("(Worker_TP3_EP3 pid=141118) For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+            "terminate called after throwing an instance of 'c10::AcceleratorErrorterminate called after throwing an "
+            "instance of ''\n"
+            "c10::AcceleratorErrorterminate called after throwing an instance of ''\n"
+            "c10::AcceleratorError'\n"
+            "  what():    what():    what():  CUDA error: an illegal memory access was encountered\n")
+    rc = analyze_bytes(text.encode()).root_cause
+    assert rc is not None and rc.exception == "c10::AcceleratorError"
+    assert rc.message == "CUDA error: an illegal memory access was encountered"
+
+
+def test_an_asyncio_callbacks_exception_the_loop_logged_is_no_failure() -> None:
+    """asyncio's default handler logs ``Exception in callback X`` with its traceback and the loop goes on (a task
+    cancelled at exit, wild120)."""
+    text = ("[2025-09-18 09:25:53] ERROR base_events.py:1758: Exception in callback Backend.done_callback(<Task "
+            "cancelled>) at /src/art/local/backend.py:278\n"
+            "handle: <Handle Backend.done_callback(<Task cancelled>) at /src/art/local/backend.py:278>\n"
+            "Traceback (most recent call last):\n"
+            '  File "/usr/lib/python3.10/asyncio/events.py", line 80, in _run\n'
+            "    self._context.run(self._callback, *self._args)\n"
+            "asyncio.exceptions.CancelledError\n"
+            "wandb: Find logs at: wandb/run-20250918_092333/logs\n")
+    assert not analyze_bytes(text.encode()).failed
