@@ -121,22 +121,27 @@ def exception_line(tb: OpenTraceback, msg: str, line_no: int) -> None:
             tb.exception, tb.message = None, msg.strip()
     elif tb.chained and (m := EXC_RE.match(msg)) is not None and m.group("exc") not in LEVELS and (
             translates(tb.message, m.group("msg") or "") or _is_group(tb.exception)
-            or (_is_cancel(tb.exception) and not _is_cancel(m.group("exc")))):
+            or (_is_control_flow(tb.exception) and not _is_control_flow(m.group("exc")))):
         # Raised from the first to say what it meant (``except KeyError: raise ValueError("model type
         # `qwen3_tts` ... not recognized")``, ``raise ImportError("Please install bitsandbytes ...") from
         # err``): the same trouble, told for the user.  Or the first was an exception group, which only
-        # carries its parts' exceptions: the first part's says what failed.  Or the first was a task's
-        # cancellation, the way a timeout stops what it waits for (``async_timeout`` turns the
-        # ``CancelledError`` into ``TimeoutError``): what it became is what happened.
+        # carries its parts' exceptions: the first part's says what failed.  Or the first was control flow,
+        # not an error: a task's cancellation, the way a timeout stops what it waits for (``async_timeout``
+        # turns the ``CancelledError`` into ``TimeoutError``), or an iterator's end (importlib's
+        # ``StopIteration``, then ``PackageNotFoundError``): what it became is what happened.
         tb.exception, tb.message = m.group("exc"), (m.group("msg") or "").strip()
     elif tb.nested and (m := EXC_RE.match(msg)) is not None and m.group("exc") not in LEVELS:
         tb.exception, tb.message = m.group("exc"), (m.group("msg") or "").strip()  # what the other process raised
     tb.chained = tb.nested = False
 
 
-def _is_cancel(exception: str | None) -> bool:
-    """Whether ``exception`` names asyncio's (or concurrent.futures') ``CancelledError``."""
-    return exception is not None and exception.rpartition(".")[2] == "CancelledError"
+#: Exceptions that steer the program rather than report an error.
+_CONTROL_FLOW = frozenset({"CancelledError", "StopIteration", "StopAsyncIteration", "GeneratorExit"})
+
+
+def _is_control_flow(exception: str | None) -> bool:
+    """Whether ``exception`` names one that steers (asyncio's ``CancelledError``, ``StopIteration``, ...)."""
+    return exception is not None and exception.rpartition(".")[2] in _CONTROL_FLOW
 
 
 def _is_group(exception: str | None) -> bool:

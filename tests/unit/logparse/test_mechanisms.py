@@ -153,3 +153,22 @@ def test_a_request_that_met_a_dead_engine_tells_what_killed_it_and_the_server_fa
     rc = a.root_cause
     assert a.failed and rc is not None and rc.exception == "TypeError"
     assert rc.message == "inputs must be a string, TextPrompt, or TokensPrompt" and rc.signature is None
+
+
+def test_an_iterators_end_chained_to_an_error_is_that_error() -> None:
+    """importlib ends its search with ``StopIteration`` and raises ``PackageNotFoundError`` while handling it
+    (wild123, session 31): the error is what happened, not the iterator's end."""
+    text = ("Traceback (most recent call last):\n"
+            '  File "/usr/lib/python3.10/importlib/metadata/__init__.py", line 398, in from_name\n'
+            "    return next(cls.discover(name=name))\n"
+            "StopIteration\n"
+            "\n"
+            "During handling of the above exception, another exception occurred:\n"
+            "\n"
+            "Traceback (most recent call last):\n"
+            '  File "/env/sglang/srt/utils.py", line 640, in assert_pkg_version\n'
+            "    installed_version = version(pkg)\n"
+            "importlib.metadata.PackageNotFoundError: No package metadata was found for flashinfer_python\n")
+    rc = analyze_bytes(text.encode()).root_cause
+    assert rc is not None and rc.exception == "importlib.metadata.PackageNotFoundError"
+    assert rc.message == "No package metadata was found for flashinfer_python"
