@@ -66,6 +66,10 @@ _ASCTIME_RE = re.compile(
     rf"| \[(?P<v3>{_LEVELS})\] (?:(?P<l3>[\w.\-]+): )?"
     rf"| (?P<v4>{_LEVELS}) )"
 )
+#: The same led by a bracketed stamp and level, more bracketed fields after them (thread, logger) and a marker
+#: before the message: ``[2025-03-05 14:28:45,820] [ERROR] [MainThread] [vllm.worker.worker_base] >>> msg``.
+_BRACKETED_ASCTIME_RE = re.compile(r"\[(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\] "
+                                   rf"\[(?P<lvl>{_LEVELS})\] (?P<fields>(?:\[[^\]]*\] )*)(?:>>> ?|- |: )?")
 _LEVEL_NAMES = {"WARN": "WARNING", "FATAL": "CRITICAL", "SUCCESS": "INFO", "TRACE": "DEBUG"}
 #: SGLang's records: ``[2025-05-28 06:32:54 TP0] `` (a scheduler's place: ``DP1 PP0 TP3 EP3``) or ``[ts] `` (the
 #: main process's).  Only a record's first line carries it (a traceback's lines after it have none).
@@ -191,6 +195,11 @@ def _parse(text: str, inherited: tuple[str, int] | None = None) -> ParsedLine:
     sg = _SGLANG_RE.match(rest, pos) if rest.startswith("[20", pos) else None
     if sg is not None:
         return ParsedLine(process, pid, None, f"[{sg.group('ts')}{sg.group('place')}]", rest[sg.end():])
+    ba = _BRACKETED_ASCTIME_RE.match(rest, pos) if rest.startswith("[20", pos) else None
+    if ba is not None:
+        level = _LEVEL_NAMES.get(ba.group("lvl"), ba.group("lvl"))
+        return ParsedLine(process, pid, level, f"{level} {ba.group('ts')} {ba.group('fields').strip()}".rstrip(),
+                          rest[ba.end():])
     a = _ASCTIME_RE.match(rest, pos) if rest[pos:pos + 1].isdigit() else None
     if a is not None:
         i = next(i for i in "1234" if a.group(f"v{i}"))

@@ -45,6 +45,8 @@ from .conftest import parse_all
         ("2025-06-27 18:12:41.502 | WARNING  | __main__:main:42 - retrying", MAIN, None, "WARNING", "retrying"),
         ("2025-06-27 18:12:41,502 [ERROR] server: engine died", MAIN, None, "ERROR", "engine died"),
         ("2025-06-27 18:12:41 FATAL out of memory", MAIN, None, "CRITICAL", "out of memory"),
+        ("[2025-03-05 14:28:45,820] [ERROR] [MainThread] [vllm.worker.worker_base] >>>   File \"/x.py\", line 1",
+         MAIN, None, "ERROR", '  File "/x.py", line 1'),  # a bracketed layout with a marker (wild125)
         ("2025-06-27 18:12:41,502 ValueError: a stamp, then no level", MAIN, None, None,
          "2025-06-27 18:12:41,502 ValueError: a stamp, then no level"),
     ],

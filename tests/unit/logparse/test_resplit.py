@@ -17,7 +17,8 @@ DATA = Path(__file__).resolve().parents[2] / "data"
 #: Logs that lost their line breaks on the way to us.
 JOINED = {"q03_vllm_nccl_unhandled_cuda_error_flattened.log", "t08_specforge_train_inductor_no_valid_triton_configs.log",
           "a09_ascend_flattened_npu_oom_qwen25vl.log",
-          "g06_stepcodex_realtime_audio_max_model_len_assert_oneline.log"}
+          "g06_stepcodex_realtime_audio_max_model_len_assert_oneline.log",
+          "ra08_qwen3_8b_compiled_graph_hash_assert.log"}  # rows of a terminal copy run together (wild124)
 PARAGRAPH = 40  # lines a rendered paragraph joined
 
 
