@@ -61,6 +61,8 @@ _UNNAMED = re.compile(r"\[Errno (?P<errno>\d+)\] \S"
 _ERRNO_CLASS = {"2": "FileNotFoundError", "13": "PermissionError", "17": "FileExistsError",
                 "104": "ConnectionResetError", "110": "TimeoutError", "111": "ConnectionRefusedError"}
 #: Exceptions that say the process was told to stop (a signal), not that it failed.
+#: The frame of vLLM V0's engine loop (``AsyncLLMEngine.run_engine_loop``) in a traceback.
+_ENGINE_LOOP = ", in run_engine_loop"
 _STOP_EXCEPTIONS = frozenset({"SystemExit", "KeyboardInterrupt", "asyncio.exceptions.CancelledError",
                               "asyncio.CancelledError", "CancelledError",
                               # torchrun's agent, told to stop (SIGTERM, SIGINT, SIGHUP: the signals it handles)
@@ -277,7 +279,10 @@ class EvidenceRules:
         self._dirty = True
 
     def _killed_engine(self, tb: Traceback) -> bool:
-        """Whether ``tb``'s chain ends in the engine's death (a fatal symptom) raised from an exception before it."""
+        """Whether ``tb``'s chain ends in the engine's death (a fatal symptom) raised from an exception before it,
+        or it went through V0's engine loop (``run_engine_loop``: an exception there ends the loop for good)."""
+        if _ENGINE_LOOP in tb.text and not self._cat.shows_symptom(tb.exception_lines[0] if tb.exception_lines else ""):
+            return True
         last = tb.exception_lines[-1] if len(tb.exception_lines) > 1 else ""
         return bool(last) and not self._cat.shows_symptom(tb.exception_lines[0]) and any(
             s.fatal and s.severity is Severity.SYMPTOM for s in self._cat.match(last))

@@ -172,3 +172,20 @@ def test_an_iterators_end_chained_to_an_error_is_that_error() -> None:
     rc = analyze_bytes(text.encode()).root_cause
     assert rc is not None and rc.exception == "importlib.metadata.PackageNotFoundError"
     assert rc.message == "No package metadata was found for flashinfer_python"
+
+
+def test_a_requests_traceback_through_v0s_engine_loop_is_the_engines_death() -> None:
+    """vLLM V0's ``run_engine_loop`` ends for good on any exception in it: a request that failed there (a 500)
+    failed the server, whatever came after (wild125, session 31)."""
+    text = ('INFO:     127.0.0.1:60772 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error\n'
+            "ERROR:    Exception in ASGI application\n"
+            "Traceback (most recent call last):\n"
+            '  File "/env/vllm/engine/async_llm_engine.py", line 498, in run_engine_loop\n'
+            "    result = task.result()\n"
+            '  File "/env/vllm/worker/neuron_model_runner.py", line 88, in _prepare_prompt\n'
+            "    assert len(block_table) == 1\n"
+            "AssertionError\n")
+    a = analyze_bytes(text.encode())
+    rc = a.root_cause
+    assert a.failed and rc is not None and rc.exception == "AssertionError"
+    assert rc.message == "assert len(block_table) == 1"
