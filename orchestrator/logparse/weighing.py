@@ -60,9 +60,9 @@ _UNNAMED = re.compile(r"\[Errno (?P<errno>\d+)\] \S"
                       r"|(?P<IndexError>\b(?:list|tuple|string) index out of range\b)")
 _ERRNO_CLASS = {"2": "FileNotFoundError", "13": "PermissionError", "17": "FileExistsError",
                 "104": "ConnectionResetError", "110": "TimeoutError", "111": "ConnectionRefusedError"}
-#: Exceptions that say the process was told to stop (a signal), not that it failed.
 #: The frame of vLLM V0's engine loop (``AsyncLLMEngine.run_engine_loop``) in a traceback.
 _ENGINE_LOOP = ", in run_engine_loop"
+#: Exceptions that say the process was told to stop (a signal), not that it failed.
 _STOP_EXCEPTIONS = frozenset({"SystemExit", "KeyboardInterrupt", "asyncio.exceptions.CancelledError",
                               "asyncio.CancelledError", "CancelledError",
                               # torchrun's agent, told to stop (SIGTERM, SIGINT, SIGHUP: the signals it handles)
