@@ -56,11 +56,12 @@ _BASIC_RE = re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[
 #: The same in brackets, as ms-swift's loggers write it (``[WARNING:swift] max_model_len(8096) - ...``).
 _BRACKETED_RE = re.compile(r"\[(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[A-Za-z_][\w.]*)\] ?")
 _LEVELS = r"DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|SUCCESS|TRACE"
+_ASCTIME = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?"  # logging's %(asctime)s, with or without its ms
 #: Python logging's layouts that start with ``%(asctime)s``, as scripts and tools around vLLM configure them:
 #: ``ts - name - LEVEL - msg`` (the logging cookbook's), loguru's ``ts | LEVEL    | module:fn:12 - msg``,
 #: ``ts [LEVEL] name: msg`` and ``ts LEVEL msg``.  Only a record's first line carries it.
 _ASCTIME_RE = re.compile(
-    r"(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)"
+    rf"(?P<ts>{_ASCTIME})"
     rf"(?: - (?P<l1>[\w.\-]+) - (?P<v1>{_LEVELS}) - "
     rf"| \| (?P<v2>{_LEVELS}) *\| (?P<l2>[\w.\-:<>]+) - "
     rf"| \[(?P<v3>{_LEVELS})\] (?:(?P<l3>[\w.\-]+): )?"
@@ -68,7 +69,7 @@ _ASCTIME_RE = re.compile(
 )
 #: The same led by a bracketed stamp and level, more bracketed fields after them (thread, logger) and a marker
 #: before the message: ``[2025-03-05 14:28:45,820] [ERROR] [MainThread] [vllm.worker.worker_base] >>> msg``.
-_BRACKETED_ASCTIME_RE = re.compile(r"\[(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\] "
+_BRACKETED_ASCTIME_RE = re.compile(rf"\[(?P<ts>{_ASCTIME})\] "
                                    rf"\[(?P<lvl>{_LEVELS})\] (?P<fields>(?:\[[^\]]*\] )*)(?:>>> ?|- |: )?")
 _LEVEL_NAMES = {"WARN": "WARNING", "FATAL": "CRITICAL", "SUCCESS": "INFO", "TRACE": "DEBUG"}
 #: SGLang's records: ``[2025-05-28 06:32:54 TP0] `` (a scheduler's place: ``DP1 PP0 TP3 EP3``) or ``[ts] `` (the

@@ -281,11 +281,12 @@ class EvidenceRules:
     def _killed_engine(self, tb: Traceback) -> bool:
         """Whether ``tb``'s chain ends in the engine's death (a fatal symptom) raised from an exception before it,
         or it went through V0's engine loop (``run_engine_loop``: an exception there ends the loop for good)."""
-        if _ENGINE_LOOP in tb.text and not self._cat.shows_symptom(tb.exception_lines[0] if tb.exception_lines else ""):
+        if self._cat.shows_symptom(tb.exception_lines[0] if tb.exception_lines else ""):
+            return False  # (the death itself, told first: a symptom, weighed as one)
+        if _ENGINE_LOOP in tb.text:
             return True
-        last = tb.exception_lines[-1] if len(tb.exception_lines) > 1 else ""
-        return bool(last) and not self._cat.shows_symptom(tb.exception_lines[0]) and any(
-            s.fatal and s.severity is Severity.SYMPTOM for s in self._cat.match(last))
+        return len(tb.exception_lines) > 1 and any(
+            s.fatal and s.severity is Severity.SYMPTOM for s in self._cat.match(tb.exception_lines[-1]))
 
     def _lived_with(self, tb: Traceback) -> bool:
         """Whether ``tb`` is an error its writer, or another, lived through (``repeats.py``); the earlier
