@@ -24,8 +24,9 @@ tests/data/logs:
 For each log, in the same run: ``eorch log analyze --json FILE`` as a child process (wall time, peak RSS
 from ``wait4``), the same command on an empty file (interpreter + CLI start-up), the same with the pure
 funnel (``EORCH_NATIVE_SCAN=0``: no Hyperscan; its verdict must be the same), and
-``grep -c -E 'Traceback|Error' FILE`` with its output written to a file (GNU grep stops at the first match
-when its output is /dev/null).  Scan speed = size / (analyze wall - start-up wall); the same with
+the same with the parser's Python modules (``EORCH_COMPILED_PARSER=0``, where ``make parser`` compiled them
+with mypyc; same verdict), and ``grep -c -E 'Traceback|Error' FILE`` with its output written to a file (GNU grep
+stops at the first match when its output is /dev/null).  Scan speed = size / (analyze wall - start-up wall); the same with
 CPU seconds (from ``wait4``) is printed too, as it is less disturbed by a busy machine.  Medians of
 ``--runs`` rounds (each round runs start-up, analysis and grep back to back, so they meet the same load).
 The parse alone is also timed inside a child (after a warm-up on an empty log), which needs no start-up
@@ -175,13 +176,17 @@ def measure(path: Path, empty: Path, runs: int, analyze: list[str] = ANALYZE) ->
         w2, _, _, counted = timed(["grep", "-c", "-E", "Traceback|Error", str(path)],
                                   out_file=path.with_suffix(".grep"))
         w3, _, _, pure_out = timed([*analyze, str(path)], env={"EORCH_NATIVE_SCAN": "0"})
+        w4, _, _, python_out = timed([*analyze, str(path)], env={"EORCH_COMPILED_PARSER": "0"})
         alone = float(timed([*PARSE_ALONE, str(path)])[3])
         rounds.append({"startup_s": w0, "analyze_wall_s": w1, "scan_s": max(w1 - w0, 1e-9),
                        "scan_cpu_s": max(c1 - c0, 1e-9), "grep_s": w2, "pure_scan_s": max(w3 - w0, 1e-9),
+                       "python_scan_s": max(w4 - w0, 1e-9),
                        "parse_alone_s": alone})
         verdict = json.loads(out)[0]
         if json.loads(pure_out)[0] != verdict:
             raise SystemExit(f"{path.name}: the pure funnel's verdict differs from the native one")
+        if json.loads(python_out)[0] != verdict:
+            raise SystemExit(f"{path.name}: the Python modules' verdict differs from the compiled ones'")
         rss = max(rss, peak)
         grep_count = int(counted.strip() or 0)
     med = {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
@@ -207,6 +212,7 @@ def measure(path: Path, empty: Path, runs: int, analyze: list[str] = ANALYZE) ->
         "scan_cpu_s": round(med["scan_cpu_s"], 3),
         "scan_cpu_mb_per_s": speed(med["scan_cpu_s"]),
         "pure_scan_mb_per_s": speed(med["pure_scan_s"]),
+        "python_modules_scan_mb_per_s": speed(med["python_scan_s"]),
         "parse_alone_s": round(med["parse_alone_s"], 3),
         "parse_alone_mb_per_s": round(mb / med["parse_alone_s"], 1),
         "grep_s": round(med["grep_s"], 3),
@@ -216,6 +222,13 @@ def measure(path: Path, empty: Path, runs: int, analyze: list[str] = ANALYZE) ->
         "peak_rss_mb": round(rss / 1e6, 1),
         "verdict": f"{verdict.get('phase')} / {rc.get('exception')} in {rc.get('process')}",
     }
+
+
+def _compiled_in_use() -> bool:
+    """Whether ``eorch log analyze`` runs the compiled parser (``make parser`` builds it)."""
+    code = "import orchestrator.logparse as p; print(p.compiled.in_use())"
+    return subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                          check=True).stdout.strip() == "True"
 
 
 def main() -> None:
@@ -243,7 +256,7 @@ def main() -> None:
         return
     what = "the parser (--parser-only)" if args.parser_only else "eorch log analyze"
     print(f"{what} on {args.mb} MiB logs (median of {args.runs} rounds; python {sys.version.split()[0]}, "
-          f"{os.cpu_count()} CPUs)")
+          f"{os.cpu_count()} CPUs; parser compiled by mypyc: {_compiled_in_use()})")
     for mix, r in results.items():
         print(f"\n[{mix}] {r['size_mb']} MB, {r['lines']} lines -> {r['verdict']}")
         print(f"  analyze: {r['analyze_wall_s']} s wall = {r['startup_s']} s start-up + {r['scan_s']} s scan"
@@ -253,6 +266,8 @@ def main() -> None:
         print(f"  the parse alone (timed inside the process, after a warm-up): {r['parse_alone_s']} s -> "
               f"{r['parse_alone_mb_per_s']} MB/s")
         print(f"  same scan with the pure funnel (EORCH_NATIVE_SCAN=0): {r['pure_scan_mb_per_s'] or 'n/a'} MB/s, same verdict")
+        print(f"  same scan on the Python modules (EORCH_COMPILED_PARSER=0): "
+              f"{r['python_modules_scan_mb_per_s'] or 'n/a'} MB/s, same verdict")
         print(f"  grep -c -E 'Traceback|Error': {r['grep_s']} s ({r['grep_mb_per_s']} MB/s, "
               f"{r['grep_matches']} lines); analyze/grep time = {r['analyze_vs_grep_time_ratio']}x")
         print(f"  peak RSS of analyze: {r['peak_rss_mb']} MB")

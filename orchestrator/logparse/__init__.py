@@ -20,6 +20,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from orchestrator.logparse import compiled as _compiled
+
+_compiled.install()  # the modules compiled by mypyc, when a build of these very sources is installed
+
 if TYPE_CHECKING:
     from orchestrator.logparse.analysis import Analysis, SignatureCount
     from orchestrator.logparse.analyze import analyze_bytes, analyze_path, analyze_stream

@@ -81,6 +81,8 @@ class Evidence:
     fatal_lines: list[int] = field(default_factory=list)
     #: Line causes of a ``lived_with`` signature with no sign of life after them yet (a script's missing command).
     livable: list[int] = field(default_factory=list)
+    #: ``_echoed_index``'s last answer and the list lengths it was for (not state: not in ``to_dict``).
+    _echoed: tuple[tuple[int, int], int] | None = field(default=None, compare=False, repr=False)
 
     @staticmethod
     def _keep(items: list[dict[str, Any]], cause: RootCause, text_cap: int) -> None:
@@ -145,7 +147,7 @@ class Evidence:
         line at ``line_no``: they are part of that traceback, not error lines of their own.  Returns their
         texts."""
         above = line_no - 1
-        for item in reversed(self.error_lines):
+        for item in self.error_lines[::-1]:  # (a copy: mypyc fails on reversed() of this list)
             if item["process"] != process or item["line_no"] != above:
                 break
             above -= 1
@@ -326,7 +328,7 @@ class Evidence:
         """Which traceback cause the first echo that names one points back to (0 when none does).  Both lists
         only grow, so the answer is kept until one of them does."""
         key = (len(self.tb_causes), len(self.echo_refs))
-        cached = self.__dict__.get("_echoed")
+        cached = self._echoed
         if cached is not None and cached[0] == key:
             return int(cached[1])
         index = 0
@@ -334,11 +336,11 @@ class Evidence:
             messages = [str(item.get("message") or "").strip() for item in self.tb_causes]
             index = next((i for ref in self.echo_refs for i, message in enumerate(messages)
                           if _same_message(message, ref.strip())), 0)
-        self.__dict__["_echoed"] = (key, index)
+        self._echoed = (key, index)
         return index
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if not f.name.startswith("_")}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Evidence:

@@ -25,8 +25,10 @@ class TracebackLines(LineRules):
     """Reading the lines of a log while a traceback is open."""
 
     _line_no: int  # the number of the line being read (``LogParser``)
-    #: The number of the line starting at ``s`` in the region being scanned (``LogParser._number``).
-    _number: Callable[[bytes, int], int]
+    def _number(self, buf: bytes, s: int) -> int:
+        """The number of the line starting at ``s`` in the region being scanned (``LogParser._number``; a
+        method, not a declared attribute, so that mypyc compiles the call)."""
+        raise NotImplementedError
 
     def __init__(self, catalogue: Catalogue | None = None) -> None:
         super().__init__(catalogue)

