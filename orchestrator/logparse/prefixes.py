@@ -85,7 +85,8 @@ _PREFIX_ONLY_RE = re.compile(r"^\s*" + _PROC + r"\s*$")
 #: column that went through another collector.
 _ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?"
 _SYSLOG = r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?"
-_JOURNAL = r" [\w.\-]+ [\w.\-@/]+(?:\[\d+\])?:"  # host unit[pid]: -- only after journalctl's own stamps
+#: journalctl's ``host unit[pid]:`` (its host left out of a paste: ``unit[pid]:``), only after its own stamps.
+_JOURNAL = r" (?:[\w.\-]+ [\w.\-@/]+(?:\[\d+\])?|[\w.\-@/]+\[\d+\]):"
 _FASTCHAT = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \| [A-Z]+ \| [\w.\-]+ \| "  # FastChat's ``ts | LEVEL | stderr | ``
 #: Open MPI's ``mpirun --tag-output`` (``[1,0]<stderr>:``), after ``--timestamp-output``'s date when it has one.
 _MPIRUN = r"(?:[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})?\[\d+,\d+\]<std(?:out|err|diag)>:"

@@ -25,6 +25,8 @@ FRAME_RE = re.compile(r'^File "[^"]*", line \d+|^[~^]+$')  # a caret line marks 
 #: A source line whose statement goes on over the next lines: it ends open (a bracket, a comma) or stands for
 #: lines left out (``...<7 lines>...``); open brackets are counted too (``brackets``).
 STATEMENT_GOES_ON = re.compile(r"[(\[{,]$|^\.\.\.<\d+ lines>\.\.\.$")
+#: A line that stands for frames left out of a paste (``....``, ``…``, ``[...]``): not an exception line.
+ELISION_RE = re.compile(r"^[\[(<]?(?:\.{3,}|…+)[\])>]?$")
 #: Names of exceptions that may stand with no message (``KeyboardInterrupt``, ``StopIteration``).
 BARE_NAMES = ("Error", "Exception", "Interrupt", "Exit", "Iteration")
 QUOTED_RE = re.compile(r"'([^'\s]{3,})'")

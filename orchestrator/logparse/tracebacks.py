@@ -46,6 +46,7 @@ from orchestrator.logparse.tbstate import (
 )
 from orchestrator.logparse.tbtext import (
     CHAIN_MARKERS,
+    ELISION_RE,
     FRAME_RE,
     STATEMENT_GOES_ON,
     brackets,
@@ -287,6 +288,9 @@ class TracebackAssembler:
                 return True
             if tb.interleaved and not exception_like(msg):
                 return False  # records came, then a line that is no exception's: the traceback was cut before
+            if msg[0] in ".[(<\u2026" and ELISION_RE.match(msg) is not None:
+                tb.add(msg, line_no)  # frames its paster left out
+                return True
             exception_line(tb, msg, line_no)
             return True
         if not msg.strip():
