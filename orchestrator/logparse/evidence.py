@@ -43,6 +43,8 @@ ECHO_ALONE_HINT = ("The engine re-raised a worker's error, quoted here; the work
 
 #: Lines within which a traceback after a process-killing line is the same failure, told in Python.
 SAME_BURST = 64
+#: How far above a traceback raised without a message its process's error lines may say what it meant (lines).
+BARE_REACH = 3
 
 #: Items kept per evidence tier (the earliest ones).
 KEEP = 8
@@ -256,6 +258,8 @@ class Evidence:
                            and item["line_no"] + SAME_BURST < chosen["line_no"]), None)
             if killed is not None:
                 return killed
+            if chosen.get("exception") and not chosen.get("message"):
+                return self._said_above(chosen)
             if chosen.get("exception") or chosen.get("message"):
                 return chosen
             # A traceback cut before its exception line (the paste, or the record, ended early) names nothing:
@@ -308,7 +312,8 @@ class Evidence:
             # A traceback says more than the line that announced it ("Exception in ASGI application",
             # "Invocation of wake_up method failed", a bare ERROR record): the first pending one with a
             # traceback, when there is one.
-            return next((item for item in self.error_lines if item.get("traceback")), self.error_lines[0])
+            picked = next((item for item in self.error_lines if item.get("traceback")), self.error_lines[0])
+            return self._said_above(picked) if picked.get("exception") and not picked.get("message") else picked
         if (self.symptoms or self.aftermath) and self.failed():
             items = self.symptoms or self.aftermath
             # A record's first line, then the traceback it goes on with (``logger.exception``): the traceback.
@@ -323,6 +328,17 @@ class Evidence:
         echo = next((item for item in items if any(ref in (item.get("message") or "") for ref in self.echo_refs)),
                     None)
         return None if echo is None else {**echo, "hint": ECHO_ALONE_HINT}
+
+    def _said_above(self, chosen: dict[str, Any]) -> dict[str, Any]:
+        """An exception raised without a message, just after its process logged error lines (V0's ``Engine
+        iteration timed out. This should never happen!``, then ``raise asyncio.TimeoutError``): the first of those
+        lines says what it means."""
+        burst = [item for item in (*self.error_lines, self.first_error, self.named_error) if item is not None
+                 and item["process"] == chosen["process"] and 0 < chosen["line_no"] - item["line_no"] <= BARE_REACH
+                 and item.get("message") and not item.get("exception")]
+        if not burst:
+            return chosen
+        return {**chosen, "message": min(burst, key=lambda item: int(item["line_no"]))["message"]}
 
     def _echoed_index(self) -> int:
         """Which traceback cause the first echo that names one points back to (0 when none does).  Both lists

@@ -59,14 +59,17 @@ _LEVELS = r"DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|SUCCESS|TRACE"
 _ASCTIME = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?"  # logging's %(asctime)s, with or without its ms
 #: Python logging's layouts that start with ``%(asctime)s``, as scripts and tools around vLLM configure them:
 #: ``ts - name - LEVEL - msg`` (the logging cookbook's), loguru's ``ts | LEVEL    | module:fn:12 - msg``,
-#: ``ts [LEVEL] name: msg`` and ``ts LEVEL msg``.  Only a record's first line carries it.
+#: ``ts [LEVEL] name: msg``, ``ts LEVEL msg`` and ``ts - LEVEL - msg``.  Only a record's first line carries it.
 _ASCTIME_RE = re.compile(
     rf"(?P<ts>{_ASCTIME})"
     rf"(?: - (?P<l1>[\w.\-]+) - (?P<v1>{_LEVELS}) - "
     rf"| \| (?P<v2>{_LEVELS}) *\| (?P<l2>[\w.\-:<>]+) - "
     rf"| \[(?P<v3>{_LEVELS})\] (?:(?P<l3>[\w.\-]+): )?"
-    rf"| (?P<v4>{_LEVELS}) )"
+    rf"| (?P<v4>{_LEVELS}) "
+    rf"| - (?P<v5>{_LEVELS}) - )"
 )
+#: A script relaying a server's output through its own logger, each line tagged (``... - INFO - vLLM: ``).
+_RELAY_TAG_RE = re.compile(r"[A-Za-z][\w.\-]{0,23}: ")
 #: The same led by a bracketed stamp and level, more bracketed fields after them (thread, logger) and a marker
 #: before the message: ``[2025-03-05 14:28:45,820] [ERROR] [MainThread] [vllm.worker.worker_base] >>> msg``.
 _BRACKETED_ASCTIME_RE = re.compile(rf"\[(?P<ts>{_ASCTIME})\] "
@@ -204,9 +207,15 @@ def _parse(text: str, inherited: tuple[str, int] | None = None) -> ParsedLine:
                           rest[ba.end():])
     a = _ASCTIME_RE.match(rest, pos) if rest[pos:pos + 1].isdigit() else None
     if a is not None:
-        i = next(i for i in "1234" if a.group(f"v{i}"))
+        # A script's logger relaying vLLM's lines (tagged or not): the relayed record is the line's record.
+        t = _RELAY_TAG_RE.match(rest, a.end())
+        h = _HEADER_RE.match(rest, a.end() if t is None else t.end())
+        if h is not None:
+            record = f"{h.group('lvl')} {h.group('ts')} [{h.group('file')}:{h.group('line')}]"
+            return ParsedLine(process, pid, h.group("lvl"), record, rest[h.end():])
+        i = next(i for i in "12345" if a.group(f"v{i}"))
         level = _LEVEL_NAMES.get(a.group(f"v{i}"), a.group(f"v{i}"))
-        logger = a.group(f"l{i}") if i != "4" else None
+        logger = a.group(f"l{i}") if i in "123" else None
         return ParsedLine(process, pid, level, f"{level} {a.group('ts')} {logger or ''}".rstrip(), rest[a.end():])
     b = _BASIC_RE.match(rest, pos) if rest[pos:pos + 1] in "DIWEC" else None
     if b is None and rest.startswith("[", pos):

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from orchestrator.logparse.lines import Ending
-from orchestrator.logparse.prefixes import ParsedLine, head_before_record
+from orchestrator.logparse.prefixes import ParsedLine, head_before_record, multiprocessing_header
 from orchestrator.logparse.tbforms import ipython_exception, is_ipython_header, is_remote_exception, is_rule
 from orchestrator.logparse.tbmessage import (
     CONTINUATION_CAP,
@@ -290,6 +290,11 @@ class TracebackAssembler:
                 return False  # records came, then a line that is no exception's: the traceback was cut before
             if msg[0] in ".[(<\u2026" and ELISION_RE.match(msg) is not None:
                 tb.add(msg, line_no)  # frames its paster left out
+                return True
+            if msg[0] == "P" and multiprocessing_header(msg) is not None:
+                # A child process's ``Process SpawnProcess-1:`` written into the parent's traceback (two
+                # writers on one stderr): not this traceback's exception line.
+                tb.interleaved += 1
                 return True
             exception_line(tb, msg, line_no)
             return True
