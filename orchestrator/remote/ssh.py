@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import os
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import asyncssh
+# cryptography >= 51 warns that DSA is deprecated when asyncssh merely imports its DSA support (eorch offers no
+# DSA keys of its own): without this every command would print a dozen lines of warnings on stderr.
+warnings.filterwarnings("ignore", message="DSA is deprecated", module=r"asyncssh\.")
+
+import asyncssh  # (after the filter above)
 
 from orchestrator.core import commands
 from orchestrator.core.destination import parse_destination
