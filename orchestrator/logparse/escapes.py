@@ -2,9 +2,10 @@
 
 vLLM colours its process prefixes (``\\x1b[1;36m(EngineCore pid=114)\\x1b[0;0m``).  A log that was looked at
 before it was copied often shows those codes as text: ``less`` without ``-R`` writes ``ESC[1;36m``, ``cat -v``
-writes ``^[[1;36m``, and a log passed through a program's ``repr`` or a shell script shows ``\\x1b[``,
-``\\033[``, ``\\e[`` or ``\\u001b[``.  Then no line starts with a process prefix, the engine's records read as
-the main process's, and a worker's traceback is not told from the engine's.
+writes ``^[[1;36m``, a log passed through a program's ``repr`` or a shell script shows ``\\x1b[``,
+``\\033[``, ``\\e[`` or ``\\u001b[``, and rsyslog's files ``#033[``.  Then no line starts with a process
+prefix, the engine's records read as the main process's, and a worker's traceback is not told from the
+engine's.
 
 ``shown_escapes`` recognises one such spelling on a sample (several colour codes written that way, and not
 one real escape byte); ``Unescaper`` writes the escape byte back for each, chunk by chunk.  No line is added
@@ -18,8 +19,10 @@ import re
 from orchestrator.logparse.analysis import Analysis
 from orchestrator.logparse.lines import WholeLines
 
-#: How the escape byte is written out, by who wrote it: ``less``, ``cat -v``, ``repr``/``printf`` spellings.
-SPELLINGS: tuple[bytes, ...] = (b"ESC", b"^[", b"\\x1b", b"\\x1B", b"\\033", b"\\e", b"\\u001b", b"\\u001B")
+#: How the escape byte is written out, by who wrote it: ``less``, ``cat -v``, ``repr``/``printf`` spellings, and
+#: rsyslog's escape of a control character as ``#`` and its octal code (``/var/log/syslog``).
+SPELLINGS: tuple[bytes, ...] = (b"ESC", b"^[", b"\\x1b", b"\\x1B", b"\\033", b"\\e", b"\\u001b", b"\\u001B",
+                               b"#033")
 #: Lines with a colour code (SGR: ``[`` + numbers + ``m``) written that way needed in the sample.
 _MIN_LINES = 2
 _TAIL = re.compile(rb"\[[0-9;]{1,16}m")  # one with a number at least: ``[m`` starts many a ``[module.py:N]``

@@ -206,7 +206,7 @@ _SHOWN = (b"ESC[1;36m(Worker_TP1 pid=168)ESC[0;0m INFO 08-12 14:37:40 [gpu_worke
           b"RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\n")
 
 
-@pytest.mark.parametrize("spelling", [b"ESC", b"^[", b"\\x1b", b"\\033", b"\\e", b"\\u001b"])
+@pytest.mark.parametrize("spelling", [b"ESC", b"^[", b"\\x1b", b"\\033", b"\\e", b"\\u001b", b"#033"])
 def test_colour_codes_written_out_are_read_as_codes(spelling: bytes) -> None:
     """``less`` writes ``ESC[1;36m``, ``cat -v`` ``^[[1;36m``, a ``repr`` ``\\x1b[``: the worker's prefix is read
     as one, so its traceback is the root cause, with the file's line numbers and size, and the note says so."""
