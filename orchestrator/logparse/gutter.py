@@ -4,7 +4,8 @@ How a log reaches a user adds columns the parser would read as the message's sta
 quotes it (``> `` before every line, ``>`` alone on an empty one); ``cat -n``, ``nl``, ``less -N`` or an
 editor number its lines (``     1\\t``, ``      1 ``, ``1 | ``); ``grep -n -A 40 Traceback`` numbers the lines
 it shows (``123:`` for a match, ``124-`` for context, ``--`` between groups); pm2 names the app (``0|vllm  |
-``); a code block nested in a Markdown list indents every line.  Then no line looks like a record, no
+``); a code block nested in a Markdown list indents every line; a terminal pane (tmux, a TUI's log panel) frames
+each line in a box's sides (``│ `` before it, `` │`` after the blanks that pad it to the pane's width).  Then no line looks like a record, no
 traceback starts at a line's start, and the verdict is lost.  A
 log copied with the Markdown around it (an issue's source, a chat message) starts with a code fence (`````
 or ````` ```text ````` on a line of its own) and has another after its last line, which would be read as the
@@ -41,6 +42,11 @@ _HEAD = 20
 _QUOTE = re.compile(rb"[ \t]*>(?:[ \t]?>)*(?: |(?=[\r\n])|$)")
 #: pm2's ``id|app  | `` in front of each line of ``pm2 logs``.
 _PM2 = re.compile(rb"\d+\|[\w.\-@]+ *\| ")
+#: A terminal pane's left side (``│`` U+2502 and one blank), and its right side after the padding blanks.
+_SIDE = b"\xe2\x94\x82"
+_PANE = re.compile(_SIDE + rb" ?")
+#: rich's boxed traceback draws the same sides, but between a top (``╭``) and a bottom (``╰``) corner.
+_CORNERS = (b"\xe2\x95\xad", b"\xe2\x95\xb0")
 #: A line number and what follows it, by the tool that wrote it.
 _NUMBERED = {  # the more specific first: "   1 | " is a viewer's, not less's "   1 " before "| "
     "tab": rb" *(\d+)\t",  # cat -n, nl
@@ -65,6 +71,7 @@ class Gutter:
     kind: str | None
     pattern: re.Pattern[bytes] | None
     fenced: bool = False
+    framed: bool = False  # a pane's right side after the text too, taken off
 
     def note(self) -> str:
         """What was taken off, for the user ("" for empty lines before the log only)."""
@@ -78,7 +85,8 @@ class Gutter:
 _SAID = {"quote": "quoted (\"> \" before every line, as a reply or an e-mail quotes it)",
          "pm2": "prefixed by pm2 (\"id|app | \")", "tab": "numbered (cat -n, nl)",
          "space": "numbered (less -N, an editor's copy)", "grep": "numbered by grep -n",
-         "bar": "numbered (\"12 | \", a viewer's copy)", "indent": "indented (every line, as a nested code block is)"}
+         "bar": "numbered (\"12 | \", a viewer's copy)",
+         "pane": "framed by a terminal pane (\"\u2502 \" before each line, \" \u2502\" after it)", "indent": "indented (every line, as a nested code block is)"}
 #: A Markdown code fence on a line of its own, with an info string (```` ```text ````) or not.
 _FENCE = re.compile(rb"[ \t]*(?:`{3,}|~{3,})[\w+\-.]*[ \t]*\r?")
 
@@ -115,13 +123,16 @@ def _stripped(pattern: re.Pattern[bytes], line: bytes) -> bytes:
 
 def _column(texts: list[bytes]) -> Gutter | None:
     share = _MIN_SHARE if len(texts) >= _MIN_LINES else 1.0  # a short paste: every line has it
-    for kind, pattern in (("quote", _QUOTE), ("pm2", _PM2), *_NUMBERED_RE.items()):
+    for kind, pattern in (("quote", _QUOTE), ("pm2", _PM2), ("pane", _PANE), *_NUMBERED_RE.items()):
         head = [t for t in texts[:_HEAD] if not (kind == "grep" and t == _GREP_SEPARATOR)]
         if sum(pattern.match(t) is not None for t in head) < share * len(head):
             continue  # (on the first lines: most logs are told apart there)
-        if kind in ("quote", "pm2"):
+        if kind in ("quote", "pm2", "pane"):
             if sum(pattern.match(t) is not None for t in texts) >= share * len(texts):
-                return Gutter(kind, pattern)
+                if kind != "pane":
+                    return Gutter(kind, pattern)
+                if _framed(texts):
+                    return Gutter(kind, pattern, framed=True)
             continue
         counted = [t for t in texts if not (kind == "grep" and t == _GREP_SEPARATOR)]
         matches = [m for m in map(pattern.match, counted) if m is not None]
@@ -129,6 +140,20 @@ def _column(texts: list[bytes]) -> Gutter | None:
         if len(matches) >= share * len(counted) and (_counts_up(numbers) or (numbers == [1] and kind in _ALONE)):
             return Gutter(kind, pattern)
     return _indent(texts)
+
+
+def _framed(texts: list[bytes]) -> bool:
+    """Both sides of a pane: most lines end with its right side too, and no line is a corner of rich's box."""
+    if any(_stripped(_PANE, t).lstrip(b" \t").startswith(_CORNERS) for t in texts):
+        return False
+    return sum(t.rstrip(b" \t").endswith(_SIDE) for t in texts) >= _MIN_SHARE * len(texts) - 1
+
+
+def _without_right(line: bytes) -> bytes:
+    text = line.rstrip(b" \t\r")
+    if not text.endswith(_SIDE):
+        return line
+    return text[:-len(_SIDE)].rstrip(b" \t") + line[len(line.rstrip(b"\r")):]
 
 
 def _indent(texts: list[bytes]) -> Gutter | None:
@@ -148,6 +173,7 @@ class Ungutter(WholeLines):
     def __init__(self, found: Gutter) -> None:
         super().__init__()
         self._pattern = found.pattern
+        self._framed = found.framed
         self._grep = found.kind == "grep"
         self._fenced = found.fenced
         self._before = True  # no line with text given out yet: an empty line now is skipped
@@ -169,6 +195,8 @@ class Ungutter(WholeLines):
                 line = line[m.end():]
             elif self._grep and line.rstrip(b"\r") == _GREP_SEPARATOR:
                 line = b""  # an empty line: the line count stays the file's
+            if self._framed:
+                line = _without_right(line)  # (the first line of a cut paste has only this side)
             if fence is not None and line[:1] in b" \t`~" and fence(line) is not None:
                 line = b""
             if self._before:

@@ -77,6 +77,16 @@ def is_rule(message: str) -> bool:
     return len(text) >= 20 and text.strip("-") == ""
 
 
+#: rpyc's banner over the traceback of the exception raised on the other side of the connection.
+_REMOTE_BANNER_RE = re.compile(r"=+ Remote Traceback \(\d+\) =+\s*$")
+
+
 def is_remote_exception(message: str) -> bool:
     """Ray's line for an exception raised in a remote worker: ``ray.exceptions.RayTaskError(ValueError): ...``."""
     return "RayTaskError(" in message and _REMOTE_RE.match(message) is not None
+
+
+def is_remote_banner(message: str) -> bool:
+    """rpyc's line between a proxied exception and the remote side's traceback, in the exception's message:
+    ``========= Remote Traceback (1) =========``."""
+    return message[:1] == "=" and _REMOTE_BANNER_RE.match(message) is not None

@@ -24,7 +24,13 @@ from typing import Any
 
 from orchestrator.logparse.lines import Ending
 from orchestrator.logparse.prefixes import ParsedLine, head_before_record, multiprocessing_header
-from orchestrator.logparse.tbforms import ipython_exception, is_ipython_header, is_remote_exception, is_rule
+from orchestrator.logparse.tbforms import (
+    ipython_exception,
+    is_ipython_header,
+    is_remote_banner,
+    is_remote_exception,
+    is_rule,
+)
 from orchestrator.logparse.tbmessage import (
     CONTINUATION_CAP,
     continues,
@@ -308,6 +314,10 @@ class TracebackAssembler:
             tb.state, tb.blanks, tb.chained = CHAINED, 0, True
             tb.add(msg, line_no, important=True)
             return True
+        if tb.state == AFTER_EXC and is_remote_banner(msg):
+            tb.blanks = 0  # rpyc's proxy of an exception: the other side's traceback follows, in its message
+            tb.add(msg, line_no, important=True)
+            return True
         if tb.state == CHAINED and tb.ipython and is_rule(msg):
             tb.add(msg, line_no)
             return True
@@ -315,8 +325,9 @@ class TracebackAssembler:
             # A message that announces what follows (vLLM's ``RuntimeError: Error raised in subprocess:``,
             # torch.multiprocessing's ``-- Process 0 terminated with the following error:``), then a traceback:
             # the other process's, printed inside the message.
-            announced = tb.state == AFTER_EXC and any(
+            announced = tb.state == AFTER_EXC and (any(
                 text.rstrip().endswith(":") for text in (tb.exception_lines[-1:] + tb.lines[-1:]))
+                or (bool(tb.lines) and is_remote_banner(tb.lines[-1])))
             if tb.state == CHAINED or tb.record is not None or announced:
                 tb.nested = announced
                 tb.state, tb.blanks = FRAMES, 0

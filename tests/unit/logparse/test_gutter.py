@@ -57,8 +57,17 @@ def quoted_double_spaced(data: bytes) -> bytes:  # quoted, then a web page put a
     return b"".join(b"> " + line + b">\n" for line in _lines(data))
 
 
+def pane(data: bytes) -> bytes:  # copied from a terminal pane: "│ " + the line padded to the width + " │"
+    return b"".join("\u2502 ".encode() + line.rstrip(b"\r\n").ljust(150) + " \u2502\n".encode()
+                    for line in _lines(data))
+
+
+def pane_cut(data: bytes) -> bytes:  # the same, the selection started after the first line's left side
+    return pane(data)[len("\u2502 ".encode()):]
+
+
 FORMS: list[Callable[[bytes], bytes]] = [quoted, quoted_crlf, cat_n, less_n, grep_n, viewer, pm2,
-                                         quoted_double_spaced]
+                                         quoted_double_spaced, pane, pane_cut]
 
 
 def _verdict(a: Analysis) -> tuple[object, ...]:
@@ -110,6 +119,12 @@ def test_grep_context_groups_are_read_with_their_separators() -> None:
     b">>> from vllm import LLM\n>>> llm = LLM('m')\nINFO 12-05 10:00:00 [llm.py:1] loading\nok\nok\n",
     # pydantic's count, on a one-line paste, is text
     b"1 validation error for ParallelConfig\n",
+    # rich's boxed traceback has a pane's sides, between its corners
+    "\u256d\u2500 Traceback (most recent call last) \u2500\u256e\n".encode()
+    + b"".join(f"\u2502 /srv/app/run.py:{n} in f{n}   \u2502\n".encode() for n in range(30))
+    + "\u2570\u2500\u2500\u256f\nValueError: bad\n".encode(),
+    # a pane's left side without its right one is a table's or a tree's
+    "".join(f"\u2502 INFO step {n} done\n" for n in range(30)).encode(),
     # vLLM's process prefix on every line is the parser's to read
     b"(APIServer pid=1) INFO a\n(APIServer pid=1) INFO b\n(APIServer pid=1) INFO c\n(APIServer pid=1) INFO d\n",
 ])

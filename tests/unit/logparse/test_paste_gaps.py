@@ -1,7 +1,8 @@
-"""Forms found by the blind sets wild128-wild131 (session 32): frames a paster left out of a traceback, a journal
-whose host was taken out, vLLM V0's engine loop re-raising its death through an asyncio callback, a child's
-``Process ...:`` line inside its parent's traceback, a script's logger relaying vLLM's records, and an exception
-raised without a message after the error line that says why.  Every text here is written for the test, in the
+"""Forms found by the blind sets wild128-wild136 (sessions 32-33): frames a paster left out of a traceback, a
+journal whose host was taken out, vLLM V0's engine loop re-raising its death through an asyncio callback, a
+child's ``Process ...:`` line inside its parent's traceback, a script's logger relaying vLLM's records, an
+exception raised without a message after the error line that says why, and rpyc's proxy of an exception raised
+on the other side.  Every text here is written for the test, in the
 forms the real logs showed."""
 
 from __future__ import annotations
@@ -145,3 +146,35 @@ def test_an_exception_raised_without_a_message_takes_the_words_its_process_logge
 def test_a_scripts_own_record_without_a_logger_name_has_its_level() -> None:
     line = parse_line("2024-07-13 15:07:34,930 - ERROR - the benchmark failed")
     assert (line.level, line.message) == ("ERROR", "the benchmark failed")
+
+
+RPYC = (
+    "Rank 0: load weight begin.\n"
+    "Initialization failed. router_init_state: Traceback (most recent call last):\n"
+    '  File "/venv/lib/python3.11/site-packages/srv/router/manager.py", line 71, in start_router_process\n'
+    "    model_client = ModelRpcClient(server_args, port_args)\n"
+    '  File "/venv/lib/python3.11/site-packages/rpyc/core/async_.py", line 111, in value\n'
+    "    raise self._obj\n"
+    "{local}: CUDA out of memory. Tried to allocate 112.00 MiB. GPU \n"
+    "\n"
+    "========= Remote Traceback (1) =========\n"
+    "Traceback (most recent call last):\n"
+    '  File "/venv/lib/python3.11/site-packages/rpyc/core/protocol.py", line 369, in _dispatch_request\n'
+    "    res = self._HANDLERS[handler](self, *args)\n"
+    '  File "/venv/lib/python3.11/site-packages/srv/router/model_runner.py", line 285, in __init__\n'
+    "    self.load_model()\n"
+    "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 112.00 MiB. GPU \n"
+    "\n"
+    "\n"
+    "goodbye ('127.0.0.1', 57702)\n"
+)
+
+
+@pytest.mark.parametrize("local", ["rpyc.core.vinegar/torch.cuda._get_exception_class.<locals>.Derived",
+                                   "RuntimeError"])
+def test_the_remote_traceback_in_an_rpyc_proxys_message_says_what_was_raised(local: str) -> None:
+    """rpyc re-raises the other side's exception as a proxy whose message holds that side's traceback, under
+    a ``Remote Traceback`` banner: what the other side raised is the root cause, the proxy is its echo."""
+    rc = analyze_bytes(RPYC.format(local=local).encode()).root_cause
+    assert rc is not None and rc.exception == "torch.cuda.OutOfMemoryError"
+    assert rc.message.startswith("CUDA out of memory. Tried to allocate 112.00 MiB") and rc.line_no == 2
