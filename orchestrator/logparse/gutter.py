@@ -163,7 +163,9 @@ def _indent(texts: list[bytes]) -> Gutter | None:
     common = min(lead, key=len)
     while common and not all(b.startswith(common) for b in lead):
         common = common[:-1]
-    return Gutter("indent", re.compile(re.escape(common))) if len(common) >= _MIN_INDENT else None
+    if len(common) >= _MIN_INDENT or common == b"\t":  # (one tab is a paste's indent, one blank may be a log's)
+        return Gutter("indent", re.compile(re.escape(common)))
+    return None
 
 
 class Ungutter(WholeLines):

@@ -48,6 +48,9 @@ _HEADER_RE = re.compile(
 _GLOG_RE = re.compile(r"(?P<lvl>[IWEF])(?P<ts>\d{4} \d\d:\d\d:\d\d\.\d{6}) +\d+ (?P<file>[^\s:\]]+):(?P<line>\d+)\] "
                       r"(?:\[!?\d+/\d+(?:_\d+)?\] )?")
 _GLOG_LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
+#: The end of vLLM's record header (``[multiproc_executor.py:492] ``) alone at a line's start: a paste that
+#: began inside the header.  What follows is the message.
+_HEADER_TAIL_RE = re.compile(r"\[[\w\-]+\.py:\d+\] ")
 #: c10's own records, in brackets (PyTorch >= 2.2's C++ ``LOG``: ``[rank0]:[E623 13:46:28.176383770
 #: compiler_depend.ts:429] ReshapeAndCacheOperation setup failed!``).
 _C10_RE = re.compile(r"\[(?P<lvl>[IWEF])(?P<ts>\d{3,4} \d\d:\d\d:\d\d\.\d+) (?P<file>[^\s:\]]+):(?P<line>\d+)\] ")
@@ -222,7 +225,8 @@ def _parse(text: str, inherited: tuple[str, int] | None = None) -> ParsedLine:
         b = _BRACKETED_RE.match(rest, pos)
     if b is not None:
         return ParsedLine(process, pid, b.group("lvl"), f"{b.group('lvl')} {b.group('logger')}", rest[b.end():])
-    return ParsedLine(process, pid, None, None, rest[pos:])
+    t = _HEADER_TAIL_RE.match(rest, pos) if rest.startswith("[", pos) else None
+    return ParsedLine(process, pid, None, None, rest[pos if t is None else t.end():])
 
 
 _parsed: Memo[ParsedLine] = Memo(_parse)

@@ -62,6 +62,7 @@ from orchestrator.logparse.weighing import (
     EvidenceRules,
     after_frame,
     failed_statement,
+    under_first_line,
 )
 
 #: A frame's source line raising an exception, indented or with its indentation lost.
@@ -238,7 +239,8 @@ class LineRules(EvidenceRules):
         if line.record is not None and msg.startswith('File "') and is_frame_line(msg):
             self._frame_at = [line.key, line_no]  # a record's frame line, its indentation lost
         if is_bare_exception(msg) and (after_frame(line, prev_raw) or _QUALIFIED.match(msg) is not None
-                                       or line_no == 1 or self._frame_above(line.key, line_no)):
+                                       or line_no == 1 or self._frame_above(line.key, line_no)
+                                       or under_first_line(line, prev_raw, line_no)):
             # A traceback whose header was cut off (a pasted tail, or only its exception line pasted): its
             # exception line still names the cause.
             frames = self._ev.absorb_frames(line.process, line_no)

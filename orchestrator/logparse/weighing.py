@@ -371,6 +371,12 @@ def after_frame(line: ParsedLine, prev_raw: bytes | None) -> bool:
     return prev[:1].isspace() or prev.startswith(("raise ", "assert ")) or is_frame_line(prev)
 
 
+def under_first_line(line: ParsedLine, prev_raw: bytes | None, line_no: int) -> bool:
+    """Whether ``line`` is the log's second line, under a line of the same writer: a paste that began at the
+    source line of a traceback's innermost frame, its indentation lost."""
+    return line_no == 2 and _same_writer(line, prev_raw) is not None
+
+
 def failed_statement(line: ParsedLine, prev_raw: bytes | None, frames: Sequence[str] = ()) -> str | None:
     """The ``assert`` statement just before a bare ``AssertionError`` of the same writer (a traceback's innermost
     frame, its header cut off), or among the last ``frames`` above it (its frame records, caret lines under the

@@ -57,6 +57,10 @@ def quoted_double_spaced(data: bytes) -> bytes:  # quoted, then a web page put a
     return b"".join(b"> " + line + b">\n" for line in _lines(data))
 
 
+def tabbed(data: bytes) -> bytes:  # a paste indented by one tab (a Markdown code block, a CI job's step)
+    return b"".join(b"\t" + line if line.strip() else line for line in _lines(data))
+
+
 def pane(data: bytes) -> bytes:  # copied from a terminal pane: "│ " + the line padded to the width + " │"
     return b"".join("\u2502 ".encode() + line.rstrip(b"\r\n").ljust(150) + " \u2502\n".encode()
                     for line in _lines(data))
@@ -67,7 +71,7 @@ def pane_cut(data: bytes) -> bytes:  # the same, the selection started after the
 
 
 FORMS: list[Callable[[bytes], bytes]] = [quoted, quoted_crlf, cat_n, less_n, grep_n, viewer, pm2,
-                                         quoted_double_spaced, pane, pane_cut]
+                                         quoted_double_spaced, tabbed, pane, pane_cut]
 
 
 def _verdict(a: Analysis) -> tuple[object, ...]:

@@ -1,8 +1,8 @@
 """Forms found by the blind sets wild128-wild136 (sessions 32-33): frames a paster left out of a traceback, a
 journal whose host was taken out, vLLM V0's engine loop re-raising its death through an asyncio callback, a
 child's ``Process ...:`` line inside its parent's traceback, a script's logger relaying vLLM's records, an
-exception raised without a message after the error line that says why, and rpyc's proxy of an exception raised
-on the other side.  Every text here is written for the test, in the
+exception raised without a message after the error line that says why, rpyc's proxy of an exception raised on
+the other side, a paste that began inside a record's header, or at the innermost frame's source line.  Every text here is written for the test, in the
 forms the real logs showed."""
 
 from __future__ import annotations
@@ -178,3 +178,32 @@ def test_the_remote_traceback_in_an_rpyc_proxys_message_says_what_was_raised(loc
     rc = analyze_bytes(RPYC.format(local=local).encode()).root_cause
     assert rc is not None and rc.exception == "torch.cuda.OutOfMemoryError"
     assert rc.message.startswith("CUDA out of memory. Tried to allocate 112.00 MiB") and rc.line_no == 2
+
+
+def test_a_paste_that_began_inside_a_records_header_reads_the_message_after_it() -> None:
+    """The first line keeps only the end of vLLM's header (``[multiproc_executor.py:492] ``): the exception
+    line after it is the root cause, not an echo of the symptom records below."""
+    text = ("[multiproc_executor.py:492] ValueError: Free memory on device (31.44/47.38 GiB) on startup is less "
+            "than desired GPU memory utilization (0.95, 45.01 GiB).\n"
+            "ERROR 06-30 13:53:19 [core.py:515] EngineCore failed to start.\n"
+            "ERROR 06-30 13:53:19 [core.py:515] Traceback (most recent call last):\n"
+            'ERROR 06-30 13:53:19 [core.py:515]   File "/usr/lib/vllm/v1/executor/abstract.py", line 53, in __init__\n'
+            "ERROR 06-30 13:53:19 [core.py:515]     self._init_executor()\n"
+            "ERROR 06-30 13:53:19 [core.py:515] Exception: WorkerProc initialization failed due to an exception in "
+            "a background process. See stack trace for root cause.\n"
+            "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\n")
+    rc = analyze_bytes(text.encode()).root_cause
+    assert rc is not None and (rc.exception, rc.line_no) == ("ValueError", 1)
+    assert rc.message.startswith("Free memory on device")
+    assert parse_line("[model_runner.py:1234] Loading weights").message == "Loading weights"
+
+
+@pytest.mark.parametrize("above", ["if self.sampling_params.max_new_tokens > 0:", "    x = f(y)"])
+def test_a_paste_that_began_at_the_innermost_frames_source_line_is_a_cut_traceback(above: str) -> None:
+    text = (f"{above}\n"
+            "TypeError: '>' not supported between instances of 'NoneType' and 'int'\n"
+            "[2025-03-03 06:49:28 TP5] Scheduler hit an exception: Traceback (most recent call last):\n"
+            'File "/srv/sglang/srt/managers/scheduler.py", line 1796, in run_scheduler_process\n')
+    rc = analyze_bytes(text.encode()).root_cause
+    assert rc is not None and (rc.exception, rc.line_no) == ("TypeError", 2)
+
