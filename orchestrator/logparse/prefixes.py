@@ -103,6 +103,9 @@ _LABELS = r"(?: \{[^{}]*\})?"  # Loki's logcli: the stream's labels after its st
 #: A stamp with a space for the ``T`` (``ts``'s, a script's): only in front of another collector's stamp, as it
 #: is also how Python logging starts its records.
 _SPACED = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? "
+#: A cloud console's severity before its UTC stamp (Google Cloud Logging's copy: ``ERROR 2025-04-05T00:01:19.5Z``):
+#: the collector's word for the stream, not the record's level.
+_SEVERITY = rf"(?:DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL|ALERT|EMERGENCY) (?={_ISO}Z)"
 _COLLECTOR = (
     r"(?:" + _FASTCHAT + "|" + _SUPERVISED + "|" + _MPIRUN + r")?"
     r"(?:[A-Za-z0-9][\w.\-]*\s+\| |[ \xa0]*\| |\[pod/[^\]\s]+\] "
@@ -110,7 +113,7 @@ _COLLECTOR = (
     # Stamps of one or two collectors, one through the other (``ts`` over kubectl's, Slurm's output in the
     # journal), with ``srun --label``'s task number after them or in front of them (a job's own stamps).
     # (A stamp alone on a line, no blank after it, stamps an empty line: Buildkite's.)
-    rf"(?:(?:\s{{0,3}}\d{{1,4}}: (?={_STAMP}))?(?:{_SPACED}(?={_STAMP}))?"
+    rf"(?:(?:\s{{0,3}}\d{{1,4}}: (?={_STAMP}))?(?:{_SPACED}(?={_STAMP})|{_SEVERITY})?"
     rf"(?:{_STAMP}(?:{_LABELS} |(?=[\r\n]|$))){{1,2}}(?:\s{{0,3}}\d{{1,4}}: )?|\s{{0,3}}\d{{1,4}}: )?"
     r"(?:[A-Za-z0-9][\w.\-]*\s+\| | *\| )?"  # a collector in front of a docker compose column
 )

@@ -1,8 +1,9 @@
-"""Forms found by the blind sets wild128-wild136 (sessions 32-33): frames a paster left out of a traceback, a
+"""Forms found by the blind sets wild128-wild141 (sessions 32-33): frames a paster left out of a traceback, a
 journal whose host was taken out, vLLM V0's engine loop re-raising its death through an asyncio callback, a
 child's ``Process ...:`` line inside its parent's traceback, a script's logger relaying vLLM's records, an
 exception raised without a message after the error line that says why, rpyc's proxy of an exception raised on
-the other side, a paste that began inside a record's header, or at the innermost frame's source line.  Every text here is written for the test, in the
+the other side, a paste that began inside a record's header, or at the innermost frame's source line, a cloud
+console's copy (newest first, a severity and a stamp before each line).  Every text here is written for the test, in the
 forms the real logs showed."""
 
 from __future__ import annotations
@@ -207,3 +208,27 @@ def test_a_paste_that_began_at_the_innermost_frames_source_line_is_a_cut_traceba
     rc = analyze_bytes(text.encode()).root_cause
     assert rc is not None and (rc.exception, rc.line_no) == ("TypeError", 2)
 
+
+
+CLOUD_CONSOLE = [  # oldest first; the console lists them newest first
+    ("INFO", "[2025-04-05 00:00:52] server_args=ServerArgs(model_path='meta-llama/Llama-3.1-70B-Instruct')"),
+    ("ERROR", "[2025-04-05 00:01:19 TP0] Scheduler hit an exception: Traceback (most recent call last):"),
+    ("ERROR", 'File "/srv/sglang/srt/managers/scheduler.py", line 1999, in run_scheduler_process'),
+    ("ERROR", "scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, dp_rank)"),
+    ("ERROR", 'File "/venv/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py", line 2501, in all_reduce'),
+    ("ERROR", "work = group.allreduce([tensor], opts)"),
+    ("ERROR", "torch.distributed.DistBackendError: NCCL error in: NCCLUtils.hpp:317, unhandled system error"),
+    ("ERROR", "[2025-04-05 00:01:19] Received sigquit from a child process. It usually means the child failed."),
+    ("ERROR", "./entrypoint.sh: line 48: 28 Killed python3 -m sglang.launch_server --port 30000"),
+]
+
+
+def test_a_cloud_consoles_copy_newest_first_with_its_severity_column_is_read_as_the_log() -> None:
+    """Google Cloud Logging's console lists a container's lines newest first, each behind its severity and a
+    UTC stamp: read oldest first without them, the worker's exception is the root cause."""
+    lines = [f"{sev} 2025-04-05T00:01:19.{209000 + n:09d}Z {text}" for n, (sev, text) in enumerate(CLOUD_CONSOLE)]
+    a = analyze_bytes("".join(line + "\n" for line in reversed(lines)).encode())
+    rc = a.root_cause
+    assert rc is not None and rc.exception == "torch.distributed.DistBackendError"
+    assert rc.message.startswith("NCCL error in") and rc.line_no == len(lines) - 1
+    assert parse_line(lines[1]).message.startswith("Scheduler hit an exception")
