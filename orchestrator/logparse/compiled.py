@@ -5,8 +5,8 @@ with mypyc into ``<sys.prefix>/eorch-native``, with a stamp: the digest of the p
 interpreter's tag.  When ``orchestrator.logparse`` is imported, ``install`` puts a finder in front of the
 usual ones that loads those extension modules, only when the stamp matches the sources as they are now.  A
 stale build (a source edited or pulled since) is never run: the Python modules are, with the same verdicts,
-slower (the compiled ones are about 1.4-1.7x as fast: ``bench/logparse_bench.py``).  ``EORCH_COMPILED_PARSER=0`` forces
-the Python modules.
+slower (the compiled ones are about 1.4-1.7x as fast: ``bench/logparse_bench.py``).
+``EORCH_COMPILED_PARSER=0`` forces the Python modules.
 
 Not compiled: this module, the package's ``__init__``, ``analyze`` (a subclass of ``OSError``) and ``events``
 (class variables on dataclasses), which mypyc does not support; the compiled modules call them as Python.

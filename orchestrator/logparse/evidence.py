@@ -258,10 +258,8 @@ class Evidence:
                            and item["line_no"] + SAME_BURST < chosen["line_no"]), None)
             if killed is not None:
                 return killed
-            if chosen.get("exception") and not chosen.get("message"):
-                return self._said_above(chosen)
             if chosen.get("exception") or chosen.get("message"):
-                return chosen
+                return self._said_above(chosen)
             # A traceback cut before its exception line (the paste, or the record, ended early) names nothing:
             # the first cause that names its exception says more (another traceback, a line showing a known
             # cause), else an error line that names one (a paste that begins at a worker's exception line, its
@@ -313,7 +311,7 @@ class Evidence:
             # "Invocation of wake_up method failed", a bare ERROR record): the first pending one with a
             # traceback, when there is one.
             picked = next((item for item in self.error_lines if item.get("traceback")), self.error_lines[0])
-            return self._said_above(picked) if picked.get("exception") and not picked.get("message") else picked
+            return self._said_above(picked)
         if (self.symptoms or self.aftermath) and self.failed():
             items = self.symptoms or self.aftermath
             # A record's first line, then the traceback it goes on with (``logger.exception``): the traceback.
@@ -332,7 +330,9 @@ class Evidence:
     def _said_above(self, chosen: dict[str, Any]) -> dict[str, Any]:
         """An exception raised without a message, just after its process logged error lines (V0's ``Engine
         iteration timed out. This should never happen!``, then ``raise asyncio.TimeoutError``): the first of those
-        lines says what it means."""
+        lines says what it means.  ``chosen`` as it is when it has a message or no exception."""
+        if not chosen.get("exception") or chosen.get("message"):
+            return chosen
         burst = [item for item in (*self.error_lines, self.first_error, self.named_error) if item is not None
                  and item["process"] == chosen["process"] and 0 < chosen["line_no"] - item["line_no"] <= BARE_REACH
                  and item.get("message") and not item.get("exception")]
