@@ -40,7 +40,8 @@ _RANK_BYTES_RE = re.compile(_RANK_RE.pattern.encode())
 #: Ray's note that it folded repeats of a line from several workers into this one.
 _RAY_REPEATED_RE = re.compile(r" \[repeated \d+x across cluster\]$")
 _HEADER_RE = re.compile(
-    r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<ts>(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d)(?:\.\d+)? "
+    # (its stamp replaced by "..." in a paste that leaves out what does not matter)
+    r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<ts>(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d|\.\.\.|\u2026)(?:\.\d+)? "
     r"\[?(?P<file>[^\]\s\[]+?):(?P<line>\d+)\] ?"
 )
 #: PyTorch's own log records (glog's layout: ``E0731 16:03:52.115000 116603 torch/_inductor/x.py:539] ``), with

@@ -232,3 +232,14 @@ def test_a_cloud_consoles_copy_newest_first_with_its_severity_column_is_read_as_
     assert rc is not None and rc.exception == "torch.distributed.DistBackendError"
     assert rc.message.startswith("NCCL error in") and rc.line_no == len(lines) - 1
     assert parse_line(lines[1]).message.startswith("Scheduler hit an exception")
+
+
+@pytest.mark.parametrize("elided", ["...", "\u2026"])
+def test_a_record_whose_stamp_the_paster_replaced_by_dots_is_still_a_record(elided: str) -> None:
+    text = (f"INFO {elided} [shm_broadcast.py:698] No available shared memory broadcast block found in 600 seconds.\n"
+            f"ERROR {elided} [core.py:2178] RuntimeError: {elided} [/pytorch/third_party/gloo/gloo/transport/tcp/"
+            "unbound_buffer.cc:78] Timed out waiting 1800000ms for recv operation to complete\n"
+            f"ERROR {elided} RayWorkerProc rank=[3] died unexpectedly, shutting down executor.\n")
+    a = analyze_bytes(text.encode())
+    assert a.failed and a.root_cause is not None and (a.root_cause.exception, a.root_cause.line_no) == ("RuntimeError", 2)
+    assert parse_line(text.splitlines()[0]).level == "INFO"
