@@ -72,6 +72,8 @@ _STOP_EXCEPTIONS = frozenset({"SystemExit", "KeyboardInterrupt", "asyncio.except
 STOP_WINDOW = 2000
 #: Writers whose tracebacks while serving are one request's failure (the server answers it and serves on).
 _FRONTENDS = frozenset({"APIServer", "main"})
+#: Frames of code the server runs only for a request: a tool-call or reasoning parser's.
+_REQUEST_FRAMES = (", in extract_tool_calls", ", in extract_reasoning_content")
 #: The record header of vLLM's OpenAI request handlers (``serving_chat.py``, ``serving_completion.py``,
 #: ``serving_engine.py``, ...; ``chat_completion/serving.py`` since 0.17): they log a request's failure, then
 #: answer it with an error.
@@ -234,6 +236,9 @@ class EvidenceRules:
         request = tb.key in self._request_tbs
         if request:
             self._request_tbs.remove(tb.key)
+        # A front end's traceback through code that runs only for a request (a tool-call parser): its failure.
+        request = request or (tb.process in _FRONTENDS and any(f in tb.text for f in _REQUEST_FRAMES))
+        if request:
             # A request that failed because the engine had died of the exception its chain starts with
             # (``TypeError`` ... direct cause of ``AsyncEngineDeadError: Background loop has errored``): not one
             # request's trouble, the engine's death, told by the first request to meet it.

@@ -243,3 +243,18 @@ def test_a_record_whose_stamp_the_paster_replaced_by_dots_is_still_a_record(elid
     a = analyze_bytes(text.encode())
     assert a.failed and a.root_cause is not None and (a.root_cause.exception, a.root_cause.line_no) == ("RuntimeError", 2)
     assert parse_line(text.splitlines()[0]).level == "INFO"
+
+
+def test_a_tool_call_parsers_traceback_while_serving_is_one_requests_failure() -> None:
+    """A tool-call parser runs only for a request: its exception (logged by the parser, or with the record
+    that announced it cut off) loses that request's tool call, not the server."""
+    tb = ("Traceback (most recent call last):\n"
+          '  File "/app/hermes_tool_parser.py", line 228, in extract_tool_calls_streaming\n'
+          '    function_name: Union[str, None] = current_tool_call.get("name")\n'
+          "AttributeError: 'NoneType' object has no attribute 'get'\n")
+    serving = ("INFO 05-02 10:00:00 [api_server.py:1090] Starting vLLM API server on http://0.0.0.0:8000\n"
+               "INFO:     Application startup complete.\n")
+    assert not analyze_bytes((serving + tb + "Error trying to handle streaming tool call.\n" + tb).encode()).failed
+    loading = tb.replace("hermes_tool_parser.py", "model_loader.py").replace("extract_tool_calls_streaming",
+                                                                              "load_model")
+    assert analyze_bytes((serving + loading).encode()).failed
