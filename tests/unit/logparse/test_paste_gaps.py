@@ -258,3 +258,25 @@ def test_a_tool_call_parsers_traceback_while_serving_is_one_requests_failure() -
     loading = tb.replace("hermes_tool_parser.py", "model_loader.py").replace("extract_tool_calls_streaming",
                                                                               "load_model")
     assert analyze_bytes((serving + loading).encode()).failed
+
+
+GATED = ("Cannot access gated repo for url https://huggingface.co/meta-llama/Llama-2-7b-chat-hf/resolve/main/config.json.\n"
+         "Access to model meta-llama/Llama-2-7b-chat-hf is restricted. You must be authenticated to access it.\n")
+
+
+def test_a_gated_models_refusal_fails_the_start_and_says_what_to_do() -> None:
+    """Hugging Face refuses a gated model's files to a host that is not logged in with an account that accepted
+    its licence: the load cannot start.  Pasted alone (no exception line) it is the root cause; inside the
+    exception transformers raises for it, that exception is, with the same hint."""
+    alone = analyze_bytes(GATED.encode())
+    assert alone.failed and alone.root_cause is not None and alone.root_cause.signature == "hf_gated_repo"
+    assert alone.root_cause.hint is not None and "HF_TOKEN" in alone.root_cause.hint
+    raised = analyze_bytes((
+        "Traceback (most recent call last):\n"
+        '  File "/venv/lib/python3.10/site-packages/transformers/utils/hub.py", line 470, in cached_files\n'
+        "    raise OSError(\n"
+        "OSError: You are trying to access a gated repo.\n"
+        "Make sure to have access to it at https://huggingface.co/meta-llama/Llama-2-7b-chat-hf.\n"
+        "401 Client Error. (Request ID: Root=1-6650)\n\n" + GATED).encode())
+    rc = raised.root_cause
+    assert raised.failed and rc is not None and (rc.exception, rc.signature) == ("OSError", "hf_gated_repo")

@@ -112,6 +112,7 @@ EXAMPLES = {
     "runner_failed": "Runner failed with exception: Runner has been initializing for too long: 300 seconds",
     "input_dump": "Dumping input data for V1 LLM engine (v0.11.0) with config: model='/models/q', tensor_parallel_size=4",
     "tool_call_unparsed": "ERROR 06-02 10:00:00 [hermes_tool_parser.py:110] Error in extracting tool call from response.",
+    "hf_gated_repo": "Cannot access gated repo for url https://huggingface.co/meta-llama/Llama-2-7b-chat-hf/resolve/main/config.json.",
     "tool_call_stream_unparsed": "ERROR 02-19 10:00:00 hermes_tool_parser.py:337] Error trying to handle streaming tool call.",
     "rpc_cancelled": "RuntimeError: cancelled",
     "monitor_lost_process": "psutil.NoSuchProcess: process no longer exists (pid=4089031)",
