@@ -72,6 +72,10 @@ _STOP_EXCEPTIONS = frozenset({"SystemExit", "KeyboardInterrupt", "asyncio.except
 STOP_WINDOW = 2000
 #: Writers whose tracebacks while serving are one request's failure (the server answers it and serves on).
 _FRONTENDS = frozenset({"APIServer", "main"})
+#: Old SGLang's model worker step, whose errors its router catches (``Exception in ModelRpcClient:``) and goes on.
+_STEP_FRAME = ", in exposed_step"
+#: CUDA errors that stick to the context: after one, every call of the process fails.
+_STICKY_CUDA_ERRORS = ("device-side assert triggered", "illegal memory access", "unspecified launch failure")
 #: Frames of code the server runs only for a request: a tool-call or reasoning parser's.
 _REQUEST_FRAMES = (", in extract_tool_calls", ", in extract_reasoning_content")
 #: The record header of vLLM's OpenAI request handlers (``serving_chat.py``, ``serving_completion.py``,
@@ -242,7 +246,9 @@ class EvidenceRules:
             # A request that failed because the engine had died of the exception its chain starts with
             # (``TypeError`` ... direct cause of ``AsyncEngineDeadError: Background loop has errored``): not one
             # request's trouble, the engine's death, told by the first request to meet it.
-            request = not self._killed_engine(tb)
+            # Nor is a CUDA error that sticks to the context, in a step a server caught and went on from (old
+            # SGLang's model worker): every later step fails with it.
+            request = not self._killed_engine(tb) and not _sticky_step(tb)
             if not request and (chosen is None or chosen.severity is not Severity.CAUSE):
                 cause = dataclasses.replace(cause, signature=None, hint=None)  # (the death's hint points above)
         if tb.level in ("WARNING", "INFO", "DEBUG"):
@@ -342,6 +348,12 @@ class EvidenceRules:
             return
         if (line.level == "ERROR" or announced) and line.key not in self._request_tbs:
             self._request_tbs.append(line.key)
+
+
+def _sticky_step(tb: Traceback) -> bool:
+    """Whether ``tb`` is a caught step's CUDA error that leaves the device unusable for the process."""
+    return (_STEP_FRAME in tb.text and "CUDA error: " in tb.message
+            and any(text in tb.message for text in _STICKY_CUDA_ERRORS))
 
 
 def _chain_cut(tb: Traceback) -> bool:

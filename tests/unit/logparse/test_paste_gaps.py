@@ -280,3 +280,30 @@ def test_a_gated_models_refusal_fails_the_start_and_says_what_to_do() -> None:
         "401 Client Error. (Request ID: Root=1-6650)\n\n" + GATED).encode())
     rc = raised.root_cause
     assert raised.failed and rc is not None and (rc.exception, rc.signature) == ("OSError", "hf_gated_repo")
+
+
+STEP_CAUGHT = (
+    "INFO:     Application startup complete.\n"
+    "new fill batch. #seq: 1. #cached_token: 35. #new_token: 39. #remaining_req: 0. #running_req: 0.\n"
+    "Exception in ModelRpcClient:\n"
+    "Traceback (most recent call last):\n"
+    '  File "/venv/lib/python3.10/site-packages/sglang/srt/managers/router/model_rpc.py", line 168, in exposed_step\n'
+    "    self.forward_step()\n"
+    "{exc}\n"
+    'INFO:     127.0.0.1:58036 - "POST /generate HTTP/1.1" 200 OK\n'
+)
+
+
+@pytest.mark.parametrize("exc, failed", [
+    ("RuntimeError: CUDA error: device-side assert triggered", True),
+    ("RuntimeError: CUDA error: an illegal memory access was encountered", True),
+    ("ValueError: regex could not be compiled", False),
+])
+def test_a_caught_steps_cuda_error_that_sticks_to_the_device_is_a_failure(exc: str, failed: bool) -> None:
+    """Old SGLang's router catches an error in one step of its model worker and goes on: one bad request.  A
+    CUDA error that sticks to the context (a device-side assert, an illegal access) is no request's: every
+    later step fails with it."""
+    a = analyze_bytes(STEP_CAUGHT.format(exc=exc).encode())
+    assert a.failed is failed
+    if failed:
+        assert a.root_cause is not None and a.root_cause.exception == "RuntimeError"
