@@ -4,12 +4,12 @@ How a log reaches a user adds columns the parser would read as the message's sta
 quotes it (``> `` before every line, ``>`` alone on an empty one); ``cat -n``, ``nl``, ``less -N`` or an
 editor number its lines (``     1\\t``, ``      1 ``, ``1 | ``); ``grep -n -A 40 Traceback`` numbers the lines
 it shows (``123:`` for a match, ``124-`` for context, ``--`` between groups); pm2 names the app (``0|vllm  |
-``); a code block nested in a Markdown list indents every line; a terminal pane (tmux, a TUI's log panel) frames
-each line in a box's sides (``│ `` before it, `` │`` after the blanks that pad it to the pane's width).  Then no line looks like a record, no
-traceback starts at a line's start, and the verdict is lost.  A
-log copied with the Markdown around it (an issue's source, a chat message) starts with a code fence (`````
-or ````` ```text ````` on a line of its own) and has another after its last line, which would be read as the
-last line of the log: the exception's message, or the end of a traceback.
+``); a code block nested in a Markdown list indents every line (two blanks or more, or a tab); a terminal
+pane (tmux, a TUI's log panel) frames each line in a box's sides (``│ `` before it, `` │`` after the blanks
+that pad it to the pane's width).  Then no line looks like a record, no traceback starts at a line's start,
+and the verdict is lost.  A log copied with the Markdown around it (an issue's source, a chat message) starts
+with a code fence (````` or ````` ```text ````` on a line of its own) and has another after its last line,
+which would be read as the last line of the log: the exception's message, or the end of a traceback.
 
 ``gutter`` recognises a column on a sample (nearly every line with text has it; line numbers must count up,
 mostly by one, which a timestamp or ``srun --label``'s task number does not), and fences (the first line with
@@ -86,7 +86,8 @@ _SAID = {"quote": "quoted (\"> \" before every line, as a reply or an e-mail quo
          "pm2": "prefixed by pm2 (\"id|app | \")", "tab": "numbered (cat -n, nl)",
          "space": "numbered (less -N, an editor's copy)", "grep": "numbered by grep -n",
          "bar": "numbered (\"12 | \", a viewer's copy)",
-         "pane": "framed by a terminal pane (\"\u2502 \" before each line, \" \u2502\" after it)", "indent": "indented (every line, as a nested code block is)"}
+         "pane": "framed by a terminal pane (\"\u2502 \" before each line, \" \u2502\" after it)",
+         "indent": "indented (every line, as a nested code block is)"}
 #: A Markdown code fence on a line of its own, with an info string (```` ```text ````) or not.
 _FENCE = re.compile(rb"[ \t]*(?:`{3,}|~{3,})[\w+\-.]*[ \t]*\r?")
 
