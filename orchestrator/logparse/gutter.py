@@ -129,11 +129,9 @@ def _column(texts: list[bytes]) -> Gutter | None:
         if sum(pattern.match(t) is not None for t in head) < share * len(head):
             continue  # (on the first lines: most logs are told apart there)
         if kind in ("quote", "pm2", "pane"):
-            if sum(pattern.match(t) is not None for t in texts) >= share * len(texts):
-                if kind != "pane":
-                    return Gutter(kind, pattern)
-                if _framed(texts):
-                    return Gutter(kind, pattern, framed=True)
+            if sum(pattern.match(t) is not None for t in texts) >= share * len(texts) and (
+                    kind != "pane" or _framed(texts)):
+                return Gutter(kind, pattern, framed=kind == "pane")
             continue
         counted = [t for t in texts if not (kind == "grep" and t == _GREP_SEPARATOR)]
         matches = [m for m in map(pattern.match, counted) if m is not None]

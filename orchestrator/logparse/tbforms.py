@@ -28,6 +28,8 @@ import re
 
 _DEBUGGER_RE = re.compile(r"^Exception has occurred: (?P<exc>[A-Za-z_][\w.]*)(?:\s|$)")
 _REMOTE_RE = re.compile(r"^(?:[A-Za-z_]\w*\.)*RayTaskError\([A-Za-z_][\w.]*\): ")
+#: rpyc's banner over the traceback of the exception raised on the other side of the connection.
+_REMOTE_BANNER_RE = re.compile(r"=+ Remote Traceback \(\d+\) =+\s*$")
 _IPYTHON_RE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*)\s+Traceback \(most recent call last\)\s*$")  # 1 blank: flattened
 
 
@@ -75,10 +77,6 @@ def is_rule(message: str) -> bool:
     """IPython's rule of dashes above a traceback (and above the next one of a chain)."""
     text = message.strip()
     return len(text) >= 20 and text.strip("-") == ""
-
-
-#: rpyc's banner over the traceback of the exception raised on the other side of the connection.
-_REMOTE_BANNER_RE = re.compile(r"=+ Remote Traceback \(\d+\) =+\s*$")
 
 
 def is_remote_exception(message: str) -> bool:

@@ -240,8 +240,8 @@ class EvidenceRules:
         request = tb.key in self._request_tbs
         if request:
             self._request_tbs.remove(tb.key)
-        # A front end's traceback through code that runs only for a request (a tool-call parser): its failure.
-        request = request or (tb.process in _FRONTENDS and any(f in tb.text for f in _REQUEST_FRAMES))
+        elif tb.process in _FRONTENDS and any(f in tb.text for f in _REQUEST_FRAMES):
+            request = True  # through code that runs only for a request (a tool-call parser): its failure
         if request:
             # A request that failed because the engine had died of the exception its chain starts with
             # (``TypeError`` ... direct cause of ``AsyncEngineDeadError: Background loop has errored``): not one

@@ -1,10 +1,11 @@
-"""Forms found by the blind sets wild128-wild141 (sessions 32-33): frames a paster left out of a traceback, a
+"""Forms found by the blind sets wild128-wild148 (sessions 32-33): frames a paster left out of a traceback, a
 journal whose host was taken out, vLLM V0's engine loop re-raising its death through an asyncio callback, a
 child's ``Process ...:`` line inside its parent's traceback, a script's logger relaying vLLM's records, an
 exception raised without a message after the error line that says why, rpyc's proxy of an exception raised on
-the other side, a paste that began inside a record's header, or at the innermost frame's source line, a cloud
-console's copy (newest first, a severity and a stamp before each line).  Every text here is written for the test, in the
-forms the real logs showed."""
+the other side, a paste that began inside a record's header or at the innermost frame's source line, a cloud
+console's copy (newest first, a severity and a stamp before each line), a stamp replaced by dots, a tool-call
+parser's traceback, a gated model's refusal, and a sticky CUDA error in a step old SGLang caught.  Every text
+here is written for the test, in the forms the real logs showed."""
 
 from __future__ import annotations
 
@@ -207,7 +208,6 @@ def test_a_paste_that_began_at_the_innermost_frames_source_line_is_a_cut_traceba
             'File "/srv/sglang/srt/managers/scheduler.py", line 1796, in run_scheduler_process\n')
     rc = analyze_bytes(text.encode()).root_cause
     assert rc is not None and (rc.exception, rc.line_no) == ("TypeError", 2)
-
 
 
 CLOUD_CONSOLE = [  # oldest first; the console lists them newest first
