@@ -48,6 +48,7 @@ from orchestrator.logparse.prefixes import (
 )
 from orchestrator.logparse.repeats import Repeats
 from orchestrator.logparse.signatures import Catalogue, load_catalogue
+from orchestrator.logparse.tbfacts import after_frame, failed_statement, under_first_line
 from orchestrator.logparse.tbforms import (
     debugger_exception,
     is_ipython_header,
@@ -56,14 +57,7 @@ from orchestrator.logparse.tbforms import (
 )
 from orchestrator.logparse.tbtext import is_bare_exception, is_frame_line, is_header
 from orchestrator.logparse.tracebacks import TracebackAssembler
-from orchestrator.logparse.weighing import (
-    CALL_FAILED,
-    ERROR_LINE,
-    EvidenceRules,
-    after_frame,
-    failed_statement,
-    under_first_line,
-)
+from orchestrator.logparse.weighing import CALL_FAILED, ERROR_LINE, EvidenceRules
 
 #: A frame's source line raising an exception, indented or with its indentation lost.
 _RAISE = re.compile(r"\s*raise [A-Za-z_][\w.]*\(")

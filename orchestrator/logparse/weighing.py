@@ -15,17 +15,15 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Sequence
 
 from orchestrator.logparse.events import LogEvent, RootCause, SignatureMatched, TracebackCompleted
 from orchestrator.logparse.evidence import Evidence
-from orchestrator.logparse.lines import decode
 from orchestrator.logparse.phases import Phase
-from orchestrator.logparse.prefixes import ParsedLine, parse_line
+from orchestrator.logparse.prefixes import ParsedLine
 from orchestrator.logparse.repeats import Repeats, site
 from orchestrator.logparse.signatures import Catalogue, Severity, Signature
+from orchestrator.logparse.tbfacts import chain_cut, failed_assert, sticky_step
 from orchestrator.logparse.tbstate import Traceback
-from orchestrator.logparse.tbtext import CHAIN_MARKERS, is_frame_line
 
 ERROR_LINE = re.compile(r"^(?:\[\d\d:\d\d:\d\d\])?\s*(?:ERROR\b:?|Error:)\s*")
 _EXC_LINE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)|Exception(?=:|$)):?\s?(?P<msg>.*)$")
@@ -72,19 +70,12 @@ _STOP_EXCEPTIONS = frozenset({"SystemExit", "KeyboardInterrupt", "asyncio.except
 STOP_WINDOW = 2000
 #: Writers whose tracebacks while serving are one request's failure (the server answers it and serves on).
 _FRONTENDS = frozenset({"APIServer", "main"})
-#: Old SGLang's model worker step, whose errors its router catches (``Exception in ModelRpcClient:``) and goes on.
-_STEP_FRAME = ", in exposed_step"
-#: CUDA errors that stick to the context: after one, every call of the process fails.
-_STICKY_CUDA_ERRORS = ("device-side assert triggered", "illegal memory access", "unspecified launch failure")
 #: Frames of code the server runs only for a request: a tool-call or reasoning parser's.
 _REQUEST_FRAMES = (", in extract_tool_calls", ", in extract_reasoning_content")
 #: The record header of vLLM's OpenAI request handlers (``serving_chat.py``, ``serving_completion.py``,
 #: ``serving_engine.py``, ...; ``chat_completion/serving.py`` since 0.17): they log a request's failure, then
 #: answer it with an error.
 _HANDLER = re.compile(r"(?:^|[\s[])serving(?:_\w+)?\.py:\d+\]")
-#: An ``assert`` statement a frame shows: indented, or behind IPython's gutter arrow (``-> 1228 assert x``).
-_ASSERT_SOURCE = re.compile(r"^\s*(?:-*> ?\d+\s+)?(?P<stmt>assert\b.*)$")
-_CONTEXT = re.compile(r"^\s*\d+ ")  # IPython's gutter without its arrow: a line around the one that ran
 #: The engine's record of a utility call that failed: the caller gets the failure, the engine goes on.
 #: A call failed and its caller goes on: vLLM's ``collective_rpc``, ms-swift's rollout server's request handler.
 CALL_FAILED = re.compile(r"^(?:Invocation of \S+ method failed|Method execution failed: \S+)")
@@ -234,7 +225,7 @@ class EvidenceRules:
         for exc_line in tb.exception_lines:
             for ref in self._cat.echo_refs(exc_line):
                 self._ev.add_echo(ref)
-        cause = RootCause(tb.exception, tb.message or _failed_assert(tb), tb.process, tb.text,
+        cause = RootCause(tb.exception, tb.message or failed_assert(tb), tb.process, tb.text,
                           chosen.id if chosen else None, tb.line_no, chosen.hint if chosen else None)
         symptom = self._cat.shows_symptom(first_exc)
         request = tb.key in self._request_tbs
@@ -248,7 +239,7 @@ class EvidenceRules:
             # request's trouble, the engine's death, told by the first request to meet it.
             # Nor is a CUDA error that sticks to the context, in a step a server caught and went on from (old
             # SGLang's model worker): every later step fails with it.
-            request = not self._killed_engine(tb) and not _sticky_step(tb)
+            request = not self._killed_engine(tb) and not sticky_step(tb)
             if not request and (chosen is None or chosen.severity is not Severity.CAUSE):
                 cause = dataclasses.replace(cause, signature=None, hint=None)  # (the death's hint points above)
         if tb.level in ("WARNING", "INFO", "DEBUG"):
@@ -257,7 +248,7 @@ class EvidenceRules:
         # A stop exception that led to another, cut off (``CancelledError``, then the timeout it became): not
         # a stop, and the exception shown is all the traceback says.  Nor is one request's (a client that went
         # away cancels its handler's task): that request failed, the server did not stop.
-        told = tb.exception in _STOP_EXCEPTIONS and not _chain_cut(tb) and not request
+        told = tb.exception in _STOP_EXCEPTIONS and not chain_cut(tb) and not request
         if told and stop is None and not self._ev.wrong_so_far():
             # Told to stop (vLLM raises ``KeyboardInterrupt("terminated")`` on SIGTERM while it loads) with
             # nothing wrong before: an orderly stop, and what the stop makes the other processes print after
@@ -348,68 +339,3 @@ class EvidenceRules:
             return
         if (line.level == "ERROR" or announced) and line.key not in self._request_tbs:
             self._request_tbs.append(line.key)
-
-
-def _sticky_step(tb: Traceback) -> bool:
-    """Whether ``tb`` is a caught step's CUDA error that leaves the device unusable for the process."""
-    return (_STEP_FRAME in tb.text and "CUDA error: " in tb.message
-            and any(text in tb.message for text in _STICKY_CUDA_ERRORS))
-
-
-def _chain_cut(tb: Traceback) -> bool:
-    """Whether ``tb`` goes on past a chain marker (``During handling of the above exception ...``) to an
-    exception line it does not show: the paste, or the log, ended first."""
-    return sum(map(tb.text.count, CHAIN_MARKERS)) >= len(tb.exception_lines) > 0
-
-
-def _failed_assert(tb: Traceback) -> str:
-    """The statement a bare ``AssertionError`` (no message) failed on, as the innermost frame shows it above
-    the exception line (``    assert param.shape == loaded.shape``, IPython's ``-> 1228 assert ...`` among
-    its context lines), else ""."""
-    if tb.exception is None or tb.exception.rsplit(".", 1)[-1] != "AssertionError":
-        return ""
-    lines = tb.text.split("\n")
-    at = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].startswith(tb.exception)), 0)
-    for line in reversed(lines[:at]):
-        if not line.strip() or _CONTEXT.match(line) or not line.strip().strip("^~"):
-            continue  # blank, IPython's context lines, a caret line
-        m = _ASSERT_SOURCE.match(line)
-        return "" if m is None else m.group("stmt").strip()[:4096]
-    return ""
-
-
-def after_frame(line: ParsedLine, prev_raw: bytes | None) -> bool:
-    """Whether the line before ``line`` was a traceback frame of the same writer: ``  File ...`` or its
-    indented code, or, with the indentation lost on the way, a ``File ...`` line, a caret line or the
-    ``raise`` or ``assert`` statement the innermost frame shows."""
-    prev = _same_writer(line, prev_raw)
-    if prev is None:
-        return False
-    return prev[:1].isspace() or prev.startswith(("raise ", "assert ")) or is_frame_line(prev)
-
-
-def under_first_line(line: ParsedLine, prev_raw: bytes | None, line_no: int) -> bool:
-    """Whether ``line`` is the log's second line, under a line of the same writer: a paste that began at the
-    source line of a traceback's innermost frame, its indentation lost."""
-    return line_no == 2 and _same_writer(line, prev_raw) is not None
-
-
-def failed_statement(line: ParsedLine, prev_raw: bytes | None, frames: Sequence[str] = ()) -> str | None:
-    """The ``assert`` statement just before a bare ``AssertionError`` of the same writer (a traceback's innermost
-    frame, its header cut off), or among the last ``frames`` above it (its frame records, caret lines under the
-    statement): what the assertion was, which the exception line alone does not say."""
-    if line.message.strip() != "AssertionError":
-        return None
-    prev = _same_writer(line, prev_raw)
-    for text in ([prev] if prev is not None else []) + list(reversed(frames[-3:])):
-        if text.strip().startswith("assert "):
-            return text.strip()
-    return None
-
-
-def _same_writer(line: ParsedLine, prev_raw: bytes | None) -> str | None:
-    """The message of the line before ``line`` when the same writer wrote it in the same record."""
-    if prev_raw is None:
-        return None
-    prev = parse_line(decode(prev_raw))
-    return prev.message if prev.key == line.key and prev.record == line.record else None

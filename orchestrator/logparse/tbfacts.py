@@ -1,0 +1,90 @@
+"""What a traceback's own text says of it, and what the line before an exception line says of that line.
+
+Pure functions over ``Traceback`` and ``ParsedLine`` that ``weighing.py`` and ``rules.py`` ask: whether a
+caught step's CUDA error leaves the device unusable, whether a chain was cut before its last exception line,
+which ``assert`` statement a bare ``AssertionError`` failed on, and whether an exception line sits under a
+frame (or another line) of its own writer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from orchestrator.logparse.lines import decode
+from orchestrator.logparse.prefixes import ParsedLine, parse_line
+from orchestrator.logparse.tbstate import Traceback
+from orchestrator.logparse.tbtext import CHAIN_MARKERS, is_frame_line
+
+#: Old SGLang's model worker step, whose errors its router catches (``Exception in ModelRpcClient:``) and goes on.
+_STEP_FRAME = ", in exposed_step"
+#: CUDA errors that stick to the context: after one, every call of the process fails.
+_STICKY_CUDA_ERRORS = ("device-side assert triggered", "illegal memory access", "unspecified launch failure")
+#: An ``assert`` statement a frame shows: indented, or behind IPython's gutter arrow (``-> 1228 assert x``).
+_ASSERT_SOURCE = re.compile(r"^\s*(?:-*> ?\d+\s+)?(?P<stmt>assert\b.*)$")
+_CONTEXT = re.compile(r"^\s*\d+ ")  # IPython's gutter without its arrow: a line around the one that ran
+
+
+def sticky_step(tb: Traceback) -> bool:
+    """Whether ``tb`` is a caught step's CUDA error that leaves the device unusable for the process."""
+    return (_STEP_FRAME in tb.text and "CUDA error: " in tb.message
+            and any(text in tb.message for text in _STICKY_CUDA_ERRORS))
+
+
+def chain_cut(tb: Traceback) -> bool:
+    """Whether ``tb`` goes on past a chain marker (``During handling of the above exception ...``) to an
+    exception line it does not show: the paste, or the log, ended first."""
+    return sum(map(tb.text.count, CHAIN_MARKERS)) >= len(tb.exception_lines) > 0
+
+
+def failed_assert(tb: Traceback) -> str:
+    """The statement a bare ``AssertionError`` (no message) failed on, as the innermost frame shows it above
+    the exception line (``    assert param.shape == loaded.shape``, IPython's ``-> 1228 assert ...`` among
+    its context lines), else ""."""
+    if tb.exception is None or tb.exception.rsplit(".", 1)[-1] != "AssertionError":
+        return ""
+    lines = tb.text.split("\n")
+    at = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].startswith(tb.exception)), 0)
+    for line in reversed(lines[:at]):
+        if not line.strip() or _CONTEXT.match(line) or not line.strip().strip("^~"):
+            continue  # blank, IPython's context lines, a caret line
+        m = _ASSERT_SOURCE.match(line)
+        return "" if m is None else m.group("stmt").strip()[:4096]
+    return ""
+
+
+def after_frame(line: ParsedLine, prev_raw: bytes | None) -> bool:
+    """Whether the line before ``line`` was a traceback frame of the same writer: ``  File ...`` or its
+    indented code, or, with the indentation lost on the way, a ``File ...`` line, a caret line or the
+    ``raise`` or ``assert`` statement the innermost frame shows."""
+    prev = _same_writer(line, prev_raw)
+    if prev is None:
+        return False
+    return prev[:1].isspace() or prev.startswith(("raise ", "assert ")) or is_frame_line(prev)
+
+
+def under_first_line(line: ParsedLine, prev_raw: bytes | None, line_no: int) -> bool:
+    """Whether ``line`` is the log's second line, under a line of the same writer: a paste that began at the
+    source line of a traceback's innermost frame, its indentation lost."""
+    return line_no == 2 and _same_writer(line, prev_raw) is not None
+
+
+def failed_statement(line: ParsedLine, prev_raw: bytes | None, frames: Sequence[str] = ()) -> str | None:
+    """The ``assert`` statement just before a bare ``AssertionError`` of the same writer (a traceback's innermost
+    frame, its header cut off), or among the last ``frames`` above it (its frame records, caret lines under the
+    statement): what the assertion was, which the exception line alone does not say."""
+    if line.message.strip() != "AssertionError":
+        return None
+    prev = _same_writer(line, prev_raw)
+    for text in ([prev] if prev is not None else []) + list(reversed(frames[-3:])):
+        if text.strip().startswith("assert "):
+            return text.strip()
+    return None
+
+
+def _same_writer(line: ParsedLine, prev_raw: bytes | None) -> str | None:
+    """The message of the line before ``line`` when the same writer wrote it in the same record."""
+    if prev_raw is None:
+        return None
+    prev = parse_line(decode(prev_raw))
+    return prev.message if prev.key == line.key and prev.record == line.record else None
