@@ -129,11 +129,14 @@ def _summary(name: str, a: Analysis, notes: list[str]) -> None:
     cause_at = None if a.root_cause is None else a.root_cause.line_no
     looped = cause_at is not None and any(e.first_line <= cause_at <= e.lines for e in a.earlier)
     if looped:  # the verdict is an earlier try's cause (``runs.crash_loop``)
-        _field("runs", f"{len(a.earlier) + 1} tries in this log: the last ones failed the same way and the last "
+        _field("runs", f"{a.try_no} tries in this log: the last ones failed the same way and the last "
                        f"({_latest_lines(a)}) is starting again, a crash loop; the verdict is their failure")
     elif a.earlier:
-        console.print(f"  runs        {len(a.earlier) + 1} tries in this log; the verdict is the last one's "
+        console.print(f"  runs        {a.try_no} tries in this log; the verdict is the last one's "
                       f"({_latest_lines(a)})", highlight=False)
+    if a.earlier and a.earlier[0].try_no > 1:
+        _field("earlier", f"tries 1-{a.earlier[0].try_no - 1} are not listed (the last {len(a.earlier)} before "
+                          f"the verdict's are)")
     for note in notes:
         _field("note", note)
     console.print(f"  phase       {a.phase.value}    verdict: {_verdict(a)}")
@@ -183,8 +186,8 @@ def _summary(name: str, a: Analysis, notes: list[str]) -> None:
         which = ("first" if a.first_error_at in (None, first.line_no)
                  else f"first at line {a.first_error_at}, the first of no known kind")
         _field("errors", f"{a.errors} error line(s), {which} at line {first.line_no}{where}: {text}")
-    for n, e in enumerate(a.earlier, 1):
-        _field("earlier", f"try {n} of {len(a.earlier) + 1} (lines {e.first_line}-{e.lines}): {_earlier(e)}")
+    for e in a.earlier:
+        _field("earlier", f"try {e.try_no} of {a.try_no} (lines {e.first_line}-{e.lines}): {_earlier(e)}")
     if a.signatures:
         _field("signatures", ", ".join(f"{s.id} x{s.count} (line {s.first_line})" for s in a.signatures))
     catalogue = load_catalogue()

@@ -12,7 +12,7 @@ from rich.text import Text
 from orchestrator.cli.common import console, context, print_json
 from orchestrator.cli.current import progress_words, refreshed
 from orchestrator.core.clock import utcnow
-from orchestrator.core.humanize import STATUS_STYLE, earlier_try
+from orchestrator.core.humanize import STATUS_STYLE, earlier_tries
 from orchestrator.core.recipesteps import checklist
 from orchestrator.core.runstate import shown_phase
 from orchestrator.logparse.events import message_shown, name_shown
@@ -126,8 +126,7 @@ def show(
 
 def _print_earlier_runs(earlier: list[dict[str, Any]]) -> None:
     """The runs before the last one in the job's log (it started vLLM again): the run's verdict is the last's."""
-    for n, e in enumerate(earlier, 1):
-        where, said = earlier_try(n, len(earlier) + 1, e)
+    for where, said in earlier_tries(earlier):
         console.print(f"earlier: {where}: {said}", highlight=False, markup=False)
 
 

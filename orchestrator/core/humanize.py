@@ -6,6 +6,7 @@ One module for the CLI and the TUI, so a duration, a time stamp or a status read
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -77,6 +78,18 @@ def run_time(started: datetime | None, ended: datetime | None, now: datetime, *,
     if ended is not None:
         return f"ran {short_span((ended - started).total_seconds())}"
     return f"running {short_span((now - started).total_seconds())}" if active else "—"
+
+
+def tries_in_log(earlier: Sequence[dict[str, Any]]) -> int:
+    """How many tries a job's log holds, given the ``earlier_runs`` before its last one (the earliest of many
+    are not listed: the last one listed says its number)."""
+    return int(earlier[-1].get("try") or len(earlier)) + 1 if earlier else 1
+
+
+def earlier_tries(earlier: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Each try before the last in a job's log, as ``earlier_try`` gives it, numbered as in the whole log."""
+    total = tries_in_log(earlier)
+    return [earlier_try(int(e.get("try") or n), total, e) for n, e in enumerate(earlier, 1)]
 
 
 def earlier_try(n: int, total: int, e: dict[str, Any]) -> tuple[str, str]:

@@ -41,6 +41,9 @@ class Analysis:
     #: log appended to by each try: ``runs.py``; offline analysis only).
     first_line: int = 1
     earlier: tuple[Analysis, ...] = ()
+    #: This run's number among the log's tries (1 for the first; the last run's is how many there are): the
+    #: earliest runs are not kept in ``earlier`` when there are many.
+    try_no: int = 1
 
     def renumbered(self, line_of: Callable[[int], int], lines: int, size: int) -> Analysis:
         """This analysis with every line number ``n`` read as ``line_of(n)`` and ``lines``/``bytes`` given.  A
@@ -78,12 +81,13 @@ class Analysis:
             "lines": self.lines,
             "bytes": self.bytes,
             "earlier_runs": [e.try_json() for e in self.earlier],
+            "tries": self.try_no,
         }
 
     def try_json(self) -> dict[str, Any]:
         """This run as one of the ``earlier_runs`` of a log of several tries: where it is, and its verdict."""
-        return {"first_line": self.first_line, "last_line": self.lines, "phase": self.phase.value,
-                "failed": self.failed, "root_cause": self._root_json()}
+        return {"try": self.try_no, "first_line": self.first_line, "last_line": self.lines,
+                "phase": self.phase.value, "failed": self.failed, "root_cause": self._root_json()}
 
     def _root_json(self) -> dict[str, Any] | None:
         """The root cause as ``--json`` gives it: the contract's object, with its line and hint."""

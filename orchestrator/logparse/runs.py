@@ -46,6 +46,7 @@ class RunSplitter:
         self._lines_before = 0  # lines of the runs before the current one
         self._bytes_before = 0
         self._earlier: list[Analysis] = []
+        self._try_no = 1  # the current run's number among the log's tries (``KEEP_EARLIER`` of those before kept)
 
     @property
     def line_end_offset(self) -> int:
@@ -84,7 +85,7 @@ class RunSplitter:
         return self._shifted_events(self._parser.finish())
 
     def analysis(self) -> Analysis:
-        last = self._shifted(self._parser.analysis())
+        last = dataclasses.replace(self._shifted(self._parser.analysis()), try_no=self._try_no)
         if not self._earlier:
             return last
         last = dataclasses.replace(last, earlier=tuple(self._earlier))
@@ -98,7 +99,7 @@ class RunSplitter:
         """The parser's snapshot (as of ``line_end_offset``), with where its run starts in the log and the runs
         before it: what ``failure_evidence`` reads of it stays where it was."""
         return {**self._parser.snapshot(), "tries": {
-            "lines": self._lines_before, "bytes": self._bytes_before,
+            "lines": self._lines_before, "bytes": self._bytes_before, "try": self._try_no,
             "earlier": [_earlier_to_json(e) for e in self._earlier]}}
 
     @classmethod
@@ -109,7 +110,8 @@ class RunSplitter:
         out._parser = LogParser.restore(snap)
         tries = _tries(snap)
         out._lines_before, out._bytes_before = int(tries.get("lines", 0)), int(tries.get("bytes", 0))
-        out._earlier = [_earlier_from_json(e) for e in tries.get("earlier", [])]
+        out._earlier = [_earlier_from_json(e, n) for n, e in enumerate(tries.get("earlier", []), 1)]
+        out._try_no = int(tries.get("try", len(out._earlier) + 1))
         return out
 
     def _lines(self, block: bytes) -> list[LogEvent]:
@@ -160,8 +162,9 @@ class RunSplitter:
         events = self._shifted_events(self._parser.finish())
         done = self._parser.analysis()
         # Kept as a snapshot keeps it (lines, verdict, cause): a restored splitter says the same of it.
-        self._earlier.append(_kept(self._shifted(done)))
+        self._earlier.append(_kept(dataclasses.replace(self._shifted(done), try_no=self._try_no)))
         del self._earlier[:-KEEP_EARLIER]
+        self._try_no += 1
         self._lines_before += done.lines
         self._bytes_before += done.bytes
         self._parser = self._parser.next_run()
@@ -176,7 +179,7 @@ def lines_before(snapshot: dict[str, Any] | None) -> int:
 def earlier_runs(snapshot: dict[str, Any] | None) -> list[dict[str, Any]]:
     """The runs before the last one, from a ``RunSplitter`` snapshot, as ``eorch log analyze --json`` lists
     them (``earlier_runs``)."""
-    return [_earlier_from_json(e).try_json() for e in _tries(snapshot).get("earlier") or []]
+    return [_earlier_from_json(e, n).try_json() for n, e in enumerate(_tries(snapshot).get("earlier") or [], 1)]
 
 
 def _tries(snapshot: dict[str, Any] | None) -> dict[str, Any]:
@@ -205,22 +208,24 @@ def _kept(a: Analysis) -> Analysis:
     follower writes the snapshot at every commit; the traceback is in the log, at its line)."""
     rc = None if a.root_cause is None else dataclasses.replace(a.root_cause, traceback=None)
     return Analysis(phase=a.phase, shards=None, failed=a.failed, root_cause=rc, signatures=(), lines=a.lines,
-                    bytes=a.bytes, errors=a.errors, first_line=a.first_line)
+                    bytes=a.bytes, errors=a.errors, first_line=a.first_line, try_no=a.try_no)
 
 
 def _earlier_to_json(a: Analysis) -> dict[str, Any]:
     """A kept run (``_kept``) in a snapshot."""
     rc = a.root_cause
-    return {"first_line": a.first_line, "last_line": a.lines, "bytes": a.bytes, "phase": a.phase.value,
+    return {"try": a.try_no, "first_line": a.first_line, "last_line": a.lines, "bytes": a.bytes, "phase": a.phase.value,
             "failed": a.failed, "errors": a.errors, "root_cause": None if rc is None else rc.to_dict()}
 
 
-def _earlier_from_json(d: dict[str, Any]) -> Analysis:
+def _earlier_from_json(d: dict[str, Any], n: int = 1) -> Analysis:
+    """A kept run from a snapshot; ``n``: its place among those kept, its number where the snapshot predates
+    try numbers (nothing was dropped before ``KEEP_EARLIER`` runs)."""
     rc = d.get("root_cause")
     return Analysis(phase=Phase(d["phase"]), shards=None, failed=bool(d["failed"]),
                     root_cause=None if rc is None else RootCause.from_dict(rc), signatures=(),
                     lines=int(d["last_line"]), bytes=int(d["bytes"]), errors=int(d.get("errors", 0)),
-                    first_line=int(d["first_line"]))
+                    first_line=int(d["first_line"]), try_no=int(d.get("try", n)))
 
 
 def starts(chunk: bytes) -> list[int]:

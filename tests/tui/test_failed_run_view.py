@@ -114,3 +114,20 @@ class TestEarlierTries:
             cause = str(app.screen.query_one("#cause-text", Static).content)
             assert "No root cause in the last try" in cause
             assert "try 1 of 2 (lines 1-277): FAILED: TypeError: type 'array.array' is not subscriptable" in cause
+
+    async def test_a_log_of_many_tries_is_numbered_as_the_analysis_numbers_it(self, make_app, ctx: Context,
+                                                                             tmp_path: Path) -> None:
+        """Twenty failed tries, then a clean one: the header counts all 21 and says how many of those listed
+        failed; the cause tab numbers them 5-20 of 21, as `eorch log analyze` does."""
+        real = Path(__file__).resolve().parents[1] / "data" / "real"
+        log = ((real / "r27_flashinfer_import_typeerror_py311.log").read_bytes() * 20
+               + (real / "r20_dgxspark_dflash_clean_sigterm_shutdown.log").read_bytes())
+        add_ended_run(ctx, "88bb88bb", "retried", log, RunSplitter(), status="succeeded", phase="stopped",
+                      exit_code=0)
+        app = make_app(open_run="88bb88bb")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, RunDetailScreen) and app.screen.detail, "detail")
+            header = str(app.screen.query_one("#run-header", Static).content)
+            assert "try 21 of 21 in its log: 16 of the last 16 before it failed" in header
+            cause = str(app.screen.query_one("#cause-text", Static).content)
+            assert "try 5 of 21 (lines " in cause and "try 20 of 21 (lines " in cause and "of 17" not in cause

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from orchestrator.core.humanize import ago, run_time, short_span, span
+from orchestrator.core.humanize import ago, earlier_tries, run_time, short_span, span, tries_in_log
 
 NOW = datetime(2026, 12, 1, 12, 0, 0)
 
@@ -35,3 +35,14 @@ class TestAges:
         assert run_time(start, start + timedelta(seconds=55), NOW, active=False) == "ran 55s"
         assert run_time(start, None, NOW, active=True) == "running 15m"
         assert run_time(None, None, NOW, active=True) == "—"
+
+
+def test_earlier_tries_are_numbered_as_in_the_log_when_the_earliest_are_not_listed() -> None:
+    """`show` and the TUI list the tries before the last by the numbers the log analysis gave them: the 16 kept
+    of 40 are tries 24-39 of 40; a record written before tries were numbered counts them in order."""
+    kept = [{"try": n, "first_line": n, "last_line": n, "phase": "failed", "failed": True, "root_cause": None}
+            for n in range(24, 40)]
+    assert tries_in_log(kept) == 40 and tries_in_log([]) == 1
+    assert earlier_tries(kept)[0] == ("try 24 of 40 (lines 24-24)", "FAILED")
+    old = [{k: v for k, v in e.items() if k != "try"} for e in kept[:2]]
+    assert [where for where, _ in earlier_tries(old)] == ["try 1 of 3 (lines 24-24)", "try 2 of 3 (lines 25-25)"]

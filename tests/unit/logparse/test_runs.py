@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from logforms import plain
 
 from orchestrator.logparse import analyze_bytes
-from orchestrator.logparse.runs import RUN_START, RunSplitter, starts
+from orchestrator.logparse.runs import RUN_START, RunSplitter, earlier_runs, starts
 
 _PIECES = [
     b"vLLM API server version ", b"vLLM API server version", b"Initializing a LLM engine (v",
@@ -121,6 +121,36 @@ def test_the_snapshot_stays_small_after_many_tries() -> None:
     snap = splitter.snapshot()
     assert len(snap["tries"]["earlier"]) == 16 and len(json.dumps(snap)) < 150 * 1024
     assert splitter.analysis().earlier[-1].root_cause is not None
+
+
+def test_tries_are_numbered_as_in_the_whole_log_when_the_earliest_are_not_kept() -> None:
+    """Forty tries: the 16 kept before the last are tries 24-39 of 40, and a splitter restored from a snapshot
+    goes on counting (the follower's verdict says what ``log analyze`` says)."""
+    data = TRIES["r22_t4_triton_kernel_image_invalid.log"]
+    whole = RunSplitter()
+    whole.feed(data * 40)
+    a = whole.analysis()
+    assert a.try_no == 40 and [e.try_no for e in a.earlier] == list(range(24, 40))
+    assert [e["try"] for e in a.to_json("x")["earlier_runs"]] == list(range(24, 40)) and a.to_json("x")["tries"] == 40
+    half = RunSplitter()
+    half.feed(data * 30)
+    restored = RunSplitter.restore(json.loads(json.dumps(half.snapshot())))
+    restored.feed(data * 10)
+    assert restored.analysis() == a
+    assert [e["try"] for e in earlier_runs(whole.snapshot())] == list(range(24, 40))
+
+
+def test_a_snapshot_without_try_numbers_numbers_its_kept_tries_in_order() -> None:
+    """A follower's snapshot written before tries were numbered: its kept runs are tries 1, 2, ... (nothing was
+    dropped before 16 of them), and the current one comes after them."""
+    splitter = RunSplitter()
+    splitter.feed(TRIES["r22_t4_triton_kernel_image_invalid.log"] * 3)
+    snap = json.loads(json.dumps(splitter.snapshot()))
+    del snap["tries"]["try"]
+    for e in snap["tries"]["earlier"]:
+        del e["try"]
+    restored = RunSplitter.restore(snap)
+    assert [e.try_no for e in restored.analysis().earlier] == [1, 2] and restored.analysis().try_no == 3
 
 
 def test_a_partial_line_is_given_back_only_when_held_whole() -> None:
