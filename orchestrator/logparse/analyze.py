@@ -2,7 +2,8 @@
 
 A log pasted from a terminal may have its long lines hard-wrapped: they are joined again (``unwrap``); one
 with an empty line after every line (some web pages and chat clients) is read without them (``spacing``); one
-whose line breaks were lost is split at its records again (``resplit``). A
+whose line breaks were lost is split at its records again (``resplit``), or at a terminal's width where its
+rows were padded with blanks (``padded``). A
 log that several tries were appended to is read run by run, the verdict being the last one's (``runs``). A
 rotated or archived log is often compressed (``logrotate``'s ``.gz``, an ``.xz`` attached to an issue): gzip,
 bzip2 and xz are read transparently, recognised by their first bytes (not the file's name).  A log written
@@ -26,6 +27,7 @@ from orchestrator.logparse.analysis import Analysis
 from orchestrator.logparse.escapes import Unescaper, shown_escapes
 from orchestrator.logparse.gutter import Ungutter, gutter
 from orchestrator.logparse.jsonlines import JsonLines, json_key, pretty_json_key
+from orchestrator.logparse.padded import Repadder, padded_width
 from orchestrator.logparse.resplit import Resplitter, joined_records
 from orchestrator.logparse.reverse import Reverser, newest_first
 from orchestrator.logparse.runs import RunSplitter
@@ -161,6 +163,10 @@ def _reshaped(sample: bytes) -> tuple[Reshaper | None, str]:
     if joined_records(sample):
         return Resplitter(), ("its line breaks were lost (many records on one line): split before each record "
                               "header; line numbers are the file's")
+    padded = padded_width(sample)
+    if padded is not None:
+        return Repadder(padded), (f"rows padded with blanks to {padded} columns, line breaks lost (a terminal's copy): "
+                                  "split at that width again; line numbers are the file's")
     wrapping = wrap_width(sample)
     if wrapping is None:
         return None, ""

@@ -99,6 +99,10 @@ _FASTCHAT = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \| [A-Z]+ \| [\w.\-]+ \| "  # FastC
 _MPIRUN = r"(?:[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})?\[\d+,\d+\]<std(?:out|err|diag)>:"
 #: A supervisor's stamp, level and source on each line of its child's output (Lemonade's ``ts [Error] (Process) ``).
 _SUPERVISED = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[(?:Error|Warning|Info|Debug|Trace)\] \(Process\) "
+#: pdsh's ``host: `` in front of each line of a multi-node job (DeepSpeed's launcher runs one through it): an IPv4
+#: address, or a host name ending in a number in front of PyTorch's ``[rank3]: `` (a word and a colon alone is
+#: how a message starts: ``ValueError: ``).
+_PDSH = r"(?:\d{1,3}(?:\.\d{1,3}){3}: |[a-z][a-z0-9\-]*\d: (?=\[rank\d))"
 _STAMP = rf"(?:(?:{_ISO}[+-]\d\d:?\d\d|{_SYSLOG})(?:{_JOURNAL})?|{_ISO}Z?|\[{_ISO}Z?\])"
 _LABELS = r"(?: \{[^{}]*\})?"  # Loki's logcli: the stream's labels after its stamp
 #: A stamp with a space for the ``T`` (``ts``'s, a script's): only in front of another collector's stamp, as it
@@ -108,7 +112,7 @@ _SPACED = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? "
 #: the collector's word for the stream, not the record's level.
 _SEVERITY = rf"(?:DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL|ALERT|EMERGENCY) (?={_ISO}Z)"
 _COLLECTOR = (
-    r"(?:" + _FASTCHAT + "|" + _SUPERVISED + "|" + _MPIRUN + r")?"
+    r"(?:" + _FASTCHAT + "|" + _SUPERVISED + "|" + _MPIRUN + "|" + _PDSH + r")?"
     r"(?:[A-Za-z0-9][\w.\-]*\s+\| |[ \xa0]*\| |\[pod/[^\]\s]+\] "
     r"|[a-z0-9][a-z0-9.\-]*-[a-z0-9]{8,10}-[a-z0-9]{5} [a-z0-9][a-z0-9\-]* )?"
     # Stamps of one or two collectors, one through the other (``ts`` over kubectl's, Slurm's output in the

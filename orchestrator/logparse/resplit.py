@@ -54,7 +54,8 @@ def _pieces(line: bytes) -> list[bytes]:
 
 
 class Resplitter(WholeLines):
-    """Breaks lines before the record headers inside them, chunk by chunk."""
+    """Breaks lines before the record headers inside them, chunk by chunk (``padded.Repadder``: at a
+    terminal's width); keeps where, for line numbers of the file."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -66,10 +67,14 @@ class Resplitter(WholeLines):
         self._added_before: list[int] = []
         self.added = 0
 
+    def _pieces(self, line: bytes) -> list[bytes]:
+        """``line`` (with its ending) as the lines it was before it was joined (the bytes the same in all)."""
+        return _pieces(line) if b"] " in line or b"]: " in line else [line]
+
     def _lines(self, block: bytes) -> bytes:
         out: list[bytes] = []
         for line in block.splitlines(keepends=True):
-            pieces = _pieces(line) if b"] " in line or b"]: " in line else [line]
+            pieces = self._pieces(line)
             if len(pieces) > 1:
                 self._first.append(self._out + 1)
                 self._count.append(len(pieces))

@@ -1,10 +1,11 @@
-"""Forms of jobs launched on HPC clusters (found by the blind set wild71, session 27).
+"""Forms of jobs launched on HPC clusters (found by the blind sets wild71, session 27, and wild150, session 34):
 
 * every argparse rejection is a cause, not only unknown arguments and invalid choices (``argument -tp:
   expected one argument``);
 * torchrun's ``ChildFailedError`` says a rank it launched failed: a symptom of the rank's own error;
 * a Slurm time limit ends a server that was serving (stopped), but cuts an offline job's work (failed), even
-  when the step's ``CANCELLED`` line comes before the job's ``DUE TO TIME LIMIT``.
+  when the step's ``CANCELLED`` line comes before the job's ``DUE TO TIME LIMIT``;
+* pdsh's ``host: `` in front of every line of a multi-node job (DeepSpeed's launcher) is a collector's.
 
 Every text here is written for the test, in the forms the real logs showed.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import pytest
 
 from orchestrator.logparse import analyze_bytes
+from orchestrator.logparse.prefixes import parse_line
 
 USAGE = "usage: generate.py [-h] [--model MODEL] [--tensor-parallel-size TENSOR_PARALLEL_SIZE]\n"
 
@@ -72,3 +74,26 @@ def test_fastchats_logger_prefix_is_a_collectors() -> None:
     log = "".join(f"2025-03-24 22:04:27 | ERROR | stderr | {line}\n" for line in lines)
     rc = analyze_bytes(log.encode()).root_cause
     assert rc is not None and rc.exception == "AttributeError" and rc.message == "'AsyncLLM' object has no attribute 'engine'"
+
+
+@pytest.mark.parametrize("host", ["10.0.3.17", "worker-3", "gpu-node12"])
+def test_pdshs_host_prefix_is_a_collectors(host: str) -> None:
+    """A multi-node job run through pdsh (DeepSpeed's launcher) has ``host: `` in front of every line, before
+    PyTorch's ``[rank0]: ``: the rank's traceback is read under it (wild150 dx06)."""
+    lines = ["[rank0]: Traceback (most recent call last):",
+             '[rank0]:   File "/srv/train/grpo_trainer.py", line 412, in _move_model_to_vllm',
+             "[rank0]:     if self.state.global_step != self._last_loaded_step:",
+             "[rank0]: AttributeError: 'GRPOTrainer' object has no attribute '_last_loaded_step'"]
+    log = "".join(f"{host}: {line}\n" for line in lines)
+    a = analyze_bytes(log.encode())
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.process) == ("AttributeError", "rank0")
+    assert a.root_cause.message == "'GRPOTrainer' object has no attribute '_last_loaded_step'"
+
+
+def test_an_ipv4_pdsh_prefix_is_taken_off_any_line_but_a_word_is_not() -> None:
+    """An address and a colon in front of a line is pdsh's (``10.0.0.1: Traceback ...``); a host name alone is
+    not taken off (``node01: ...`` may be how a message starts), nor is an address later in a message."""
+    assert parse_line("10.0.0.1: Traceback (most recent call last):").message == "Traceback (most recent call last):"
+    assert parse_line("node01: ready").message == "node01: ready"
+    assert parse_line("ValueError: 10.0.0.1: unreachable").message == "ValueError: 10.0.0.1: unreachable"
