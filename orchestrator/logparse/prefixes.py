@@ -112,7 +112,7 @@ _SPACED = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? "
 #: the collector's word for the stream, not the record's level.
 _SEVERITY = rf"(?:DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL|ALERT|EMERGENCY) (?={_ISO}Z)"
 _COLLECTOR = (
-    r"(?:" + _FASTCHAT + "|" + _SUPERVISED + "|" + _MPIRUN + "|" + _PDSH + r")?"
+    r"(?:" + _FASTCHAT + "|" + _SUPERVISED + "|" + _MPIRUN + r")?"
     r"(?:[A-Za-z0-9][\w.\-]*\s+\| |[ \xa0]*\| |\[pod/[^\]\s]+\] "
     r"|[a-z0-9][a-z0-9.\-]*-[a-z0-9]{8,10}-[a-z0-9]{5} [a-z0-9][a-z0-9\-]* )?"
     # Stamps of one or two collectors, one through the other (``ts`` over kubectl's, Slurm's output in the
@@ -121,6 +121,7 @@ _COLLECTOR = (
     rf"(?:(?:\s{{0,3}}\d{{1,4}}: (?={_STAMP}))?(?:{_SPACED}(?={_STAMP})|{_SEVERITY})?"
     rf"(?:{_STAMP}(?:{_LABELS} |(?=[\r\n]|$))){{1,2}}(?:\s{{0,3}}\d{{1,4}}: )?|\s{{0,3}}\d{{1,4}}: )?"
     r"(?:[A-Za-z0-9][\w.\-]*\s+\| | *\| )?"  # a collector in front of a docker compose column
+    r"(?:" + _PDSH + r")?"  # the job's own output through pdsh, collected again (kubectl's, the journal's stamps)
 )
 _COLLECTOR_RE = re.compile(_COLLECTOR, re.ASCII)  # as the bytes pattern reads it (``quick_key``)
 _COLLECTOR_BYTES_RE = re.compile(_COLLECTOR.encode())

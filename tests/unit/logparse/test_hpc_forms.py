@@ -76,15 +76,17 @@ def test_fastchats_logger_prefix_is_a_collectors() -> None:
     assert rc is not None and rc.exception == "AttributeError" and rc.message == "'AsyncLLM' object has no attribute 'engine'"
 
 
+@pytest.mark.parametrize("front", ["", "2025-03-01T10:00:00.123456789Z ", "[pod/trainer-0/main] "])
 @pytest.mark.parametrize("host", ["10.0.3.17", "worker-3", "gpu-node12"])
-def test_pdshs_host_prefix_is_a_collectors(host: str) -> None:
+def test_pdshs_host_prefix_is_a_collectors(host: str, front: str) -> None:
     """A multi-node job run through pdsh (DeepSpeed's launcher) has ``host: `` in front of every line, before
-    PyTorch's ``[rank0]: ``: the rank's traceback is read under it (wild150 dx06)."""
+    PyTorch's ``[rank0]: ``: the rank's traceback is read under it (wild150 dx06), also when another collector
+    wrote its own column in front (kubectl's stamp or pod)."""
     lines = ["[rank0]: Traceback (most recent call last):",
              '[rank0]:   File "/srv/train/grpo_trainer.py", line 412, in _move_model_to_vllm',
              "[rank0]:     if self.state.global_step != self._last_loaded_step:",
              "[rank0]: AttributeError: 'GRPOTrainer' object has no attribute '_last_loaded_step'"]
-    log = "".join(f"{host}: {line}\n" for line in lines)
+    log = "".join(f"{front}{host}: {line}\n" for line in lines)
     a = analyze_bytes(log.encode())
     assert a.failed and a.root_cause is not None
     assert (a.root_cause.exception, a.root_cause.process) == ("AttributeError", "rank0")
