@@ -111,11 +111,18 @@ def _compiled_set(needles: tuple[bytes, ...]) -> LiteralSet | None:
 
 def occurs(needles: tuple[bytes, ...]) -> Callable[[bytes], bool] | None:
     """``LiteralSet.occurs_in`` of ``needles`` when native search is available, else None."""
-    ls = _compiled_set(needles)
+    ls = _set_of(needles) if available() else None
     return None if ls is None else ls.occurs_in
 
 
 def finder(needles: tuple[bytes, ...]) -> Callable[[bytes, int, int], list[int]] | None:
     """``LiteralSet.find`` of ``needles`` when native search is available, else None."""
-    ls = _compiled_set(needles)
+    ls = _set_of(needles) if available() else None
     return None if ls is None else ls.find
+
+
+@lru_cache(maxsize=128)
+def _set_of(needles: tuple[bytes, ...]) -> LiteralSet | None:
+    """``_compiled_set`` kept by the tuple asked with: the parser asks with the same few tuples for every window
+    it scans, and sorting them each time cost more than the lookup."""
+    return _compiled_set(needles)
