@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import sys
 import textwrap
+from itertools import groupby
 from pathlib import Path
 from typing import Annotated
 
@@ -106,14 +107,31 @@ def _field(label: str, text: str) -> None:
 
 
 def _earlier(e: Analysis) -> str:
-    """One earlier run of the log, in a line."""
+    """How one earlier run of the log ended, in a line (without where its cause is)."""
     rc = e.root_cause
     verdict = "FAILED" if e.failed else ("stopped" if e.phase.is_terminal() else f"ended while {e.phase.value}")
     if rc is None:
         return verdict
     said = message_shown(rc.to_dict())
     what = f"{rc.exception}: {said}" if rc.exception else said
-    return f"{verdict}: {what.splitlines()[0]} (line {rc.line_no})"
+    return f"{verdict}: {what.splitlines()[0]}"
+
+
+def _earlier_lines(a: Analysis) -> list[str]:
+    """The earlier runs of the log, a line each, numbered as in the whole log; runs in a row that ended alike
+    are one line (a restart policy's crash loop), with where the first one's cause is."""
+    out = []
+    for said, same in groupby(a.earlier, key=_earlier):
+        run = list(same)
+        first, last = run[0], run[-1]
+        cause = "" if first.root_cause is None else f" (line {first.root_cause.line_no}"
+        if len(run) == 1:
+            out.append(f"try {first.try_no} of {a.try_no} (lines {first.first_line}-{first.lines}): {said}"
+                       + (cause and cause + ")"))
+        else:
+            out.append(f"tries {first.try_no}-{last.try_no} of {a.try_no} (lines {first.first_line}-{last.lines}), "
+                       f"each: {said}" + (cause and cause + ", in the first)"))
+    return out
 
 
 def _latest_lines(a: Analysis) -> str:
@@ -134,9 +152,6 @@ def _summary(name: str, a: Analysis, notes: list[str]) -> None:
     elif a.earlier:
         console.print(f"  runs        {a.try_no} tries in this log; the verdict is the last one's "
                       f"({_latest_lines(a)})", highlight=False)
-    if a.earlier and a.earlier[0].try_no > 1:
-        _field("earlier", f"tries 1-{a.earlier[0].try_no - 1} are not listed (the last {len(a.earlier)} before "
-                          f"the verdict's are)")
     for note in notes:
         _field("note", note)
     console.print(f"  phase       {a.phase.value}    verdict: {_verdict(a)}")
@@ -186,8 +201,11 @@ def _summary(name: str, a: Analysis, notes: list[str]) -> None:
         which = ("first" if a.first_error_at in (None, first.line_no)
                  else f"first at line {a.first_error_at}, the first of no known kind")
         _field("errors", f"{a.errors} error line(s), {which} at line {first.line_no}{where}: {text}")
-    for e in a.earlier:
-        _field("earlier", f"try {e.try_no} of {a.try_no} (lines {e.first_line}-{e.lines}): {_earlier(e)}")
+    if a.earlier and a.earlier[0].try_no > 1:
+        _field("earlier", f"tries 1-{a.earlier[0].try_no - 1} are not listed (the last {len(a.earlier)} before "
+                          f"the verdict's are)")
+    for line in _earlier_lines(a):
+        _field("earlier", line)
     if a.signatures:
         _field("signatures", ", ".join(f"{s.id} x{s.count} (line {s.first_line})" for s in a.signatures))
     catalogue = load_catalogue()

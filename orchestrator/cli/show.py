@@ -126,7 +126,7 @@ def show(
 
 def _print_earlier_runs(earlier: list[dict[str, Any]]) -> None:
     """The runs before the last one in the job's log (it started vLLM again): the run's verdict is the last's."""
-    for where, said in earlier_tries(earlier):
+    for where, said, _ in earlier_tries(earlier):
         console.print(f"earlier: {where}: {said}", highlight=False, markup=False)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from itertools import groupby
 from typing import Any
 
 from orchestrator.logparse.events import name_shown
@@ -86,10 +87,23 @@ def tries_in_log(earlier: Sequence[dict[str, Any]]) -> int:
     return int(earlier[-1].get("try") or len(earlier)) + 1 if earlier else 1
 
 
-def earlier_tries(earlier: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
-    """Each try before the last in a job's log, as ``earlier_try`` gives it, numbered as in the whole log."""
+def earlier_tries(earlier: Sequence[dict[str, Any]]) -> list[tuple[str, str, bool]]:
+    """The tries before the last in a job's log, as ``earlier_try`` gives them, numbered as in the whole log, and
+    whether they failed; tries in a row that ended alike are one line (a restart policy's crash loop:
+    ``tries 3-17 of 18 (lines 300-4120), each``)."""
     total = tries_in_log(earlier)
-    return [earlier_try(int(e.get("try") or n), total, e) for n, e in enumerate(earlier, 1)]
+    rows = [(int(e.get("try") or n), e, earlier_try(int(e.get("try") or n), total, e)[1])
+            for n, e in enumerate(earlier, 1)]
+    out: list[tuple[str, str, bool]] = []
+    for said, same in groupby(rows, key=lambda row: row[2]):
+        run = list(same)
+        (n, first, _), (m, last, _) = run[0], run[-1]
+        if n == m:
+            where = earlier_try(n, total, first)[0]
+        else:
+            where = f"tries {n}-{m} of {total} (lines {first.get('first_line')}-{last.get('last_line')}), each"
+        out.append((where, said, bool(first.get("failed"))))
+    return out
 
 
 def earlier_try(n: int, total: int, e: dict[str, Any]) -> tuple[str, str]:

@@ -39,10 +39,15 @@ class TestAges:
 
 def test_earlier_tries_are_numbered_as_in_the_log_when_the_earliest_are_not_listed() -> None:
     """`show` and the TUI list the tries before the last by the numbers the log analysis gave them: the 16 kept
-    of 40 are tries 24-39 of 40; a record written before tries were numbered counts them in order."""
+    of 40 are tries 24-39 of 40, one line when they ended alike; a record written before tries were numbered
+    counts them in order."""
     kept = [{"try": n, "first_line": n, "last_line": n, "phase": "failed", "failed": True, "root_cause": None}
             for n in range(24, 40)]
     assert tries_in_log(kept) == 40 and tries_in_log([]) == 1
-    assert earlier_tries(kept)[0] == ("try 24 of 40 (lines 24-24)", "FAILED")
-    old = [{k: v for k, v in e.items() if k != "try"} for e in kept[:2]]
-    assert [where for where, _ in earlier_tries(old)] == ["try 1 of 3 (lines 24-24)", "try 2 of 3 (lines 25-25)"]
+    assert earlier_tries(kept) == [("tries 24-39 of 40 (lines 24-39), each", "FAILED", True)]
+    kept[3] = {**kept[3], "failed": False, "phase": "stopped"}
+    assert earlier_tries(kept) == [("tries 24-26 of 40 (lines 24-26), each", "FAILED", True),
+                                   ("try 27 of 40 (lines 27-27)", "stopped", False),
+                                   ("tries 28-39 of 40 (lines 28-39), each", "FAILED", True)]
+    old = [{k: v for k, v in e.items() if k != "try"} for e in kept[2:4]]
+    assert [where for where, _, _ in earlier_tries(old)] == ["try 1 of 3 (lines 26-26)", "try 2 of 3 (lines 27-27)"]

