@@ -40,9 +40,10 @@ _RANK_BYTES_RE = re.compile(_RANK_RE.pattern.encode())
 #: Ray's note that it folded repeats of a line from several workers into this one.
 _RAY_REPEATED_RE = re.compile(r" \[repeated \d+x across cluster\]$")
 _HEADER_RE = re.compile(
-    # (its stamp replaced by "..." in a paste that leaves out what does not matter)
-    r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<ts>(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d|\.\.\.|\u2026)(?:\.\d+)? "
-    r"\[?(?P<file>[^\]\s\[]+?):(?P<line>\d+)\] ?"
+    # (its stamp replaced by "..." in a paste that leaves out what does not matter, or left out by a logging
+    # format without one: ``ERROR [async_llm.py:843] ``, the file then always in brackets)
+    r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?:(?P<ts>(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d|\.\.\.|\u2026)(?:\.\d+)? "
+    r"\[?|\[)(?P<file>[^\]\s\[]+?):(?P<line>\d+)\] ?"
 )
 #: PyTorch's own log records (glog's layout: ``E0731 16:03:52.115000 116603 torch/_inductor/x.py:539] ``), with
 #: the compile id ``[1/0]`` torch.compile's records carry; every line of a multi-line record repeats it.
@@ -197,7 +198,7 @@ def _parse(text: str, inherited: tuple[str, int] | None = None) -> ParsedLine:
         rest = _RAY_REPEATED_RE.sub("", rest)
     h = _HEADER_RE.match(rest, pos)
     if h is not None:
-        record = f"{h.group('lvl')} {h.group('ts')} [{h.group('file')}:{h.group('line')}]"
+        record = f"{h.group('lvl')} {h.group('ts') or ''} [{h.group('file')}:{h.group('line')}]"
         return ParsedLine(process, pid, h.group("lvl"), record, rest[h.end():])
     c = _C10_RE.match(rest, pos) if rest.startswith("[", pos) else None
     if c is not None:  # (the message keeps its header: signatures name the file, ``ProcessGroupNCCL.cpp``)
@@ -223,7 +224,7 @@ def _parse(text: str, inherited: tuple[str, int] | None = None) -> ParsedLine:
         t = _RELAY_TAG_RE.match(rest, a.end())
         h = _HEADER_RE.match(rest, a.end() if t is None else t.end())
         if h is not None:
-            record = f"{h.group('lvl')} {h.group('ts')} [{h.group('file')}:{h.group('line')}]"
+            record = f"{h.group('lvl')} {h.group('ts') or ''} [{h.group('file')}:{h.group('line')}]"
             return ParsedLine(process, pid, h.group("lvl"), record, rest[h.end():])
         i = next(i for i in "12345" if a.group(f"v{i}"))
         level = _LEVEL_NAMES.get(a.group(f"v{i}"), a.group(f"v{i}"))

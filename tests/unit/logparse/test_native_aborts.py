@@ -17,6 +17,9 @@ wild75, wild76, wild79 and wild80, session 28):
   points at (wild79);
 * a monitoring thread's ``psutil.NoSuchProcess`` tracebacks when the processes it watched are gone (the server
   was stopped, or died of something else) are neither cause nor failure.
+* a crash handler's ``!!!!!!! Segfault encountered !!!!!!!`` and the native frames under it
+  (``File "<unknown>", line 0, in cuModuleLoadData``) fail the log of a start-up that printed no error
+  (wild154 mc01, session 34).
 
 Every text here is written for the test, in the forms the real logs showed.
 """
@@ -215,3 +218,15 @@ def test_c10s_error_record_is_the_inner_error_torch_npu_points_at() -> None:
     rc = analyze_bytes(ATB.encode()).root_cause
     assert rc is not None and rc.line_no == 3 and rc.process == "rank0"
     assert rc.message.endswith("ReshapeAndCacheOperation setup failed!")
+
+
+def test_a_crash_handlers_segfault_report_fails_a_quiet_start() -> None:
+    log = ("(Worker_TP0 pid=2337) INFO 09-23 04:18:48 [default_loader.py:430] Loading weights took 1557.61 seconds\n"
+           "(EngineCore pid=2102) INFO 09-23 04:18:49 [torch_utils.py:262] Reducing Torch threads from 28 to 1.\n"
+           "!!!!!!! Segfault encountered !!!!!!!\n"
+           + "".join(f'  File "<unknown>", line 0, in {fn}\n'
+                     for fn in ("cuModuleLoadData", "loadBinary", "_PyEval_EvalFrameDefault", "Py_BytesMain", "_start")))
+    a = analyze_bytes(log.encode())
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.line_no) == ("segfault_report", 3)
+    assert a.root_cause.hint and "native" in a.root_cause.hint

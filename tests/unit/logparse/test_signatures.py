@@ -128,6 +128,7 @@ EXAMPLES = {
     "triton_model_load_failed": "failed to load 'vllm_model' version 1: Internal: TypeError: 'NoneType' object is "
                                 "not subscriptable",
     "segfault": "segmentation fault (SIGSEGV)",
+    "segfault_report": "!!!!!!! Segfault encountered !!!!!!!",
     "glibc_heap_abort": "free(): double free detected in tcache 2",
     "gloo_peer_closed": ("RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer "
                          "[127.0.0.1]:26496"),

@@ -1,0 +1,39 @@
+"""Forms found by the blind sets wild149-wild154 (session 34).  Every text here is written for the test, in the
+forms the real logs showed.  (pdsh's host prefix: ``test_hpc_forms.py``; rows padded to a terminal's width:
+``test_padded.py``; a crash handler's segfault report: ``test_native_aborts.py``.)"""
+
+from __future__ import annotations
+
+from orchestrator.logparse import analyze_bytes
+from orchestrator.logparse.prefixes import parse_line
+
+#: A logging format without a date (wild154 mc05): ``ERROR [async_llm.py:843] ...``.
+STAMPLESS = [
+    '(APIServer pid=1) INFO:     10.0.2.219:34696 - "POST /v1/embeddings HTTP/1.1" 400 Bad Request',
+    "(APIServer pid=1) ERROR [async_llm.py:843] AsyncLLM output_handler failed.",
+    "(APIServer pid=1) ERROR [async_llm.py:843] Traceback (most recent call last):",
+    '(APIServer pid=1) ERROR [async_llm.py:843]   File "/srv/vllm/v1/engine/async_llm.py", line 804, in output_handler',
+    "(APIServer pid=1) ERROR [async_llm.py:843]     processed_outputs = output_processor.process_outputs(",
+    '(APIServer pid=1) ERROR [async_llm.py:843]   File "/srv/vllm/v1/engine/output_processor.py", line 696, in process',
+    "(APIServer pid=1) ERROR [async_llm.py:843]     assert req_state.detokenizer is not None",
+    "(APIServer pid=1) ERROR [async_llm.py:843] AssertionError",
+    '(APIServer pid=1) INFO:     10.0.2.219:34696 - "POST /v1/embeddings HTTP/1.1" 500 Internal Server Error',
+    "(APIServer pid=1) INFO:     Shutting down",
+]
+
+
+def test_a_record_without_a_stamp_is_a_record_and_its_traceback_is_read() -> None:
+    """vLLM's records under a logging format without the date: the traceback they carry is read, and its bare
+    ``AssertionError`` says which statement failed."""
+    line = parse_line(STAMPLESS[1])
+    assert (line.level, line.record, line.message) == ("ERROR", "ERROR  [async_llm.py:843]", "AsyncLLM output_handler failed.")
+    a = analyze_bytes(("".join(line + "\n" for line in STAMPLESS)).encode())
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.process) == ("AssertionError", "APIServer")
+    assert a.root_cause.message == "assert req_state.detokenizer is not None"
+
+
+def test_a_word_in_brackets_after_a_level_is_no_record() -> None:
+    """Only a file and line in the brackets make a record without a stamp: ``ERROR [rank0]`` does not."""
+    assert parse_line("ERROR [rank0] something failed").level is None
+    assert parse_line("INFO [config.py] loaded").level is None
