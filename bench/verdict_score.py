@@ -127,6 +127,9 @@ def main() -> None:
                     help="also score each log quoted (\"> \"), numbered by cat -n and grep -n, behind pm2's column and in "
                          "Markdown fences")
     args = ap.parse_args()
+    if not (args.directory / "expected.json").is_file():
+        ap.exit(2, f"verdict_score: {args.directory} holds no expected.json (the verdicts written before the parser "
+                   "ran on its logs): give a directory of real logs that has one\n")
     result = score(args.directory, args.transforms, args.pasted)
     if args.json:
         print(json.dumps(result, indent=2))
