@@ -291,3 +291,15 @@ def multiprocessing_header(message: str) -> str | None:
     """``Process EngineCore:`` (printed by multiprocessing before a child's traceback) -> ``EngineCore``."""
     m = _MP_HEADER_RE.match(message.strip())
     return m.group("proc") if m else None
+
+
+def head_of(raw: bytes, text: str, message: str) -> str | None:
+    """The text before ``message`` on its line, as its frame lines start with it: the decoded text's, or for
+    a line with ANSI codes (a coloured prefix), the raw bytes' when they are ASCII and end with the message;
+    None when the line does not end with its message (Ray's `` [repeated 6x across cluster]`` was cut off)."""
+    if b"\x1b" not in raw:
+        return text[:len(text) - len(message)] if text.endswith(message) else None
+    tail = message.encode()
+    if not tail or not raw.endswith(tail) or not raw[:-len(tail)].isascii():
+        return None
+    return raw[:-len(tail)].decode("ascii")

@@ -42,6 +42,7 @@ from orchestrator.logparse.phases import (
 from orchestrator.logparse.prefixes import (
     ParsedLine,
     glued_header,
+    head_of,
     multiprocessing_header,
     parse_line,
     prefix_only,
@@ -189,7 +190,7 @@ class LineRules(EvidenceRules):
                 self._progress_rule(raw, line_no, events)
                 self._settle(line_no, line.message, events)
                 return
-        self._head = None if inherited is not None else _head_of(raw, text, line.message)
+        self._head = None if inherited is not None else head_of(raw, text, line.message)
         self._classify(line, line_no, ending, prev_raw, events)
         self._progress_rule(raw, line_no, events)
         self._settle(line_no, line.message, events)
@@ -401,14 +402,3 @@ class LineRules(EvidenceRules):
                 rc = RootCause.from_dict(item)
                 events.append(RootCauseFound(rc, rc.line_no))
 
-
-def _head_of(raw: bytes, text: str, message: str) -> str | None:
-    """The text before ``message`` on its line, as its frame lines start with it: the decoded text's, or for
-    a line with ANSI codes (a coloured prefix), the raw bytes' when they are ASCII and end with the message;
-    None when the line does not end with its message (Ray's `` [repeated 6x across cluster]`` was cut off)."""
-    if b"\x1b" not in raw:
-        return text[:len(text) - len(message)] if text.endswith(message) else None
-    tail = message.encode()
-    if not tail or not raw.endswith(tail) or not raw[:-len(tail)].isascii():
-        return None
-    return raw[:-len(tail)].decode("ascii")
