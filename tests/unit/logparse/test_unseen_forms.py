@@ -1,4 +1,4 @@
-"""Forms found by the blind sets wild149-wild154 (session 34).  Every text here is written for the test, in the
+"""Forms found by the blind sets wild149-wild156 (session 34).  Every text here is written for the test, in the
 forms the real logs showed.  (pdsh's host prefix: ``test_hpc_forms.py``; rows padded to a terminal's width:
 ``test_padded.py``; a crash handler's segfault report: ``test_native_aborts.py``.)"""
 
@@ -37,3 +37,14 @@ def test_a_word_in_brackets_after_a_level_is_no_record() -> None:
     """Only a file and line in the brackets make a record without a stamp: ``ERROR [rank0]`` does not."""
     assert parse_line("ERROR [rank0] something failed").level is None
     assert parse_line("INFO [config.py] loaded").level is None
+
+
+def test_a_bare_cuda_error_line_from_every_worker_fails_a_start() -> None:
+    """A paste with the prefixes taken off: a warm-up, then ``CUDA error: invalid argument`` from each worker and
+    nothing after (wild156 mb02): the CUDA error is the cause."""
+    log = ("Using 'MARLIN' NvFp4 MoE backend\n"
+           "Warming up DeepSeek V4 sparse MLA attention for mixed tokens=16.\n" + "CUDA error: invalid argument\n" * 8)
+    a = analyze_bytes(log.encode())
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.message, a.root_cause.line_no) == (
+        "cuda_error", "CUDA error: invalid argument", 3)
