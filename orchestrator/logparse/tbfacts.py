@@ -40,8 +40,11 @@ def chain_cut(tb: Traceback) -> bool:
 def failed_assert(tb: Traceback) -> str:
     """The statement a bare ``AssertionError`` (no message) failed on, as the innermost frame shows it above
     the exception line (``    assert param.shape == loaded.shape``, IPython's ``-> 1228 assert ...`` among
-    its context lines), else ""."""
-    if tb.exception is None or tb.exception.rsplit(".", 1)[-1] != "AssertionError":
+    its context lines), else "".  An exception that wraps a bare one and says only its name
+    (``torch._inductor.exc.InductorError: AssertionError:``) failed on that statement too."""
+    if tb.exception is None:
+        return ""
+    if tb.exception.rsplit(".", 1)[-1] != "AssertionError" and tb.message.rstrip(": ") != "AssertionError":
         return ""
     lines = tb.text.split("\n")
     at = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].startswith(tb.exception)), 0)

@@ -225,7 +225,11 @@ class EvidenceRules:
         for exc_line in tb.exception_lines:
             for ref in self._cat.echo_refs(exc_line):
                 self._ev.add_echo(ref)
-        cause = RootCause(tb.exception, tb.message or failed_assert(tb), tb.process, tb.text,
+        message = tb.message or failed_assert(tb)
+        if message.rstrip(": ") == "AssertionError":  # a wrapper of a bare assertion: which statement failed
+            stmt = failed_assert(tb)
+            message = f"AssertionError: {stmt}" if stmt else message
+        cause = RootCause(tb.exception, message, tb.process, tb.text,
                           chosen.id if chosen else None, tb.line_no, chosen.hint if chosen else None)
         symptom = self._cat.shows_symptom(first_exc)
         request = tb.key in self._request_tbs

@@ -70,6 +70,8 @@ EXAMPLES = {
     "recipe_failed": "[eorch] result: FAILED: extract: vLLM server died (exit code 1)",
     "fa_version_unsupported": "Cannot use FA version 2 is not supported due to FA2 is only supported on devices "
                               "with compute capability >= 8",
+    "sglang_detokenizer_unresponsive": ("Health check failed. Server couldn't get a response from detokenizer for "
+                                        "last 20 seconds. tic start time: 09:32:31. last_heartbeat time: 09:32:31"),
     "sglang_child_failed": "Received sigquit from a child process. It usually means the child failed.",
     "killed": "killed (SIGKILL; OOM killer?)",
     "connection_refused": "ConnectionRefusedError: [Errno 111] Connection refused",

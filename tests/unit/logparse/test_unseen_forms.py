@@ -48,3 +48,44 @@ def test_a_bare_cuda_error_line_from_every_worker_fails_a_start() -> None:
     assert a.failed and a.root_cause is not None
     assert (a.root_cause.signature, a.root_cause.message, a.root_cause.line_no) == (
         "cuda_error", "CUDA error: invalid argument", 3)
+
+
+def test_a_wrapper_of_a_bare_assertion_says_which_statement_failed() -> None:
+    """torch.compile's ``InductorError: AssertionError:`` wraps an assertion without a message (wild155 md04): the
+    root cause's message names the statement the innermost frame shows."""
+    log = ("Traceback (most recent call last):\n"
+           '  File "/srv/torch/_inductor/pattern_matcher.py", line 316, in replace_by_example\n'
+           "    assert len(graph_with_eager_vals.graph.nodes) == len(\n"
+           "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+           "torch._inductor.exc.InductorError: AssertionError:\n")
+    rc = analyze_bytes(log.encode()).root_cause
+    assert rc is not None and rc.exception == "torch._inductor.exc.InductorError"
+    assert rc.message == "AssertionError: assert len(graph_with_eager_vals.graph.nodes) == len("
+    plain = analyze_bytes(log.replace("assert len", "x = len").encode()).root_cause
+    assert plain is not None and plain.message == "AssertionError:"
+
+
+HEALTH = ("[2026-09-22 09:32:51] Health check failed. Server couldn't get a response from detokenizer for last 20 "
+          "seconds. tic start time: 09:32:31. last_heartbeat time: 09:32:31\n")
+
+
+def test_sglangs_detokenizer_going_silent_until_a_probe_kills_the_server_is_the_cause() -> None:
+    """SGLang's health check finds the detokenizer silent, then a liveness probe's SIGTERM ends the server
+    (wild155 md07): the silence is the cause."""
+    log = ("[2026-09-22 09:31:23] Received output for rid='420d55af' but the state was deleted in TokenizerManager.\n"
+           + HEALTH + HEALTH.replace("09:32:51", "09:33:01")
+           + "[2026-09-22 09:34:39] SIGTERM received. signum=None frame=None. Draining requests and shutting down...\n"
+           "[2026-09-22 09:34:40] Signal SIGTERM received while health check failed. Force exiting.\n")
+    a = analyze_bytes(log.encode())
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.line_no) == ("sglang_detokenizer_unresponsive", 2)
+
+
+def test_a_health_check_the_server_recovers_from_is_not_a_failure() -> None:
+    """One failed health check during a long step, then decode batches and answered requests: the server lived
+    with it."""
+    decode = ("[2026-09-22 09:33:{s:02d} TP0] Decode batch. #running-req: 2, #token: 27373, token usage: 0.09, "
+              "gen throughput (token/s): 33.38, #queue-req: 0\n")
+    log = (HEALTH + "".join(decode.format(s=s) for s in range(10, 20))
+           + 'INFO:     127.0.0.1:58036 - "POST /generate HTTP/1.1" 200 OK\n')
+    assert not analyze_bytes(log.encode()).failed
