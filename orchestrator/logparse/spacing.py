@@ -16,19 +16,22 @@ from bisect import bisect_right
 from orchestrator.logparse.analysis import Analysis
 from orchestrator.logparse.lines import WholeLines
 
-#: Lines with text needed in the sample, and the share of them that must be followed by one empty line.
-_MIN_LINES = 4
+#: Lines with text needed in the sample (a pasted fragment may have three), and the share of them that must be
+#: followed by one empty line.
+_MIN_LINES = 3
 _MIN_SHARE = 0.9
 
 
 def double_spaced(sample: bytes) -> bool:
-    """Whether nearly every line of ``sample`` with text is followed by exactly one empty line."""
+    """Whether nearly every line of ``sample`` with text is followed by exactly one empty line (the last one's by
+    the end of the sample)."""
     lines = sample.split(b"\n")[:-1]  # the last may be cut
+    n = len(lines)
     texts = followed = 0
-    for i, line in enumerate(lines[:-2]):
+    for i, line in enumerate(lines):
         if line.strip():
             texts += 1
-            followed += not lines[i + 1].strip() and bool(lines[i + 2].strip())
+            followed += i + 1 < n and not lines[i + 1].strip() and (i + 2 == n or bool(lines[i + 2].strip()))
     return texts >= _MIN_LINES and followed >= _MIN_SHARE * texts
 
 

@@ -175,6 +175,19 @@ def test_double_spaced_log_keeps_the_files_line_numbers() -> None:
     assert notes and notes[0].startswith("double-spaced")
 
 
+def test_a_three_line_fragment_double_spaced_is_read_as_its_lines() -> None:
+    """A paste of a traceback's last three lines with an empty line after each (wild150 dx01, double-spaced):
+    the exception is still the last frame's."""
+    tail = ('  File "/srv/lm_eval/models/vllm_causallms.py", line 108, in __init__\n'
+            "    self.model = LLM(**self.model_args)\n"
+            "NameError: name 'LLM' is not defined. Did you mean: 'VLLM'?\n")
+    spaced = tail.replace("\n", "\n\n").encode()
+    assert looks_double_spaced(spaced) and not looks_double_spaced(tail.encode())
+    rc, want = analyze_bytes(spaced).root_cause, analyze_bytes(tail.encode()).root_cause
+    assert rc is not None and want is not None
+    assert (rc.exception, rc.message, rc.line_no) == (want.exception, want.message, 2 * want.line_no - 1)
+
+
 def test_logs_with_some_empty_lines_are_not_double_spaced() -> None:
     """No stored log is taken for a double-spaced one (they have empty lines, not one after every line)."""
     for path in sorted(p for s in (*SETS, "logs", "gpu") for p in (DATA / s).glob("*.log")):
