@@ -13,6 +13,7 @@ import typer
 from rich.markup import escape
 
 from orchestrator.cli.common import console, err_console, print_json
+from orchestrator.core.humanize import tries_where
 from orchestrator.errors import NotFound, UsageError
 from orchestrator.logparse import (
     Analysis,
@@ -124,13 +125,9 @@ def _earlier_lines(a: Analysis) -> list[str]:
     for said, same in groupby(a.earlier, key=_earlier):
         run = list(same)
         first, last = run[0], run[-1]
+        where = tries_where(first.try_no, last.try_no, a.try_no, first.first_line, last.lines)
         cause = "" if first.root_cause is None else f" (line {first.root_cause.line_no}"
-        if len(run) == 1:
-            out.append(f"try {first.try_no} of {a.try_no} (lines {first.first_line}-{first.lines}): {said}"
-                       + (cause and cause + ")"))
-        else:
-            out.append(f"tries {first.try_no}-{last.try_no} of {a.try_no} (lines {first.first_line}-{last.lines}), "
-                       f"each: {said}" + (cause and cause + ", in the first)"))
+        out.append(f"{where}: {said}" + (cause and cause + (")" if len(run) == 1 else ", in the first)")))
     return out
 
 

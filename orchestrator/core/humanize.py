@@ -87,10 +87,17 @@ def tries_in_log(earlier: Sequence[dict[str, Any]]) -> int:
     return int(earlier[-1].get("try") or len(earlier)) + 1 if earlier else 1
 
 
+def tries_where(first: int, last: int, total: int, first_line: object, last_line: object) -> str:
+    """Where tries ``first``-``last`` of a log's ``total`` are (``try 1 of 2 (lines 1-296)``), for a line that
+    says how they ended: ``tries 3-17 of 18 (lines 300-4120), each`` when they ended alike."""
+    if first == last:
+        return f"try {first} of {total} (lines {first_line}-{last_line})"
+    return f"tries {first}-{last} of {total} (lines {first_line}-{last_line}), each"
+
+
 def earlier_tries(earlier: Sequence[dict[str, Any]]) -> list[tuple[str, str, bool]]:
     """The tries before the last in a job's log, as ``earlier_try`` gives them, numbered as in the whole log, and
-    whether they failed; tries in a row that ended alike are one line (a restart policy's crash loop:
-    ``tries 3-17 of 18 (lines 300-4120), each``)."""
+    whether they failed; tries in a row that ended alike are one line (a restart policy's crash loop)."""
     total = tries_in_log(earlier)
     rows = [(int(e.get("try") or n), e, earlier_try(int(e.get("try") or n), total, e)[1])
             for n, e in enumerate(earlier, 1)]
@@ -98,11 +105,8 @@ def earlier_tries(earlier: Sequence[dict[str, Any]]) -> list[tuple[str, str, boo
     for said, same in groupby(rows, key=lambda row: row[2]):
         run = list(same)
         (n, first, _), (m, last, _) = run[0], run[-1]
-        if n == m:
-            where = earlier_try(n, total, first)[0]
-        else:
-            where = f"tries {n}-{m} of {total} (lines {first.get('first_line')}-{last.get('last_line')}), each"
-        out.append((where, said, bool(first.get("failed"))))
+        out.append((tries_where(n, m, total, first.get("first_line"), last.get("last_line")), said,
+                    bool(first.get("failed"))))
     return out
 
 
@@ -114,4 +118,4 @@ def earlier_try(n: int, total: int, e: dict[str, Any]) -> tuple[str, str]:
     said = "FAILED" if e.get("failed") else ("stopped" if phase in ("stopped", "failed") else f"ended while {phase}")
     if rc:
         said += f": {name_shown(rc)}: {str(rc.get('message') or '').split(chr(10))[0]}"
-    return f"try {n} of {total} (lines {e.get('first_line')}-{e.get('last_line')})", said
+    return tries_where(n, n, total, e.get("first_line"), e.get("last_line")), said

@@ -102,27 +102,21 @@ def literal_set(needles: tuple[bytes, ...]) -> LiteralSet:
     return LiteralSet(needles)
 
 
+@lru_cache(maxsize=128)
 def _compiled_set(needles: tuple[bytes, ...]) -> LiteralSet | None:
-    """The compiled set of ``needles`` (in any order, repeats allowed) when native search is available."""
-    if not needles or not available():
-        return None
-    return literal_set(tuple(sorted(set(needles))))
+    """The compiled set of ``needles`` (in any order, repeats allowed), kept by the tuple asked with: the parser
+    asks with the same few tuples for every window it scans, and sorting them each time cost more than the
+    lookup.  The caller checks that native search is available (an environment setting, not kept here)."""
+    return literal_set(tuple(sorted(set(needles)))) if needles else None
 
 
 def occurs(needles: tuple[bytes, ...]) -> Callable[[bytes], bool] | None:
     """``LiteralSet.occurs_in`` of ``needles`` when native search is available, else None."""
-    ls = _set_of(needles) if available() else None
+    ls = _compiled_set(needles) if available() else None
     return None if ls is None else ls.occurs_in
 
 
 def finder(needles: tuple[bytes, ...]) -> Callable[[bytes, int, int], list[int]] | None:
     """``LiteralSet.find`` of ``needles`` when native search is available, else None."""
-    ls = _set_of(needles) if available() else None
+    ls = _compiled_set(needles) if available() else None
     return None if ls is None else ls.find
-
-
-@lru_cache(maxsize=128)
-def _set_of(needles: tuple[bytes, ...]) -> LiteralSet | None:
-    """``_compiled_set`` kept by the tuple asked with: the parser asks with the same few tuples for every window
-    it scans, and sorting them each time cost more than the lookup."""
-    return _compiled_set(needles)

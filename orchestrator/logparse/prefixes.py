@@ -176,6 +176,11 @@ def parse_line(text: str, inherited: tuple[str, int] | None = None) -> ParsedLin
     return _parsed(text) if inherited is None else _parse(text, inherited)
 
 
+def _record(h: re.Match[str]) -> str:
+    """The record a vLLM header (``_HEADER_RE``'s match) starts: its level, stamp (none in some formats) and place."""
+    return f"{h.group('lvl')} {h.group('ts') or ''} [{h.group('file')}:{h.group('line')}]"
+
+
 def _parse(text: str, inherited: tuple[str, int] | None = None) -> ParsedLine:
     process, pid = (inherited if inherited else (MAIN, None))
     rest = text
@@ -198,8 +203,7 @@ def _parse(text: str, inherited: tuple[str, int] | None = None) -> ParsedLine:
         rest = _RAY_REPEATED_RE.sub("", rest)
     h = _HEADER_RE.match(rest, pos)
     if h is not None:
-        record = f"{h.group('lvl')} {h.group('ts') or ''} [{h.group('file')}:{h.group('line')}]"
-        return ParsedLine(process, pid, h.group("lvl"), record, rest[h.end():])
+        return ParsedLine(process, pid, h.group("lvl"), _record(h), rest[h.end():])
     c = _C10_RE.match(rest, pos) if rest.startswith("[", pos) else None
     if c is not None:  # (the message keeps its header: signatures name the file, ``ProcessGroupNCCL.cpp``)
         level = _GLOG_LEVELS[c.group("lvl")]
@@ -224,8 +228,7 @@ def _parse(text: str, inherited: tuple[str, int] | None = None) -> ParsedLine:
         t = _RELAY_TAG_RE.match(rest, a.end())
         h = _HEADER_RE.match(rest, a.end() if t is None else t.end())
         if h is not None:
-            record = f"{h.group('lvl')} {h.group('ts') or ''} [{h.group('file')}:{h.group('line')}]"
-            return ParsedLine(process, pid, h.group("lvl"), record, rest[h.end():])
+            return ParsedLine(process, pid, h.group("lvl"), _record(h), rest[h.end():])
         i = next(i for i in "12345" if a.group(f"v{i}"))
         level = _LEVEL_NAMES.get(a.group(f"v{i}"), a.group(f"v{i}"))
         logger = a.group(f"l{i}") if i in "123" else None
