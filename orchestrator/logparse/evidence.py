@@ -37,6 +37,9 @@ _PROGRESS_TEXT = re.compile(r"\d%\||\| *\d+/\d+ \[")
 #: Symptoms of workers whose parent process exited (``orphans_only``).
 _ORPHANED = ("parent_exited", "worker_shutdown")
 
+#: Causes that announce a worker's exception whose own lines follow ("WorkerProc hit an exception.").
+_ANNOUNCING = ("worker_exception",)
+
 #: The hint of an engine's echo taken for the cause: the worker traceback it points to is not in the log.
 ECHO_ALONE_HINT = ("The engine re-raised a worker's error, quoted here; the worker's own traceback is not in this "
                    "log: look for it where the workers' output went (their own log or stderr), or in a fuller copy.")
@@ -288,8 +291,13 @@ class Evidence:
             # A known cause's record, then the traceback it goes on with, which is a symptom ("WorkerProc hit an
             # exception.", then torch_npu's "The Inner error is reported as above"): the traceback says more.
             told = (item for item in self.symptoms if item.get("traceback") and item["process"] == first["process"]
-                    and item["line_no"] == first["line_no"] + 1)
-            return next(told, first)
+                    and item["line_no"] == first["line_no"] + 1 and first.get("signature") in _ANNOUNCING)
+            # A worker's announcement of its exception, then, in the same burst of its lines, a known cause
+            # without the traceback's header (a paste that kept the exception line, not the frames): that one.
+            shown = (item for item in self.line_causes[1:] if first.get("signature") in _ANNOUNCING
+                     and item["process"] == first["process"] and item.get("signature") not in _ANNOUNCING
+                     and item["line_no"] - first["line_no"] <= SAME_BURST)
+            return next(told, next(shown, first))
         if self.stall is not None and self.failed():
             return self.stall  # the job waited for what could not come, and was stopped or died waiting
         if self.error_lines:

@@ -22,10 +22,12 @@ from orchestrator.logparse.lines import WholeLines
 
 #: A vLLM record header, with the process prefix before it when there is one, NCCL's line prefix
 #: (``host:pid:tid [rank] NCCL INFO``) or PyTorch's rank prefix of a distributed job's lines (``[rank3]: ``).
-_RECORD = re.compile(rb"(?:\([\w.\-:]+(?: (?:TP|PP|DP|EP)\d+(?:_(?:TP|PP|DP|EP)\d+)*)?(?: rank=\d+)? pid=\d+\) )?"
+#: A header without its time stamp (``ERROR [multiproc_executor.py:949] ``, as vLLM 0.19+ shortens a record's
+#: continuation lines) counts only behind a process prefix: alone it is too short a shape to split at.
+_RECORD = re.compile(rb"(?:(?P<p>\([\w.\-:]+(?: (?:TP|PP|DP|EP)\d+(?:_(?:TP|PP|DP|EP)\d+)*)?(?: rank=\d+)? pid=\d+\) ))?"
                      rb"(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
-                     rb"(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[^\]\s\[]+:\d+\] |[\w.\-]+:\d+:\d+ \[\d+\] NCCL "
-                     rb"(?:INFO|WARN|TRACE) |\[rank\d+\]: )")
+                     rb"(?:(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? |(?(p)|(?!)))\[?[^\]\s\[]+:\d+\] "
+                     rb"|[\w.\-]+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN|TRACE) |\[rank\d+\]: )")
 #: Record headers on one line that show the log's line breaks were lost (a record quoting another holds two).
 _MIN_JOINED = 3
 _LONG = 120  # three headers and a word each are longer

@@ -12,9 +12,9 @@ import re
 from collections.abc import Sequence
 
 from orchestrator.logparse.lines import decode
-from orchestrator.logparse.prefixes import ParsedLine, parse_line
+from orchestrator.logparse.prefixes import MAIN, ParsedLine, parse_line
 from orchestrator.logparse.tbstate import Traceback
-from orchestrator.logparse.tbtext import CHAIN_MARKERS, is_frame_line
+from orchestrator.logparse.tbtext import CHAIN_MARKERS, ELISION_RE, is_frame_line
 
 #: Old SGLang's model worker step, whose errors its router catches (``Exception in ModelRpcClient:``) and goes on.
 _STEP_FRAME = ", in exposed_step"
@@ -58,12 +58,13 @@ def failed_assert(tb: Traceback) -> str:
 
 def after_frame(line: ParsedLine, prev_raw: bytes | None) -> bool:
     """Whether the line before ``line`` was a traceback frame of the same writer: ``  File ...`` or its
-    indented code, or, with the indentation lost on the way, a ``File ...`` line, a caret line or the
-    ``raise`` or ``assert`` statement the innermost frame shows."""
+    indented code, or, with the indentation lost on the way, a ``File ...`` line, a caret line, the
+    ``raise`` or ``assert`` statement the innermost frame shows or the ``...`` a paste put for it."""
     prev = _same_writer(line, prev_raw)
     if prev is None:
-        return False
-    return prev[:1].isspace() or prev.startswith(("raise ", "assert ")) or is_frame_line(prev)
+        return _raised_above(line, prev_raw) is not None
+    return (prev[:1].isspace() or prev.startswith(("raise ", "assert ")) or is_frame_line(prev)
+            or ELISION_RE.match(prev) is not None)
 
 
 def under_first_line(line: ParsedLine, prev_raw: bytes | None, line_no: int) -> bool:
@@ -79,6 +80,8 @@ def failed_statement(line: ParsedLine, prev_raw: bytes | None, frames: Sequence[
     if line.message.strip() != "AssertionError":
         return None
     prev = _same_writer(line, prev_raw)
+    if prev is None:
+        prev = _raised_above(line, prev_raw)
     for text in ([prev] if prev is not None else []) + list(reversed(frames[-3:])):
         if text.strip().startswith("assert "):
             return text.strip()
@@ -91,3 +94,24 @@ def _same_writer(line: ParsedLine, prev_raw: bytes | None) -> str | None:
         return None
     prev = parse_line(decode(prev_raw))
     return prev.message if prev.key == line.key and prev.record == line.record else None
+
+
+#: A record header a paste shortened to its level (``ERROR ... assert x``).
+_ELIDED_HEADER = re.compile(r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?:\.{3}|…) ")
+
+
+def _raised_above(line: ParsedLine, prev_raw: bytes | None) -> str | None:
+    """The statement that raised ``line``'s exception when a paste kept the writer's prefix on it but dropped
+    it from the exception line under it: ``(EngineCore pid=5) ERROR ... assert n % m == 0``, then a bare
+    ``AssertionError``; or ``raise ValueError(...)``, then ``ValueError: ...``.  None otherwise."""
+    if prev_raw is None or line.key != MAIN or line.record is not None:
+        return None
+    prev = parse_line(decode(prev_raw))
+    if prev.key == MAIN:
+        return None
+    stmt = _ELIDED_HEADER.sub("", prev.message.strip(), count=1)
+    name = line.message.partition(":")[0].strip().rpartition(".")[2]
+    if stmt.startswith("assert ") and name == "AssertionError":
+        return stmt
+    raised = stmt.startswith("raise ") and stmt[6:].partition("(")[0].strip().rpartition(".")[2]
+    return stmt if raised and raised == name else None

@@ -213,6 +213,10 @@ class TracebackAssembler:
         if tb is None:
             return False, []
         msg = line.message.rstrip()
+        if tb.record is not None and line.record is None and len(tb.lines) == 1 and msg.startswith('  File "'):
+            # A logger that gives only a record's first line its header (logging's own formatter): the
+            # traceback the record opened goes on in raw lines.
+            tb.record = tb.head = None
         if line.record != tb.record and not (line.record is None and told_on(tb, msg)):
             if tb.record is None and line.record is not None and tb.state == FRAMES and tb.interleaved < _INTERLEAVED:
                 # Another thread's log record between the lines of a raw traceback (Python's excepthook writes

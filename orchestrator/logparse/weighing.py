@@ -71,11 +71,11 @@ STOP_WINDOW = 2000
 #: Writers whose tracebacks while serving are one request's failure (the server answers it and serves on).
 _FRONTENDS = frozenset({"APIServer", "main"})
 #: Frames of code the server runs only for a request: a tool-call or reasoning parser's.
-_REQUEST_FRAMES = (", in extract_tool_calls", ", in extract_reasoning_content")
+_REQUEST_FRAMES = (", in extract_tool_calls", ", in extract_reasoning_content", ", in safe_apply_chat_template")
 #: The record header of vLLM's OpenAI request handlers (``serving_chat.py``, ``serving_completion.py``,
 #: ``serving_engine.py``, ...; ``chat_completion/serving.py`` since 0.17): they log a request's failure, then
 #: answer it with an error.
-_HANDLER = re.compile(r"(?:^|[\s[])serving(?:_\w+)?\.py:\d+\]")
+_HANDLER = re.compile(r"(?:^|[\s[])(?:serving(?:_\w+)?|api_router)\.py:\d+\]")
 #: The engine's record of a utility call that failed: the caller gets the failure, the engine goes on.
 #: A call failed and its caller goes on: vLLM's ``collective_rpc``, ms-swift's rollout server's request handler.
 CALL_FAILED = re.compile(r"^(?:Invocation of \S+ method failed|Method execution failed: \S+)")

@@ -18,7 +18,8 @@ DATA = Path(__file__).resolve().parents[2] / "data"
 JOINED = {"q03_vllm_nccl_unhandled_cuda_error_flattened.log", "t08_specforge_train_inductor_no_valid_triton_configs.log",
           "a09_ascend_flattened_npu_oom_qwen25vl.log",
           "g06_stepcodex_realtime_audio_max_model_len_assert_oneline.log",
-          "ra08_qwen3_8b_compiled_graph_hash_assert.log"}  # rows of a terminal copy run together (wild124)
+          "ra08_qwen3_8b_compiled_graph_hash_assert.log",  # rows of a terminal copy run together (wild124)
+          "g03_stepcodex_tp2_rtx3090_fa2_illegal_memory_oneline.log"}
 PARAGRAPH = 40  # lines a rendered paragraph joined
 
 
@@ -57,6 +58,26 @@ def test_records_and_nccls_lines_run_together_are_split() -> None:
     rc = analyze_bytes(log).root_cause
     assert rc is not None and (rc.exception, rc.process, rc.line_no) == ("RuntimeError", "Worker_TP1", 1)
     assert rc.message == "NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)"
+
+
+def test_a_workers_lines_whose_headers_lost_their_time_stamps_are_split() -> None:
+    """vLLM 0.19+ writes a record's continuation lines as ``(Worker_TP0 pid=126) ERROR [file.py:N] ``: behind a
+    process prefix, that is a header too, and the worker's exception line, run together with the others, is
+    found (the announcement before it says less)."""
+    full = "(Worker_TP3 pid=4410) ERROR 05-02 09:14:51 [multiproc_executor.py:871] "
+    short = "(Worker_TP3 pid=4410) ERROR [multiproc_executor.py:871] "
+    log = " ".join([full + "WorkerProc hit an exception.", short + "attn_out = self.impl.forward(",
+                    short + "torch.AcceleratorError: CUDA error: an illegal memory access was encountered",
+                    short + "Search for `cudaErrorIllegalAddress' in the CUDA documentation"]).encode() + b"\n"
+    assert joined_records(log)
+    rc = analyze_bytes(log).root_cause
+    assert rc is not None and (rc.exception, rc.process, rc.line_no) == ("torch.AcceleratorError", "Worker_TP3", 1)
+    assert rc.message == "CUDA error: an illegal memory access was encountered"
+
+
+def test_a_header_without_a_time_stamp_or_a_prefix_is_no_place_to_split() -> None:
+    line = b" ".join([b"see ERROR [a.py:1] x"] * 4) + b" " + b"y" * 120
+    assert not joined_records(line)
 
 
 @pytest.mark.parametrize("path", [p for p in sorted(DATA.glob("*/*.log")) if p.name not in JOINED],

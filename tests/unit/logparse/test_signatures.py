@@ -74,6 +74,7 @@ EXAMPLES = {
                                         "last 20 seconds. tic start time: 09:32:31. last_heartbeat time: 09:32:31"),
     "sglang_child_failed": "Received sigquit from a child process. It usually means the child failed.",
     "killed": "killed (SIGKILL; OOM killer?)",
+    "sglang_rank_signalled": "[2026-02-11 08:14:02] Exit code: -9",
     "connection_refused": "ConnectionRefusedError: [Errno 111] Connection refused",
     "rust_panic": "thread 'main' panicked at src/router.rs:589:79:",
     "sglang_step_caught": "Exception in ModelRpcClient:",
