@@ -31,7 +31,7 @@ from orchestrator.logparse.padded import Repadder, padded_width
 from orchestrator.logparse.resplit import Resplitter, joined_records
 from orchestrator.logparse.reverse import Reverser, newest_first
 from orchestrator.logparse.runs import RunSplitter
-from orchestrator.logparse.spacing import Undoubler, double_spaced
+from orchestrator.logparse.spacing import Undoubler, double_spaced, stamp_lines
 from orchestrator.logparse.unwrap import Unwrapper, wrap_width
 
 #: Read size for offline analysis: large enough for the funnel to pay off, small enough for bounded memory.
@@ -160,6 +160,10 @@ def _reshaped(sample: bytes) -> tuple[Reshaper | None, str]:
     if double_spaced(sample):
         return Undoubler(), ("double-spaced (every line followed by an empty one): read without those empty lines; "
                              "line numbers are the file's")
+    stamps = stamp_lines(sample)
+    if stamps is not None:
+        return Undoubler(stamps), ("a log viewer's line (time and source) between every two of its lines: read "
+                                   "without those lines; line numbers are the file's")
     if joined_records(sample):
         return Resplitter(), ("its line breaks were lost (many records on one line): split before each record "
                               "header; line numbers are the file's")

@@ -38,6 +38,7 @@ ATOMS: tuple[str, ...] = (
 #: Lines worth reading whatever the state: errors, tracebacks and error-level records (c10's, in a distributed
 #: process: ``[rank0]:[E623 13:46:28.176383770 compiler_depend.ts:429] ...``).
 ERROR_NEEDLES: tuple[str, ...] = ("Error", "ERROR", "Traceback", "]:[E")
+FRAME_NEEDLE = b'File "'
 
 
 @dataclass(frozen=True)
@@ -233,6 +234,8 @@ def build_funnel(catalogue: Catalogue) -> Funnel:
     needles: list[Needle] = [Needle(t.encode()) for t in ERROR_NEEDLES]
     needles += [Needle(h.split(" ")[0].encode()) for h in HEADERS if not h.startswith("Traceback")]
     needles += [Needle(t.encode()) for t in PROGRESS_NEEDLES]
+    # A frame line outside an open traceback: a paste's tail with its header cut off (``_frame_above``).
+    needles.append(Needle(FRAME_NEEDLE))
     needles += [Needle(t.encode(), until_clean=True) for t in CLEAN_NEEDLES]
     # Always relevant (rare lines): a fresh start after a clean stop, a later run appended to the same log.
     needles += [Needle(t.encode()) for t in RESTART_NEEDLES]

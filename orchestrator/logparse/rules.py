@@ -231,8 +231,8 @@ class LineRules(EvidenceRules):
                 self._on_traceback(tb, events)
             self._tb_sigs[line.key] = []
             return
-        if line.record is not None and msg.startswith('File "') and is_frame_line(msg):
-            self._frame_at = [line.key, line_no]  # a record's frame line, its indentation lost
+        if msg.startswith('File "') and is_frame_line(msg):
+            self._frame_at = [line.key, line_no]  # a frame line (a record's, or a paste's) with its indentation lost
         if is_bare_exception(msg) and (after_frame(line, prev_raw) or _QUALIFIED.match(msg) is not None
                                        or line_no == 1 or self._frame_above(line.key, line_no)
                                        or under_first_line(line, prev_raw, line_no)):

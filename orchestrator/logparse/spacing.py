@@ -1,4 +1,4 @@
-"""A log whose every line is followed by an empty one, read as the log it was.
+"""A log whose every line is followed by an empty one, or by a collector's line of its own, read as the log it was.
 
 Some web pages, chat clients and editors put an empty line after each line of a pasted log (a CRLF file
 read as if ``\\r`` and ``\\n`` were each a line end).  The empty lines then break up what belongs together: a
@@ -7,11 +7,18 @@ readable, leaves empty lines only inside vLLM's multi-line records: not this sha
 ``double_spaced`` recognises the shape on a sample (nearly every line followed by exactly one empty line);
 ``Undoubler`` drops the empty line after each line and keeps where the shape was broken, so that line
 numbers in the verdict are still the file's (``remap``).
+
+A log viewer's copy may do the same with a line of its own instead of the empty one: the entry's time and
+where it came from (``2026-09-06 15:46:07  job-worker-0``), each on a line between the log's lines.
+``stamp_lines`` recognises that shape (the same source on every such line, nearly every one between two
+lines of the log); ``Undoubler`` then drops those lines as it drops the empty ones.
 """
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
+from itertools import pairwise
 
 from orchestrator.logparse.analysis import Analysis
 from orchestrator.logparse.lines import WholeLines
@@ -35,11 +42,33 @@ def double_spaced(sample: bytes) -> bool:
     return texts >= _MIN_LINES and followed >= _MIN_SHARE * texts
 
 
-class Undoubler(WholeLines):
-    """Drops the empty line after each line with text, chunk by chunk."""
+#: A line that holds only an entry's time and its source (a pod, a host, a job), as log viewers put it.
+_STAMP_LINE = re.compile(rb"^[ \t]*\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?[ \t]+"
+                         rb"(?P<src>[\w.\-/:]+)[ \t]*\r?$")
 
-    def __init__(self) -> None:
+
+def stamp_lines(sample: bytes) -> re.Pattern[bytes] | None:
+    """The pattern of a collector's time-and-source lines when they stand between nearly all lines of
+    ``sample`` (one source on all of them), else None."""
+    lines = [line for line in sample.split(b"\n")[:-1] if line.strip()]
+    stamps = [i for i, line in enumerate(lines) if _STAMP_LINE.match(line)]
+    if len(stamps) < _MIN_LINES or len(stamps) < 0.4 * len(lines):
+        return None
+    sources = {m.group("src") for m in (_STAMP_LINE.match(lines[i]) for i in stamps) if m is not None}
+    between = sum(1 for a, b in pairwise(stamps) if b - a == 2)
+    if len(sources) != 1 or between < _MIN_SHARE * (len(stamps) - 1):
+        return None
+    src = re.escape(sources.pop())
+    return re.compile(_STAMP_LINE.pattern.replace(rb"(?P<src>[\w.\-/:]+)", src))
+
+
+class Undoubler(WholeLines):
+    """Drops the empty line (or, given ``separator``, the line it matches) after each line with text, chunk by
+    chunk."""
+
+    def __init__(self, separator: re.Pattern[bytes] | None = None) -> None:
         super().__init__()
+        self._separator = separator
         self._after_text = False  # the last line given out had text: an empty line now is dropped
         self._kept = 0  # lines given out
         # Given-out lines (1-based) that no dropped empty line follows, as runs of consecutive ones (a stretch
@@ -58,7 +87,7 @@ class Undoubler(WholeLines):
         out: list[bytes] = []
         for text in block[:-1].split(b"\n") if block else ():  # lines end in "\n" only, as the parser counts them (not a lone "\r")
             line = text + b"\n"
-            empty = not text.strip()
+            empty = not text.strip() or (self._separator is not None and self._separator.match(text) is not None)
             if empty and self._after_text:
                 self._after_text = False
                 self.dropped += 1

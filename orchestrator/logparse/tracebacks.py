@@ -213,7 +213,7 @@ class TracebackAssembler:
         if tb is None:
             return False, []
         msg = line.message.rstrip()
-        if tb.record is not None and line.record is None and len(tb.lines) == 1 and msg.startswith('  File "'):
+        if tb.record is not None and line.record is None and len(tb.lines) == 1 and msg.lstrip().startswith('File "'):
             # A logger that gives only a record's first line its header (logging's own formatter): the
             # traceback the record opened goes on in raw lines.
             tb.record = tb.head = None

@@ -4,7 +4,17 @@ test, in the forms the real logs showed.  (A worker's lines run together, their 
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from orchestrator.logparse import analyze_bytes
+from orchestrator.logparse.analyze import SAMPLE
+from orchestrator.logparse.spacing import stamp_lines
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+#: Logs copied from a log viewer that put a line of its own (time, source) after each of theirs.
+STAMPED = {"uf03_sglang_kimi_k3_dspark_dp_attention_draft_kv_pool_oom.log"}
 
 
 def _log(*lines: str) -> bytes:
@@ -95,16 +105,17 @@ def test_an_exit_code_of_an_ordinary_failure_is_not_a_signal() -> None:
     assert rc is None or rc.signature != "sglang_rank_signalled"
 
 
-def test_a_record_whose_traceback_goes_on_in_raw_lines_is_read_whole() -> None:
+@pytest.mark.parametrize("indent", ["  ", ""], ids=["as printed", "indentation lost"])
+def test_a_record_whose_traceback_goes_on_in_raw_lines_is_read_whole(indent: str) -> None:
     """A logger that gives only a record's first line its header (logging's own formatter): the traceback's
     frames and exception line follow raw, and they are the record's traceback (wild158 ub05's form)."""
     log = _log(
         "ERROR 03-02 11:20:41 [loader.py:233] Failed to load the draft model",
         "ERROR 03-02 11:20:41 [loader.py:233] Traceback (most recent call last):",
-        '  File "/srv/app/loader.py", line 230, in load_draft',
-        "    state = torch.load(path)",
-        '  File "/srv/app/torch_io.py", line 91, in load',
-        "    raise FileNotFoundError(path)",
+        indent + 'File "/srv/app/loader.py", line 230, in load_draft',
+        indent * 2 + "state = torch.load(path)",
+        indent + 'File "/srv/app/torch_io.py", line 91, in load',
+        indent * 2 + "raise FileNotFoundError(path)",
         "FileNotFoundError: /models/draft/pytorch_model.bin",
     )
     rc = analyze_bytes(log).root_cause
@@ -136,3 +147,50 @@ def test_a_chat_template_error_answered_by_the_anthropic_router_is_one_requests(
                    ('(APIServer pid=88) INFO:     127.0.0.1:50412 - "POST /v1/messages HTTP/1.1" 500 Internal '
                     "Server Error\n")]).encode()
     assert not analyze_bytes(log).failed
+
+
+def test_a_pasted_tail_with_its_indentation_lost_is_read_without_a_record() -> None:
+    """A traceback's tail, no header, every line at column 0 (a paste rendered as text), no log prefix: the
+    frame line above the exception line makes it the traceback's end (wild160 ue02's form, flattened)."""
+    a = analyze_bytes(_log(
+        "Loading safetensors checkpoint shards:  40% Completed | 26/64 [03:12<04:41,  7.4s/it]",
+        'File "vllm/model_executor/models/kimi_k25.py", line 802, in load_weights',
+        "param = params_dict[name]",
+        "KeyError: 'model.layers.61.mlp.experts.w2_weight_scale_inv'",
+    ))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.line_no) == ("KeyError", 4)
+
+
+def test_an_error_line_far_below_a_frame_line_is_no_traceback_end() -> None:
+    lines = ['File "notes.txt", line 3, in appendix', *(f"step {i} ok" for i in range(8)), "ValueError: x"]
+    rc = analyze_bytes(_log(*lines)).root_cause
+    assert rc is None or rc.line_no != len(lines) or rc.traceback is None or "notes.txt" not in rc.traceback
+
+
+_VIEWER = "2026-03-14 09:12:55  train-job-7f3a-worker-0  "
+
+
+def test_a_log_viewers_line_between_every_two_lines_is_read_without_them() -> None:
+    """A log viewer's copy with the entry's time and source on a line of its own after each line (wild161
+    uf03's form): the raw traceback they broke up is read whole, line numbers the file's."""
+    lines = ["[2026-03-14 09:12:50 TP0] Load weight end. mem usage=61.02 GB",
+             "[2026-03-14 09:12:55 TP0] Scheduler hit an exception: Traceback (most recent call last):",
+             '  File "/sgl/srt/managers/scheduler.py", line 975, in init_memory_pools',
+             "    self.token_to_kv_pool = MHATokenToKVPool(",
+             '  File "/sgl/srt/mem_cache/memory_pool.py", line 412, in _create_buffers',
+             "    torch.zeros((self.size + 1, self.head_num, self.head_dim), dtype=self.dtype)",
+             ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 9.50 GiB. GPU 0 has a total capacity "
+              "of 79.10 GiB of which 2.13 GiB is free.")]
+    notes: list[str] = []
+    a = analyze_bytes(_log(*(f"{line}\n{_VIEWER}" for line in lines)), notes)
+    assert a.root_cause is not None and a.root_cause.exception == "torch.OutOfMemoryError"
+    assert a.root_cause.message.startswith("CUDA out of memory. Tried to allocate 9.50 GiB")
+    assert a.root_cause.line_no == 3 and a.lines == 2 * len(lines)  # the header's line in the file
+    assert notes and "log viewer's line" in notes[0]
+
+
+@pytest.mark.parametrize("path", [p for p in sorted(DATA.glob("*/*.log")) if p.name not in STAMPED],
+                         ids=lambda p: p.name)
+def test_a_log_without_a_viewers_lines_is_left_alone(path: Path) -> None:
+    assert stamp_lines(path.read_bytes()[:SAMPLE]) is None
