@@ -122,7 +122,8 @@ _COLLECTOR = (
     rf"(?:(?:\s{{0,3}}\d{{1,4}}: (?={_STAMP}))?(?:{_SPACED}(?={_STAMP})|{_SEVERITY})?"
     rf"(?:{_STAMP}(?:{_LABELS} |(?=[\r\n]|$))){{1,2}}(?:\s{{0,3}}\d{{1,4}}: )?|\s{{0,3}}\d{{1,4}}: )?"
     r"(?:[A-Za-z0-9][\w.\-]*\s+\| | *\| )?"  # a collector in front of a docker compose column
-    r"(?:" + _PDSH + r")?"  # the job's own output through pdsh, collected again (kubectl's, the journal's stamps)
+    # The job's own output through pdsh, a supervisor or mpirun, collected again (kubectl's, the journal's stamps).
+    r"(?:" + _PDSH + "|" + _FASTCHAT + "|" + _SUPERVISED + "|" + _MPIRUN + r")?"
 )
 _COLLECTOR_RE = re.compile(_COLLECTOR, re.ASCII)  # as the bytes pattern reads it (``quick_key``)
 _COLLECTOR_BYTES_RE = re.compile(_COLLECTOR.encode())

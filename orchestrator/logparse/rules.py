@@ -49,7 +49,7 @@ from orchestrator.logparse.prefixes import (
 )
 from orchestrator.logparse.repeats import Repeats
 from orchestrator.logparse.signatures import Catalogue, load_catalogue
-from orchestrator.logparse.tbfacts import after_frame, failed_statement, under_first_line
+from orchestrator.logparse.tbfacts import cut_exception_line, failed_statement
 from orchestrator.logparse.tbforms import (
     debugger_exception,
     is_ipython_header,
@@ -63,7 +63,6 @@ from orchestrator.logparse.weighing import CALL_FAILED, ERROR_LINE, EvidenceRule
 #: A frame's source line raising an exception, indented or with its indentation lost.
 _RAISE = re.compile(r"\s*raise [A-Za-z_][\w.]*\(")
 _FRAME_REACH = 5  # lines from a flattened frame line to the exception line it may be the last frame of
-_QUALIFIED = re.compile(r"[a-z_]\w*(?:\.\w+)+\.[A-Z]\w*(?:Error|Exception): ")
 _WEIGHTS = re.compile(r"Loading weights took (?P<s>[\d.]+)")
 _CPP_FRAME = re.compile(r"frame #\d+: ")
 
@@ -233,9 +232,7 @@ class LineRules(EvidenceRules):
             return
         if msg.startswith('File "') and is_frame_line(msg):
             self._frame_at = [line.key, line_no]  # a frame line (a record's, or a paste's) with its indentation lost
-        if is_bare_exception(msg) and (after_frame(line, prev_raw) or _QUALIFIED.match(msg) is not None
-                                       or line_no == 1 or self._frame_above(line.key, line_no)
-                                       or under_first_line(line, prev_raw, line_no)):
+        if cut_exception_line(line, prev_raw, line_no, self._frame_above(line.key, line_no)):
             # A traceback whose header was cut off (a pasted tail, or only its exception line pasted): its
             # exception line still names the cause.
             frames = self._ev.absorb_frames(line.process, line_no)

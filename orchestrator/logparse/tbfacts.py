@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from orchestrator.logparse.lines import decode
 from orchestrator.logparse.prefixes import MAIN, ParsedLine, parse_line
 from orchestrator.logparse.tbstate import Traceback
-from orchestrator.logparse.tbtext import CHAIN_MARKERS, ELISION_RE, is_frame_line
+from orchestrator.logparse.tbtext import CHAIN_MARKERS, ELISION_RE, is_bare_exception, is_frame_line
 
 #: Old SGLang's model worker step, whose errors its router catches (``Exception in ModelRpcClient:``) and goes on.
 _STEP_FRAME = ", in exposed_step"
@@ -56,6 +56,24 @@ def failed_assert(tb: Traceback) -> str:
     return ""
 
 
+#: An exception line that names its class with the module (``torch._dynamo.exc.BackendCompilerFailed: ...``).
+_QUALIFIED = re.compile(r"[a-z_]\w*(?:\.\w+)+\.[A-Z]\w*(?:Error|Exception): ")
+#: An exception class named by its module whose name does not say it is one (``triton.runtime.errors.
+#: OutOfResources: out of resource: ...``): an exception line only right under a frame.
+_IN_MODULE = re.compile(r"[a-z_]\w*(?:\.[a-z_]\w*)+\.[A-Z]\w*: \S")
+
+
+def cut_exception_line(line: ParsedLine, prev_raw: bytes | None, line_no: int, frame_above: bool) -> bool:
+    """Whether ``line``, read outside any traceback, is the exception line of one whose header was cut off (a
+    pasted tail, or only its exception line pasted): right under a frame, named with its module, the log's
+    first line, within reach of a frame line of its writer (``frame_above``) or under a pasted first line."""
+    msg = line.message
+    if is_bare_exception(msg):
+        return (after_frame(line, prev_raw) or _QUALIFIED.match(msg) is not None or line_no == 1 or frame_above
+                or under_first_line(line, prev_raw, line_no))
+    return _IN_MODULE.match(msg) is not None and after_frame(line, prev_raw)
+
+
 def after_frame(line: ParsedLine, prev_raw: bytes | None) -> bool:
     """Whether the line before ``line`` was a traceback frame of the same writer: ``  File ...`` or its
     indented code, or, with the indentation lost on the way, a ``File ...`` line, a caret line, the
@@ -69,8 +87,14 @@ def after_frame(line: ParsedLine, prev_raw: bytes | None) -> bool:
 
 def under_first_line(line: ParsedLine, prev_raw: bytes | None, line_no: int) -> bool:
     """Whether ``line`` is the log's second line, under a line of the same writer: a paste that began at the
-    source line of a traceback's innermost frame, its indentation lost."""
-    return line_no == 2 and _same_writer(line, prev_raw) is not None
+    source line of a traceback's innermost frame, its indentation lost (and, on a writer's record, the prefix
+    too: the record's exception line under a bare statement)."""
+    if line_no != 2 or prev_raw is None:
+        return False
+    if _same_writer(line, prev_raw) is not None:
+        return True
+    prev = parse_line(decode(prev_raw))
+    return line.record is not None and prev.key == MAIN and prev.record is None and _STATEMENT.match(prev.message) is not None
 
 
 def failed_statement(line: ParsedLine, prev_raw: bytes | None, frames: Sequence[str] = ()) -> str | None:
@@ -95,6 +119,9 @@ def _same_writer(line: ParsedLine, prev_raw: bytes | None) -> str | None:
     prev = parse_line(decode(prev_raw))
     return prev.message if prev.key == line.key and prev.record == line.record else None
 
+
+#: A line of Python code as a frame shows it (a statement, an assignment or a call).
+_STATEMENT = re.compile(r"\s*(?:(?:from|import|raise|return|assert|await|yield|with|for|if) \S|[\w.\[\]]+(?: [-+*/|]?= | ?\())")
 
 #: A record header a paste shortened to its level (``ERROR ... assert x``).
 _ELIDED_HEADER = re.compile(r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?:\.{3}|…) ")

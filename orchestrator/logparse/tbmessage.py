@@ -18,7 +18,9 @@ from orchestrator.logparse.tbtext import (
     LEVELS,
     PYDANTIC_ITEM_RE,
     PYDANTIC_LOC_RE,
+    brackets,
     exception_like,
+    is_header,
     is_rich_header,
     translates,
 )
@@ -98,6 +100,10 @@ def continues(tb: OpenTraceback, msg: str) -> bool:
         # A sentence cut after a comma (a wrapped paste, a message written over lines), or a message that
         # announces what follows (Triton's "at 1:0:", then the source line, a caret and the error): up to a
         # blank line.
+        return True
+    if (message and brackets(message.rpartition("\n")[2]) > 0 and msg.strip() and not exception_like(msg)
+            and not is_header(msg) and msg not in CHAIN_MARKERS):
+        # A sentence cut with a bracket open ("... stored in KV cache (", a terminal's wrap): its rest.
         return True
     first = tb.exception_lines[0] if tb.exception_lines else ""
     if "validation error" in first and (PYDANTIC_LOC_RE.match(msg) is not None

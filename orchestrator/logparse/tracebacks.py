@@ -61,6 +61,7 @@ from orchestrator.logparse.tbtext import (
     is_rich_header,
 )
 
+NL = "\n"
 #: A traceback still open after this many lines without a line of its own is closed.
 STALE_LINES = 2000
 #: Log records a raw traceback may be interleaved with before they are taken to have ended it.
@@ -342,7 +343,9 @@ class TracebackAssembler:
             # More lines of a multi-line exception message (inside the same log record, or indented).
             tb.continued, tb.blanks = tb.continued + 1, 0  # blank lines end a traceback only in a row
             if len(tb.exception_lines) == 1 and tb.message is not None and len(tb.message) < 4096:
-                tb.message = f"{tb.message}\n{msg}"
+                # (a raw line cut with a bracket open goes on where a terminal wrapped it: no line break there)
+                cut = tb.record is None and not msg[:1].isspace() and brackets(tb.message.rpartition("\n")[2]) > 0
+                tb.message = f"{tb.message}{'' if cut else NL}{msg}"
             tb.add(msg, line_no)
             return True
         return False

@@ -194,3 +194,84 @@ def test_a_log_viewers_line_between_every_two_lines_is_read_without_them() -> No
                          ids=lambda p: p.name)
 def test_a_log_without_a_viewers_lines_is_left_alone(path: Path) -> None:
     assert stamp_lines(path.read_bytes()[:SAMPLE]) is None
+
+
+def test_an_exception_named_by_its_module_under_a_frame_ends_a_cut_traceback() -> None:
+    """``triton.runtime.errors.OutOfResources: ...`` (a class whose name does not say it is an error) right under
+    a frame of a tail whose header was cut: the exception the job died of (wild163 uh04's form)."""
+    a = analyze_bytes(_log(
+        '  File ".../vllm/v1/attention/ops/prefix_prefill.py", line 812, in context_attention_fwd',
+        "    _fwd_kernel[grid](",
+        "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 114688, Hardware limit: "
+        "101376. Reducing block sizes or `num_stages` may help.",
+    ))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.signature) == ("triton.runtime.errors.OutOfResources",
+                                                                "triton_out_of_resource")
+
+
+def test_a_module_path_and_a_colon_without_a_frame_above_is_no_exception_line() -> None:
+    a = analyze_bytes(_log("starting the server", "config.model.Settings: loaded from /etc/app.toml", "ready"))
+    assert a.root_cause is None
+
+
+@pytest.mark.parametrize("inner", ["2025-05-15 04:58:02 | ERROR | stderr | ",
+                                   "2025-11-02 18:20:07.114 [Error] (Process) ",
+                                   "[1,0]<stderr>:"], ids=["FastChat's", "a supervisor's", "mpirun's"])
+@pytest.mark.parametrize("outer", ["2026-01-09T10:04:41.118200931Z ", "Jan 09 10:04:41 gpu-3 python[8812]: "],
+                         ids=["kubectl's", "the journal's"])
+def test_a_jobs_own_prefix_collected_again_is_read_through(inner: str, outer: str) -> None:
+    """A FastChat worker's, a supervisor's or mpirun's prefix on every line, and a collector's stamp in front of
+    it (the job run by Kubernetes or systemd): both are prefixes, the traceback behind them is read."""
+    log = _log(*(outer + inner + line for line in [
+        "Traceback (most recent call last):",
+        '  File "/srv/fastchat/serve/vllm_worker.py", line 290, in <module>',
+        "    engine = AsyncLLMEngine.from_engine_args(engine_args)",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB.",
+    ]))
+    rc = analyze_bytes(log).root_cause
+    assert rc is not None and (rc.exception, rc.line_no) == ("torch.OutOfMemoryError", 1)
+    assert rc.traceback is not None and "vllm_worker.py\", line 290" in rc.traceback
+
+
+def test_an_exception_line_a_terminal_wrapped_inside_brackets_is_read_whole() -> None:
+    """A raw exception line cut by a terminal's wrap where a bracket stood open (``... KV cache (``, then
+    ``7344). Try increasing ...``): the message goes on, without a line break where the wrap put one."""
+    a = analyze_bytes(_log(
+        "Traceback (most recent call last):",
+        '  File "/opt/vllm/engine/llm_engine.py", line 412, in _init_cache',
+        "    raise ValueError(",
+        "ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can be stored in KV cache (",
+        "7344). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+        "Traceback (most recent call last):",
+        '  File "/opt/app/run.py", line 3, in <module>',
+        "    main()",
+        "RuntimeError: server exited",
+    ))
+    rc = a.root_cause
+    assert rc is not None and rc.exception == "ValueError"
+    assert "stored in KV cache (7344). Try increasing" in rc.message
+
+
+def test_a_line_after_a_balanced_exception_line_is_not_its_message() -> None:
+    rc = analyze_bytes(_log("Traceback (most recent call last):", '  File "/a.py", line 1, in <module>', "    f(x)",
+                            "KeyError: 'layers.0.weight' (not found)", "Saving the partial state")).root_cause
+    assert rc is not None and rc.message == "'layers.0.weight' (not found)"
+
+
+def test_a_workers_exception_record_under_a_pasted_statement_is_the_cause() -> None:
+    """A paste that begins at the innermost frame's statement (no prefix) and goes on with the worker's record of
+    the exception line: that exception is the cause (wild164 ui05's form)."""
+    a = analyze_bytes(_log(
+        "from lmcache.v1.storage_backend import CreateStorageBackends",
+        "(VllmWorker rank=1 pid=7710) ERROR 04-24 07:04:06 [multiproc_executor.py:435] ImportError: "
+        "/venv/lib/python3.10/site-packages/lmcache/c_ops.so: undefined symbol: _ZN3c104cuda9SetDeviceEa",
+    ))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.process) == ("ImportError", "VllmWorker rank=1")
+
+
+def test_a_workers_exception_record_under_a_line_of_prose_is_not_a_traceback() -> None:
+    a = analyze_bytes(_log("Restarting the workers now.",
+                           "(VllmWorker rank=1 pid=7710) WARNING 04-24 07:04:06 [utils.py:35] ImportError: no triton"))
+    assert not a.failed
