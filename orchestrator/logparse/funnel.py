@@ -234,8 +234,10 @@ def build_funnel(catalogue: Catalogue) -> Funnel:
     needles: list[Needle] = [Needle(t.encode()) for t in ERROR_NEEDLES]
     needles += [Needle(h.split(" ")[0].encode()) for h in HEADERS if not h.startswith("Traceback")]
     needles += [Needle(t.encode()) for t in PROGRESS_NEEDLES]
-    # A frame line outside an open traceback: a paste's tail with its header cut off (``_frame_above``).
-    needles.append(Needle(FRAME_NEEDLE))
+    # A frame line outside an open traceback: a paste's tail with its header cut off (``_frame_above``); looked
+    # for until the job serves (a serving log's tracebacks have their headers, and one per request makes frame
+    # lines the bulk of it: each would cost a match).
+    needles.append(Needle(FRAME_NEEDLE, until_phase=Phase.SERVING))
     needles += [Needle(t.encode(), until_clean=True) for t in CLEAN_NEEDLES]
     # Always relevant (rare lines): a fresh start after a clean stop, a later run appended to the same log.
     needles += [Needle(t.encode()) for t in RESTART_NEEDLES]
