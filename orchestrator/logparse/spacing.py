@@ -43,8 +43,9 @@ def double_spaced(sample: bytes) -> bool:
 
 
 #: A line that holds only an entry's time and its source (a pod, a host, a job), as log viewers put it.
-_STAMP_LINE = re.compile(rb"^[ \t]*\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?[ \t]+"
-                         rb"(?P<src>[\w.\-/:]+)[ \t]*\r?$")
+_STAMP_TIME = rb"^[ \t]*\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?[ \t]+"
+_STAMP_END = rb"[ \t]*\r?$"
+_STAMP_LINE = re.compile(_STAMP_TIME + rb"(?P<src>[\w.\-/:]+)" + _STAMP_END)
 
 
 def stamp_lines(sample: bytes) -> re.Pattern[bytes] | None:
@@ -58,8 +59,7 @@ def stamp_lines(sample: bytes) -> re.Pattern[bytes] | None:
     between = sum(1 for a, b in pairwise(stamps) if b - a == 2)
     if len(sources) != 1 or between < _MIN_SHARE * (len(stamps) - 1):
         return None
-    src = re.escape(sources.pop())
-    return re.compile(_STAMP_LINE.pattern.replace(rb"(?P<src>[\w.\-/:]+)", src))
+    return re.compile(_STAMP_TIME + re.escape(sources.pop()) + _STAMP_END)
 
 
 class Undoubler(WholeLines):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from orchestrator.logparse.lines import decode
 from orchestrator.logparse.prefixes import MAIN, ParsedLine, parse_line
@@ -93,7 +94,7 @@ def under_first_line(line: ParsedLine, prev_raw: bytes | None, line_no: int) -> 
         return False
     if _same_writer(line, prev_raw) is not None:
         return True
-    prev = parse_line(decode(prev_raw))
+    prev = _line_before(prev_raw)
     return line.record is not None and prev.key == MAIN and prev.record is None and _STATEMENT.match(prev.message) is not None
 
 
@@ -116,7 +117,7 @@ def _same_writer(line: ParsedLine, prev_raw: bytes | None) -> str | None:
     """The message of the line before ``line`` when the same writer wrote it in the same record."""
     if prev_raw is None:
         return None
-    prev = parse_line(decode(prev_raw))
+    prev = _line_before(prev_raw)
     return prev.message if prev.key == line.key and prev.record == line.record else None
 
 
@@ -133,7 +134,7 @@ def _raised_above(line: ParsedLine, prev_raw: bytes | None) -> str | None:
     ``AssertionError``; or ``raise ValueError(...)``, then ``ValueError: ...``.  None otherwise."""
     if prev_raw is None or line.key != MAIN or line.record is not None:
         return None
-    prev = parse_line(decode(prev_raw))
+    prev = _line_before(prev_raw)
     if prev.key == MAIN:
         return None
     stmt = _ELIDED_HEADER.sub("", prev.message.strip(), count=1)
@@ -142,3 +143,9 @@ def _raised_above(line: ParsedLine, prev_raw: bytes | None) -> str | None:
         return stmt
     raised = stmt.startswith("raise ") and stmt[6:].partition("(")[0].strip().rpartition(".")[2]
     return stmt if raised and raised == name else None
+
+
+@lru_cache(maxsize=8)
+def _line_before(prev_raw: bytes) -> ParsedLine:
+    """``prev_raw`` parsed, once for the checks above that all ask about the same line before."""
+    return parse_line(decode(prev_raw))

@@ -61,7 +61,6 @@ from orchestrator.logparse.tbtext import (
     is_rich_header,
 )
 
-NL = "\n"
 #: A traceback still open after this many lines without a line of its own is closed.
 STALE_LINES = 2000
 #: Log records a raw traceback may be interleaved with before they are taken to have ended it.
@@ -345,7 +344,8 @@ class TracebackAssembler:
             if len(tb.exception_lines) == 1 and tb.message is not None and len(tb.message) < 4096:
                 # (a raw line cut with a bracket open goes on where a terminal wrapped it: no line break there)
                 cut = tb.record is None and not msg[:1].isspace() and brackets(tb.message.rpartition("\n")[2]) > 0
-                tb.message = f"{tb.message}{'' if cut else NL}{msg}"
+                sep = "" if cut else "\n"
+                tb.message = f"{tb.message}{sep}{msg}"
             tb.add(msg, line_no)
             return True
         return False
