@@ -46,6 +46,21 @@ def is_rust_panic(message: str) -> bool:
     return message.startswith("thread '") and _PANIC_RE.match(message) is not None
 
 
+#: A Python exception a panic's message quotes last (PyO3 shows a ``PyErr`` as ``AttributeError: msg``): the
+#: Rust host called Python, which raised it.
+_QUOTED_PY_ERROR_RE = re.compile(r"(?:^|[\s:])(?P<exc>(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)): \S")
+
+
+def quoted_python_error(message: str) -> str | None:
+    """The Python exception a panic's message ends by quoting (``... the correct venv? AttributeError: class
+    must define ...``), which the panic only reports, else None."""
+    at = message.find(" panicked at ")
+    found = None
+    for found in _QUOTED_PY_ERROR_RE.finditer(message, at + 1 if at >= 0 else 0):
+        pass
+    return None if found is None else found.group("exc")
+
+
 def is_panic_frame(message: str) -> bool:
     """A frame of a panic's ``stack backtrace:`` (``  12: tokio::runtime::...`` and its ``at src/x.rs:5:9``)."""
     return _PANIC_FRAME_RE.match(message) is not None

@@ -57,7 +57,8 @@ class TracebackLines(LineRules):
                 if taken:
                     cursor, prev_raw, prev_cr = taken
                     continue
-            other = key is not None and not self._tbs.is_open(key)
+            other = key is not None and not self._tbs.is_open(key) and not (
+                raw[:1] in (b" ", b"\t") and self._tbs.wrap_awaited(self._line_no) is not None)
             if other:  # a line of another writer: what _examine does first, without decoding
                 for tb in self._tbs.close_stale(self._line_no, key):
                     self._on_traceback(tb, events)

@@ -10,7 +10,8 @@ only read and change the ``OpenTraceback``.
 
 from __future__ import annotations
 
-from orchestrator.logparse.tbforms import PANIC_TAIL, is_panic_frame
+from orchestrator.logparse.prefixes import ParsedLine
+from orchestrator.logparse.tbforms import PANIC_TAIL, is_panic_frame, quoted_python_error
 from orchestrator.logparse.tbstate import AFTER_EXC, CHAINED, FRAMES, OpenTraceback
 from orchestrator.logparse.tbtext import (
     CHAIN_MARKERS,
@@ -67,6 +68,7 @@ def panic_step(tb: OpenTraceback, msg: str, line_no: int) -> bool:
     said = tb.message or ""
     if len(tb.lines) == 1 and said.endswith(":") and msg.strip() and not msg.startswith(PANIC_TAIL):
         tb.message = tb.exception_lines[0] = f"{said} {msg.strip()}"[:4096]
+        tb.exception = quoted_python_error(tb.message)
     elif not (msg.startswith(PANIC_TAIL) or (len(tb.lines) > 1 and is_panic_frame(msg))):
         return False
     tb.add(msg, line_no)
@@ -80,6 +82,22 @@ def told_on(tb: OpenTraceback, msg: str) -> bool:
     first = tb.exception_lines[0] if tb.exception_lines else ""
     return tb.state == AFTER_EXC and len(tb.exception_lines) == 1 and "validation error" in first and (
         msg[:1].isspace() or continues(tb, msg))
+
+
+def awaits_rest(tb: OpenTraceback, line_no: int) -> bool:
+    """Whether ``tb`` is a log record's exception line, on the line before ``line_no``, whose message ends
+    announcing more (``ImportError: .../torchac_cuda.so:``): a paste may have wrapped the rest onto the next line."""
+    return (tb.record is not None and tb.state == AFTER_EXC and tb.last_line == line_no - 1
+            and len(tb.exception_lines) == 1 and not tb.continued and tb.exception_lines[0].rstrip().endswith(":"))
+
+
+def wrapped_rest(line: ParsedLine) -> bool:
+    """Whether ``line`` may be the rest of a record's message that a paste wrapped (``awaits_rest``): raw, with
+    no prefix of its own, indented (`` undefined symbol: _ZN3c10...``), and no frame, header or exception line."""
+    msg = line.message
+    rest = msg.lstrip()
+    return (line.record is None and line.pid is None and msg[:1].isspace() and bool(rest)
+            and not rest.startswith('File "') and not exception_like(rest) and not is_header(rest))
 
 
 def continues(tb: OpenTraceback, msg: str) -> bool:

@@ -30,14 +30,17 @@ from orchestrator.logparse.tbforms import (
     is_remote_banner,
     is_remote_exception,
     is_rule,
+    quoted_python_error,
 )
 from orchestrator.logparse.tbmessage import (
     CONTINUATION_CAP,
+    awaits_rest,
     continues,
     exception_line,
     panic_step,
     rich_step,
     told_on,
+    wrapped_rest,
 )
 from orchestrator.logparse.tbstate import (
     AFTER_EXC,
@@ -123,7 +126,8 @@ class TracebackAssembler:
         closed = self._close(line.key)
         text = line.message.rstrip()
         tb = OpenTraceback(line.key, line.process, line.lines_record, line.level, line_no, line_no,
-                           crlf=ending is Ending.CR, message=text, state=PANIC, joined=True)
+                           crlf=ending is Ending.CR, message=text, state=PANIC, joined=True,
+                           exception=quoted_python_error(text))
         tb.exception_lines.append(text[:4096])
         tb.add(text, line_no, important=True)
         self._open[line.key] = tb
@@ -209,27 +213,36 @@ class TracebackAssembler:
 
     def feed(self, line: ParsedLine, line_no: int, ending: Ending) -> tuple[bool, list[Traceback]]:
         """(consumed, completed): ``consumed`` is False when the line is not part of an open traceback."""
-        tb = self._open.get(line.key)
+        key = line.key
+        tb = self._open.get(key)
         if tb is None:
-            return False, []
+            wrapped = self.wrap_awaited(line_no) if wrapped_rest(line) else None
+            if wrapped is None:
+                return False, []
+            key, tb = wrapped, self._open[wrapped]
         msg = line.message.rstrip()
         if tb.record is not None and line.record is None and len(tb.lines) == 1 and msg.lstrip().startswith('File "'):
             # A logger that gives only a record's first line its header (logging's own formatter): the
             # traceback the record opened goes on in raw lines.
             tb.record = tb.head = None
-        if line.record != tb.record and not (line.record is None and told_on(tb, msg)):
+        if line.record != tb.record and key == line.key and not (line.record is None and told_on(tb, msg)):
             if tb.record is None and line.record is not None and tb.state == FRAMES and tb.interleaved < _INTERLEAVED:
                 # Another thread's log record between the lines of a raw traceback (Python's excepthook writes
                 # its lines one by one while the process goes on logging): not its end.
                 tb.interleaved += 1
                 return False, []
-            return False, self._close(line.key)
+            return False, self._close(key)
         consumed = self._step(tb, msg, line_no)
         if not consumed:
-            return False, self._close(line.key)
+            return False, self._close(key)
         if tb.record is not None and ending is not Ending.CR and (tb.crlf or ending is Ending.EOF):
-            return True, self._close(line.key)
+            return True, self._close(key)
         return True, []
+
+    def wrap_awaited(self, line_no: int) -> str | None:
+        """The writer of a log record's exception line, on the line before ``line_no``, whose message a paste
+        may have wrapped onto that line (``awaits_rest``)."""
+        return next((key for key, tb in self._open.items() if awaits_rest(tb, line_no)), None)
 
     def _step(self, tb: OpenTraceback, msg: str, line_no: int) -> bool:
         if tb.group and (g := _GROUP_LINE.match(msg)) is not None:

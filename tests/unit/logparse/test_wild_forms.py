@@ -275,3 +275,47 @@ def test_a_workers_exception_record_under_a_line_of_prose_is_not_a_traceback() -
     a = analyze_bytes(_log("Restarting the workers now.",
                            "(VllmWorker rank=1 pid=7710) WARNING 04-24 07:04:06 [utils.py:35] ImportError: no triton"))
     assert not a.failed
+
+
+WRAPPED_RECORD = ("(VllmWorker rank=1 pid=7710) ERROR 04-24 07:04:06 [multiproc_executor.py:435] ImportError: "
+                  "/venv/lib/python3.10/site-packages/torchac_cuda.cpython-310-x86_64-linux-gnu.so:")
+
+
+@pytest.mark.parametrize("before", [[], ["from lmcache.v1.storage_backend import CreateStorageBackends"]])
+def test_the_rest_of_a_workers_exception_record_a_paste_wrapped_is_its_message(before: list[str]) -> None:
+    """A worker's exception record whose message a paste wrapped after a colon: the rest sits on the next line,
+    raw and indented (session 36; wild164 ui05's form)."""
+    a = analyze_bytes(_log(*before, WRAPPED_RECORD, " undefined symbol: _ZN3c106detail23torchInternalAssertFailEPKc"))
+    rc = a.root_cause
+    assert rc is not None and (rc.exception, rc.process) == ("ImportError", "VllmWorker rank=1")
+    assert rc.message.endswith("gnu.so:\n undefined symbol: _ZN3c106detail23torchInternalAssertFailEPKc")
+
+
+@pytest.mark.parametrize("after", ['  File "/opt/app/run.py", line 3, in <module>', "  ValueError: bad", "done.",
+                                   "(VllmWorker rank=2 pid=7711) INFO 04-24 07:04:07 [worker.py:1] ready"])
+def test_a_line_after_a_workers_exception_record_is_not_its_message_unless_it_goes_on_from_it(after: str) -> None:
+    rc = analyze_bytes(_log(WRAPPED_RECORD, after)).root_cause
+    assert rc is not None and rc.message.endswith("gnu.so:")
+
+
+@pytest.mark.parametrize("panic", [
+    ["thread 'tokio-runtime-worker' panicked at lib/engines/vllm/src/worker.rs:247:17:",
+     ("Failed to import python 'vllm' module. Are we running in the correct venv? AttributeError: class must define "
+      "a '_type_' attribute")],
+    [("thread 'main' panicked at 'Failed to import python module: ModuleNotFoundError: No module named 'msgspec'', "
+      "src/worker.rs:31:9")],
+])
+def test_a_rust_panic_that_quotes_a_python_error_is_that_error(panic: list[str]) -> None:
+    """A Rust host (Dynamo's engine worker) panics reporting the exception Python raised when it called in (PyO3
+    shows it as ``AttributeError: ...``): that exception is the cause (session 36; wild164 ui06's form)."""
+    a = analyze_bytes(_log(*panic, "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace"))
+    rc = a.root_cause
+    assert a.failed and rc is not None and rc.exception in ("AttributeError", "ModuleNotFoundError")
+    assert rc.signature == "rust_panic" and "panicked at" in rc.message
+
+
+def test_a_rust_panic_that_quotes_no_python_error_is_the_panic() -> None:
+    a = analyze_bytes(_log("thread 'main' panicked at src/router.rs:589:79:",
+                           "called `Result::unwrap()` on an `Err` value: PoisonError { .. }"))
+    rc = a.root_cause
+    assert a.failed and rc is not None and rc.exception is None and rc.signature == "rust_panic"
