@@ -23,19 +23,19 @@ life follows, it leaves the verdict and stays visible as ``first_error`` and in 
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.logparse.events import CUT_NOTE, RootCause, last_frame
+from orchestrator.logparse.causetext import header_text, same_message
+from orchestrator.logparse.events import RootCause
+from orchestrator.logparse.phases import ASKED_STOP_RE
 from orchestrator.logparse.prefixes import MAIN
-
-#: A traceback's frame line, and a progress bar's text (``Postprocessing:   0%|     | 0/900 [00:00<?, ?it/s]``).
-_PROGRESS_TEXT = re.compile(r"\d%\||\| *\d+/\d+ \[")
 
 #: Symptoms of workers whose parent process exited (``orphans_only``).
 _ORPHANED = ("parent_exited", "worker_shutdown")
+
+_UNWRITTEN = ("hs_write_failed",)  # causes whose later tracebacks are their doing (``root_item``)
 
 #: Causes that announce a worker's exception whose own lines follow ("WorkerProc hit an exception.").
 _ANNOUNCING = ("worker_exception",)
@@ -43,6 +43,10 @@ _ANNOUNCING = ("worker_exception",)
 #: The hint of an engine's echo taken for the cause: the worker traceback it points to is not in the log.
 ECHO_ALONE_HINT = ("The engine re-raised a worker's error, quoted here; the worker's own traceback is not in this "
                    "log: look for it where the workers' output went (their own log or stderr), or in a fuller copy.")
+
+#: The hint of a stop asked for from outside that a client then failed on (``Evidence.note_stop``).
+STOPPED_HINT = ("The server was told to stop (a signal: a kill, a scheduler's time limit or cancel) while its client "
+                "still needed it; the client's errors after this line are what the stop did.")
 
 #: Lines within which a traceback after a process-killing line is the same failure, told in Python.
 SAME_BURST = 64
@@ -71,6 +75,7 @@ class Evidence:
     echo_refs: list[str] = field(default_factory=list)
     clean_line: int | None = None
     stop_line: int | None = None  # the job was told to stop (a signal, a shutdown request) or said it is done
+    stop_said: dict[str, Any] | None = None  # that line, when the stop was asked for from outside (``note_stop``)
     first_error: dict[str, Any] | None = None  # the first error line of the log, pending or not
     named_error: dict[str, Any] | None = None  # the first error line naming an exception, pending or not
     died_line: int | None = None  # a process died (a fatal symptom) before any clean end or stop
@@ -242,6 +247,14 @@ class Evidence:
                 and not self.pending_error() and self.died_line is None
                 and all(item.get("signature") in _ORPHANED for item in self.symptoms))
 
+    def note_stop(self, line_no: int, text: str, process: str) -> None:
+        """An orderly stop was asked for or announced at ``line_no``; one asked for from outside (a signal, a
+        shutdown request) is kept: a client that gives up after it failed because of it (``root_item``)."""
+        self.stop_line = line_no
+        if ASKED_STOP_RE.search(text) is not None:
+            self.stop_said = RootCause(None, text[:4096], process, None, "stopped_under_client", line_no,
+                                       STOPPED_HINT).to_dict()
+
     def failed(self) -> bool:
         if self.tb_causes or self.line_causes:
             return True
@@ -261,6 +274,11 @@ class Evidence:
                            and item["line_no"] + SAME_BURST < chosen["line_no"]), None)
             if killed is not None:
                 return killed
+            # The engine could not write a request's hidden states (a full disk): later tracebacks (the client's, on
+            # the file that is not there) are what that did.
+            lost = (item for item in self.line_causes if item.get("signature") in _UNWRITTEN and item["line_no"] < chosen["line_no"])
+            if (found := next(lost, None)) is not None:
+                return found
             if chosen.get("exception") or chosen.get("message"):
                 return self._said_above(chosen)
             # A traceback cut before its exception line (the paste, or the record, ended early) names nothing:
@@ -284,7 +302,7 @@ class Evidence:
             earlier = min((item for item in lines if item["line_no"] < chosen["line_no"]
                            and item["process"] != chosen["process"] and item.get("message")),
                           key=lambda item: item["line_no"], default=None)
-            said = _header_text(chosen) if earlier is None else earlier
+            said = header_text(chosen) if earlier is None else earlier
             return next(named, self.line_causes[0] if self.line_causes else next(before, next(head, said)))
         if self.line_causes:
             first = self.line_causes[0]
@@ -297,6 +315,15 @@ class Evidence:
             shown = (item for item in self.line_causes[1:] if first.get("signature") in _ANNOUNCING
                      and item["process"] == first["process"] and item.get("signature") not in _ANNOUNCING
                      and item["line_no"] - first["line_no"] <= SAME_BURST)
+            # eorch's recipe reporting its failed step after a vLLM process died without a word (``engine core exited
+            # unexpectedly``, then ``FAILED: extract: vLLM server died ...: EngineDeadError``): that death.
+            died = next((item for item in self.symptoms if item["line_no"] == self.died_line), None)
+            if first.get("signature") == "recipe_failed" and died is not None and died["line_no"] < first["line_no"]:
+                return died
+            # A client that gave up on a server told to stop under it (a ``kill``, a scheduler's stop): that stop.
+            asked = self.stop_said
+            if first.get("signature") == "client_aborted" and asked is not None and asked["line_no"] < first["line_no"]:
+                return asked
             return next(told, next(shown, first))
         if self.stall is not None and self.failed():
             return self.stall  # the job waited for what could not come, and was stopped or died waiting
@@ -359,7 +386,7 @@ class Evidence:
         if self.echo_refs:
             messages = [str(item.get("message") or "").strip() for item in self.tb_causes]
             index = next((i for ref in self.echo_refs for i, message in enumerate(messages)
-                          if _same_message(message, ref.strip())), 0)
+                          if same_message(message, ref.strip())), 0)
         self._echoed = (key, index)
         return index
 
@@ -372,23 +399,3 @@ class Evidence:
 
     def first_error_cause(self) -> RootCause | None:
         return None if self.first_error is None else RootCause.from_dict(self.first_error)
-
-
-def _header_text(item: dict[str, Any]) -> dict[str, Any]:
-    """A traceback cause that names nothing, with a message that says what it can: the text its header line
-    began with (``EngineCore hit an exception: Traceback (most recent call last):``), unless that was a progress
-    bar the header was glued to; else that it was cut, and its last frame with that frame's source line."""
-    lines = str(item.get("traceback") or "").split("\n")
-    at = lines[0].find("Traceback (most recent call last)")
-    text = lines[0][:at].strip().rstrip(":").strip() if at > 0 else ""
-    if text and _PROGRESS_TEXT.search(text) is None:
-        return {**item, "message": text}
-    where = last_frame(str(item.get("traceback") or ""))
-    return item if where is None else {**item, "message": f"{CUT_NOTE}; last frame {where}"}
-
-
-def _same_message(message: str, ref: str) -> bool:
-    """Whether a kept cause's message (stripped) is the one an echo points back to (stripped)."""
-    if message == ref:
-        return True
-    return bool(ref) and bool(message) and (message.startswith(ref) or ref.startswith(message))

@@ -94,6 +94,8 @@ STOP_RE = re.compile(
     r"received signal|shutdown triggered|^(?:INFO:\s+)?Shutting down(?: FastAPI HTTP server)?\.?$"
     r"|Application shutdown complete|^\s*Done\.\s*$|Data generation complete!|" + _SLURM_CANCEL
 )
+#: The stops asked for from outside (a signal, a shutdown request, a scheduler's cancel), not a job's own end.
+ASKED_STOP_RE = re.compile(r"received signal|shutdown triggered|" + _SLURM_CANCEL)
 
 @dataclass(frozen=True)
 class Mentions:

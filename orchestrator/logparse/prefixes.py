@@ -28,6 +28,10 @@ from functools import cached_property
 from orchestrator.logparse.memo import Memo
 
 MAIN = "main"
+#: What eorch's EAGLE-3 recipe puts in front of each line of its client (``speculators generate-offline-data``) in
+#: the run log, and the writer those lines are read as.
+CLIENT_TAG, CLIENT = "[speculators] ", "speculators"
+_CLIENT_TAG_BYTES = CLIENT_TAG.encode()
 
 #: A process's name in its group; 0.10 wrote the worker's place after a blank (``VllmWorker TP0``, ``TP1_PP0``).
 _NAME = r"[A-Za-z0-9_.\-:]+(?: (?:TP|PP|DP|EP)\d+(?:_(?:TP|PP|DP|EP)\d+)*)?"
@@ -186,6 +190,8 @@ def _parse(text: str, inherited: tuple[str, int] | None = None) -> ParsedLine:
     process, pid = (inherited if inherited else (MAIN, None))
     rest = text
     pos = 0 if rest[:1] == "(" else _COLLECTOR_RE.match(rest).end()  # type: ignore[union-attr]
+    if rest.startswith(CLIENT_TAG, pos):  # eorch's recipe: its client's lines, rich's log records and tracebacks
+        process, pos = CLIENT, pos + len(CLIENT_TAG)
     # Leading VLLM_LOGGING_PREFIX or Ray nesting: take the last "(name pid=N)" group at the front.
     while True:
         m = _PROC_RE.match(rest, pos)
@@ -254,6 +260,10 @@ def quick_key(raw: bytes) -> str | None:
     if b"\x1b" in raw or b"\x00" in raw:
         return None
     pos = 0 if raw[:1] == b"(" else _COLLECTOR_BYTES_RE.match(raw).end()  # type: ignore[union-attr]
+    if raw.startswith(_CLIENT_TAG_BYTES, pos):
+        pos += len(_CLIENT_TAG_BYTES)
+        if not raw.startswith((b"(", b"[rank"), pos):
+            return CLIENT
     m = _QUICK_RE.match(raw, pos)
     if m is None:
         r = _RANK_BYTES_RE.match(raw, pos) if raw.startswith(b"[rank", pos) else None

@@ -269,9 +269,9 @@ class LineRules(EvidenceRules):
             events.append(ErrorSeen(line_no, line.process, msg[:2000]))
         if sigs or is_error:
             self._weigh_line(line, line_no, sigs, is_error)
-        self._phase_rules(msg, line_no, events, is_error)
+        self._phase_rules(msg, line_no, events, is_error, line.process)
 
-    def _phase_rules(self, msg: str, line_no: int, events: list[LogEvent], is_error: bool = False) -> None:
+    def _phase_rules(self, msg: str, line_no: int, events: list[LogEvent], is_error: bool, process: str) -> None:
         # Markers move the phase forward; while an error line is pending they are also read as signs of life
         # (the line that logged the error is not one of its own).
         watch = self._ev.pending_error() and not is_error
@@ -315,7 +315,7 @@ class LineRules(EvidenceRules):
                 self._ev.clean_line = line_no
                 self._dirty = True
             if STOP_RE.search(msg):
-                self._ev.stop_line = line_no
+                self._ev.note_stop(line_no, msg, process)
                 if self._ev.error_lines and self._ev.died_line is None:
                     # An orderly stop after an error: the job did not die of it (a missing command it waited on
                     # since, stopped, is still what went wrong: not a sign of life).

@@ -29,7 +29,7 @@ ERROR_LINE = re.compile(r"^(?:\[\d\d:\d\d:\d\d\])?\s*(?:ERROR\b:?|Error:)\s*")
 _EXC_LINE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)|Exception(?=:|$)):?\s?(?P<msg>.*)$")
 #: An exception named after what failed (``Failed to create instance: TypeError: 'NoneType' object ...``,
 #: ``Error while finding module specification for 'vllm.x' (ModuleNotFoundError: No module named 'vllm')``).
-_NAMED_AFTER = re.compile(r"(?:: |\()(?P<exc>[A-Z]\w*(?:Error|Exception)): \S")
+_NAMED_AFTER = re.compile(r"(?:: |\()(?P<exc>(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)): \S")
 #: pytest's short summary of a failed test: ``FAILED path::test[params] - json.decoder.JSONDecodeError: ...``, or
 #: ``- assert not True`` for a bare ``assert`` (an ``AssertionError`` with no message: pytest shows the assertion).
 _PYTEST_SUMMARY = re.compile(r" - (?:(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Failed|Timeout))(?::|$)"

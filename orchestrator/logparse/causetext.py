@@ -1,0 +1,34 @@
+"""What a kept cause's text says when its own does not say enough (``evidence.Evidence.root_item``): a traceback
+cut before its exception line, told by its header line or its last frame; and whether a kept cause is the one an
+engine's echo points back to."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from orchestrator.logparse.events import CUT_NOTE, last_frame
+
+#: A progress bar's text (``Postprocessing:   0%|     | 0/900 [00:00<?, ?it/s]``): a header glued behind one says
+#: nothing by it.
+_PROGRESS_TEXT = re.compile(r"\d%\||\| *\d+/\d+ \[")
+
+
+def header_text(item: dict[str, Any]) -> dict[str, Any]:
+    """A traceback cause that names nothing, with a message that says what it can: the text its header line
+    began with (``EngineCore hit an exception: Traceback (most recent call last):``), unless that was a progress
+    bar the header was glued to; else that it was cut, and its last frame with that frame's source line."""
+    lines = str(item.get("traceback") or "").split("\n")
+    at = lines[0].find("Traceback (most recent call last)")
+    text = lines[0][:at].strip().rstrip(":").strip() if at > 0 else ""
+    if text and _PROGRESS_TEXT.search(text) is None:
+        return {**item, "message": text}
+    where = last_frame(str(item.get("traceback") or ""))
+    return item if where is None else {**item, "message": f"{CUT_NOTE}; last frame {where}"}
+
+
+def same_message(message: str, ref: str) -> bool:
+    """Whether a kept cause's message (stripped) is the one an echo points back to (stripped)."""
+    if message == ref:
+        return True
+    return bool(ref) and bool(message) and (message.startswith(ref) or ref.startswith(message))

@@ -1,0 +1,96 @@
+"""A job that dies mid-run, in the forms our recipe's run log showed on a real GPU (session 36, bench/gpu/crashes.py:
+tests/data/gpu/*_kill-engine, *_term-server, *_disk-full, *_oom-load).  Every text here is written for the test."""
+
+from __future__ import annotations
+
+from orchestrator.logparse import analyze_bytes
+
+API = "(APIServer pid=1036) "
+ENGINE = "(EngineCore pid=1437) "
+PAD = " " * 20  # rich's log column: the client's tracebacks are indented to it
+
+
+def _log(*lines: str) -> bytes:
+    return "".join(f"{line}\n" for line in lines).encode()
+
+
+def test_an_engine_core_that_died_without_a_word_is_the_cause_not_the_recipes_report_of_it() -> None:
+    a = analyze_bytes(_log(
+        "[eorch] step extract: started",
+        API + "WARNING 12-06 07:30:42 [core_client.py:702] [shutdown] MPClient: engine core exited unexpectedly; "
+              "starting cleanup",
+        API + "ERROR 12-06 07:30:42 [async_llm.py:704] vllm.v1.engine.exceptions.EngineDeadError: EngineCore "
+              "encountered an issue. See stack trace (above) for the root cause.",
+        "[eorch] result: FAILED: extract: vLLM server died (exit code 0): vllm.v1.engine.exceptions.EngineDeadError: "
+        "EngineCore encountered an issue. See stack trace (above) for the root cause.",
+    ))
+    rc = a.root_cause
+    assert a.failed and rc is not None and (rc.signature, rc.process) == ("worker_died", "APIServer")
+    assert "engine core exited unexpectedly" in rc.message
+
+
+def test_an_engine_core_that_exited_in_a_clean_stop_is_no_failure() -> None:
+    a = analyze_bytes(_log(
+        API + "INFO 12-06 07:43:16 [launcher.py:100] [shutdown] API server: shutdown triggered",
+        API + "WARNING 12-06 07:43:16 [core_client.py:702] [shutdown] MPClient: engine core exited unexpectedly; "
+              "starting cleanup",
+        API + "INFO:     Application shutdown complete.",
+    ))
+    assert not a.failed
+
+
+def _client_gives_up(*before: str) -> bytes:
+    return _log(*before,
+                "[speculators]            WARNING  Request aborted (attempt 1/4): Connection error.. Retrying in 2s...",
+                "[speculators]            ERROR    Data generation failed",
+                f"[speculators] {PAD}RuntimeError: Aborting: 4 consecutive samples errored out. The vLLM server may "
+                "be unreachable.",
+                "[eorch] result: FAILED: extract: speculators generate-offline-data exited 1; see the run log")
+
+
+def test_a_client_that_gave_up_on_a_server_told_to_stop_names_the_stop() -> None:
+    a = analyze_bytes(_client_gives_up(API + "INFO 12-06 07:43:16 [launcher.py:100] [shutdown] API server: "
+                                             "shutdown triggered"))
+    rc = a.root_cause
+    assert a.failed and rc is not None and (rc.signature, rc.process) == ("stopped_under_client", "APIServer")
+    assert rc.message == "[shutdown] API server: shutdown triggered" and rc.hint is not None
+
+
+def test_a_client_that_gave_up_with_no_stop_before_it_is_the_cause() -> None:
+    rc = analyze_bytes(_client_gives_up("[eorch] step extract: started")).root_cause
+    assert rc is not None and rc.signature == "client_aborted"
+
+
+def test_the_clients_indented_traceback_is_read_behind_the_recipes_tag() -> None:
+    a = analyze_bytes(_log(
+        "[speculators]            ERROR    Data generation failed",
+        f"[speculators] {PAD}Traceback (most recent call last):",
+        f'[speculators] {PAD}  File "/usr/lib/python3.12/shutil.py", line 886, in move',
+        f"[speculators] {PAD}    os.rename(src, real_dst)",
+        f"[speculators] {PAD}FileNotFoundError: [Errno 2] No such file or directory:",
+        f"[speculators] {PAD}'/out/.staging/cmpl-9f1.safetensors' -> '/out/hs_118.safetensors'",
+    ))
+    rc = a.root_cause
+    assert rc is not None and (rc.exception, rc.process) == ("FileNotFoundError", "speculators")
+    assert "hs_118.safetensors" in rc.message
+
+
+def test_a_hidden_states_write_that_failed_is_the_cause_of_the_clients_missing_file() -> None:
+    a = analyze_bytes(_log(
+        ENGINE + "ERROR 12-06 07:43:16 [example_hidden_states_connector.py:291] Hidden-states write failed for "
+                 "req_id=cmpl-afc5: SafetensorError('Error while serializing: I/O error: No space left on device "
+                 "(os error 28)')",
+        f"[speculators] {PAD}Traceback (most recent call last):",
+        f'[speculators] {PAD}  File "/usr/lib/python3.12/shutil.py", line 886, in move',
+        f"[speculators] {PAD}FileNotFoundError: [Errno 2] No such file or directory: '/out/.staging/cmpl-afc5'",
+    ))
+    rc = a.root_cause
+    assert rc is not None and (rc.signature, rc.process) == ("hs_write_failed", "EngineCore")
+    assert "No space left on device" in rc.message
+
+
+def test_a_recipe_line_that_quotes_a_qualified_exception_names_it() -> None:
+    rc = analyze_bytes(_log(
+        "[eorch] canary: result: FAILED: serve: vLLM server failed to start: torch.OutOfMemoryError: CUDA out of "
+        "memory. Tried to allocate 128.00 MiB.")).root_cause
+    assert rc is not None and rc.exception == "torch.OutOfMemoryError"
