@@ -27,7 +27,7 @@ from worker.events import EventWriter, Step
 from worker.recipes import canary, first_sample, manifest, outputs, teardown, warmserver
 from worker.recipes import eagle3_plan as plan
 from worker.recipes.eagle3_defaults import DEFAULTS
-from worker.recipes.errors import Cancelled, StepFailed
+from worker.recipes.errors import Cancelled, StepFailed, exit_text
 from worker.recipes.outputs import count_hs
 from worker.recipes.proc import Child, dist_versions, say
 from worker.recipes.vllm_watch import is_fatal, root_cause
@@ -168,7 +168,7 @@ class Eagle3Recipe:
         assert self.server is not None
         cause = root_cause(list(self.server.tail))
         rc = self.server.poll()
-        tail = f" (exit code {rc})" if rc is not None else ""
+        tail = f" (exit code {exit_text(rc)})" if rc is not None else ""
         return f"{what}{tail}: {cause}" if cause else f"{what}{tail}; see vllm.log"
 
     def _needs_prepare(self) -> bool:
