@@ -1,8 +1,9 @@
 """Turn what the device calls brought back into the repo's results and fixtures (run here, after the lease).
 
-    python3 bench/gpu/collect.py DIR [DIR …]
+    python3 bench/gpu/collect.py DIR [DIR …] [--gpu h100]    # the card the calls ran on (default h200)
 
-Each DIR is a call's ``files_at`` folder (``s1.json``, ``s3a.json``, ``s3.json``, ``s4.json``, ``p6.json``, ``*-runs.tar.gz``).
+Each DIR is a call's ``files_at`` folder (``s1.json``, ``s3a.json``, ``s3.json``, ``s4.json``, ``s5.json``, ``p6.json``,
+``*-runs.tar.gz``).
 Writes ``bench/results/gpu_scenarios_h200.json`` (every verdict, without the logs), ``bench/results/
 gpu_p6_h200.json`` (if P6 ran), and per run ``tests/data/gpu/vllm-0.26.0-h200_<scenario>.log`` (the run log
 through eorch: recipe lines + vLLM's output, device paths replaced by ``<work>`` / ``<venv>``) with
@@ -53,12 +54,17 @@ def cause(log: str, needle: str | None) -> dict[str, Any] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    dirs = [Path(d) for d in (argv if argv is not None else sys.argv[1:])]
+    args = list(argv if argv is not None else sys.argv[1:])
+    gpu = "h200"
+    if "--gpu" in args:  # the card the device tool lent (its reply's ``device``): h200 or h100
+        at = args.index("--gpu")
+        gpu, args = args[at + 1], args[:at] + args[at + 2:]
+    dirs = [Path(d) for d in args]
     groups: dict[str, Any] = {}
     p6 = None
     for d in dirs:
         for f in sorted(d.glob("s*.json")):
-            if f.stem in ("s1", "s3a", "s3", "s4"):
+            if f.stem in ("s1", "s3a", "s3", "s4", "s5", "s6"):
                 groups[f.stem] = json.loads(f.read_text())
         if (d / "p6.json").exists():
             p6 = json.loads((d / "p6.json").read_text())
@@ -87,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
                         if path:
                             raw = raw.replace(path.encode(), token.encode())
                     log = raw.decode("utf-8", "replace")
-                    fixture = f"vllm-0.26.0-h200_{name}.log"
+                    fixture = f"vllm-0.26.0-{gpu}_{name}.log"
                     (FIXTURES / fixture).write_bytes(raw)
                     r = runs.get(name, {})
                     expected[fixture] = {
@@ -104,7 +110,9 @@ def main(argv: list[str] | None = None) -> int:
         for key in ("work", "python_prefix", "python_base_prefix"):
             g.pop(key, None)
         g["runs"] = json.loads(sanitize(json.dumps(g["runs"]), prefixes))
-    (RESULTS / "gpu_scenarios_h200.json").write_text(json.dumps(slim, indent=2) + "\n")
+    results = RESULTS / "gpu_scenarios_h200.json"
+    kept = json.loads(results.read_text()) if results.exists() else {}  # groups of earlier leases stay
+    results.write_text(json.dumps({**kept, **slim}, indent=2) + "\n")
     if p6 is not None:
         (RESULTS / "gpu_p6_h200.json").write_text(json.dumps(p6, indent=2) + "\n")
     print(f"{len(expected)} fixtures in {FIXTURES.relative_to(REPO)}; groups {sorted(groups)}; p6 {p6 is not None}")
