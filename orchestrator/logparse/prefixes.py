@@ -14,6 +14,7 @@ first: a timestamp (``kubectl logs --timestamps``, ``docker logs -t``, Buildkite
 journalctl's ``short`` and ``short-iso`` formats, docker compose's ``service-1  | `` (with or without its
 timestamps), ``kubectl logs --prefix``'s ``[pod/name/container] ``, stern's ``pod-7d9f8c6b5d-x2k4q container ``,
 ``srun --label``'s task number (``0: ``) and FastChat's logger (``2025-03-24 22:04:27 | ERROR | stderr | ``).
+eorch's recipe tags its client's lines (``[speculators] ``): they are the writer ``speculators``'s.
 PyTorch's rank prefix on a distributed process's stderr (``[rank0]: ``) names the writer when no process group
 does; Ray's note at a line's end that it folded repeats (`` [repeated 6x across cluster]``) is not part of the
 message.
