@@ -61,14 +61,18 @@ def test_a_client_that_gave_up_with_no_stop_before_it_is_the_cause() -> None:
     assert rc is not None and rc.signature == "client_aborted"
 
 
+def _client_traceback(*after_frame: str) -> list[str]:
+    """The client's traceback as the recipe tags it (indented to rich's log column): a frame, then these lines."""
+    return [f"[speculators] {PAD}{line}" for line in ("Traceback (most recent call last):",
+                                                     '  File "/usr/lib/python3.12/shutil.py", line 886, in move',
+                                                     *after_frame)]
+
+
 def test_the_clients_indented_traceback_is_read_behind_the_recipes_tag() -> None:
     a = analyze_bytes(_log(
         "[speculators]            ERROR    Data generation failed",
-        f"[speculators] {PAD}Traceback (most recent call last):",
-        f'[speculators] {PAD}  File "/usr/lib/python3.12/shutil.py", line 886, in move',
-        f"[speculators] {PAD}    os.rename(src, real_dst)",
-        f"[speculators] {PAD}FileNotFoundError: [Errno 2] No such file or directory:",
-        f"[speculators] {PAD}'/out/.staging/cmpl-9f1.safetensors' -> '/out/hs_118.safetensors'",
+        *_client_traceback("    os.rename(src, real_dst)", "FileNotFoundError: [Errno 2] No such file or directory:",
+                           "'/out/.staging/cmpl-9f1.safetensors' -> '/out/hs_118.safetensors'"),
     ))
     rc = a.root_cause
     assert rc is not None and (rc.exception, rc.process) == ("FileNotFoundError", "speculators")
@@ -80,9 +84,7 @@ def test_a_hidden_states_write_that_failed_is_the_cause_of_the_clients_missing_f
         ENGINE + "ERROR 12-06 07:43:16 [example_hidden_states_connector.py:291] Hidden-states write failed for "
                  "req_id=cmpl-afc5: SafetensorError('Error while serializing: I/O error: No space left on device "
                  "(os error 28)')",
-        f"[speculators] {PAD}Traceback (most recent call last):",
-        f'[speculators] {PAD}  File "/usr/lib/python3.12/shutil.py", line 886, in move',
-        f"[speculators] {PAD}FileNotFoundError: [Errno 2] No such file or directory: '/out/.staging/cmpl-afc5'",
+        *_client_traceback("FileNotFoundError: [Errno 2] No such file or directory: '/out/.staging/cmpl-afc5'"),
     ))
     rc = a.root_cause
     assert rc is not None and (rc.signature, rc.process) == ("hs_write_failed", "EngineCore")
