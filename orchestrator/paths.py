@@ -17,3 +17,12 @@ def default_home(env: Mapping[str, str]) -> Path:
     import platformdirs
 
     return Path(platformdirs.user_data_dir("eorch", appauthor=False))
+
+
+def cache_dir(env: Mapping[str, str]) -> Path:
+    """What eorch can rebuild at will (compiled search sets): ``$EORCH_HOME/cache``, or the XDG cache dir."""
+    if env.get("EORCH_HOME"):
+        return Path(env["EORCH_HOME"]).expanduser() / "cache"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("eorch", appauthor=False))

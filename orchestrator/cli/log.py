@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import sys
 import textwrap
 from itertools import groupby
@@ -23,10 +24,12 @@ from orchestrator.logparse import (
     analyze_path,
     analyze_stream,
     load_catalogue,
+    native,
     signature_hint,
     with_exit_code,
 )
 from orchestrator.logparse.events import CUT_NOTE, message_shown
+from orchestrator.paths import cache_dir
 
 #: The file name that means standard input (a pipe: ``kubectl logs POD | eorch log analyze -``).
 STDIN = "-"
@@ -230,6 +233,7 @@ def analyze(
     """Read whole log files (plain, gzip, bzip2 or xz) and say how far each job got, whether it failed, and
     why."""
     _check_readable(files)
+    native.keep_compiled_in(cache_dir(os.environ) / "hyperscan")  # this process exits after one parse
     results = []
     for path in files:
         notes: list[str] = []

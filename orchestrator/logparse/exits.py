@@ -8,6 +8,7 @@ analyze --exit-code`` and the monitor (for a followed run) both use ``with_exit_
 from __future__ import annotations
 
 import dataclasses
+import re
 import signal
 from collections.abc import Mapping
 from typing import Any
@@ -51,6 +52,30 @@ def after_signal_only(root_cause: Mapping[str, Any] | None, killed: RootCause | 
     said = str(root_cause.get("message") or "")
     return RootCause(root_cause.get("exception"), f"{said}{added}"[:600], root_cause.get("process"),
                      root_cause.get("traceback"), root_cause.get("signature"), killed.line_no)
+
+
+#: A process's exit status as a supervisor quotes it: vLLM's ``Worker proc VllmWorker-0 died unexpectedly (exit code:
+#: -11)``, ``Process EngineCore_DP0 (PID: 391) died with exit code -9``.
+_QUOTED_EXIT = re.compile(r"exit code:? (-?\d+)")
+
+
+def with_quoted_exit(cause: RootCause) -> RootCause:
+    """A process death whose line quotes the exit status: the hint starts with what that status means (vLLM
+    writes ``-11``, not SIGSEGV)."""
+    if cause.signature != "worker_died" or (m := _QUOTED_EXIT.search(cause.message)) is None:
+        return cause
+    code = int(m.group(1))
+    sig = exit_signal(code)
+    if code == 0:  # (not the OOM killer: a SIGKILL is -9)
+        return dataclasses.replace(cause, hint="Exit code 0: the process ended without an error of its own, most "
+                                   "often on a stop signal it handled (SIGTERM: a kill, a scheduler, a node agent).")
+    if sig in _SIGNALS:
+        said = _SIGNALS[sig][0]
+    elif sig is not None and sig in signal.Signals._value2member_map_:
+        said = f"ended by {signal.Signals(sig).name}"
+    else:
+        return cause
+    return dataclasses.replace(cause, hint=f"Exit code {code}: {said}. {cause.hint or ''}".rstrip())
 
 
 def exit_signal(exit_code: int | None) -> int | None:

@@ -8,14 +8,23 @@ pays off because only the needles relevant in the parser's state are searched (m
 The ``hyperscan`` wheel exists for Linux x86-64 and macOS (a dependency there); elsewhere (Linux on ARM), or
 with ``EORCH_NATIVE_SCAN=0``, the pure funnel is used and the results are the same (tested side by side).  A
 compiled set is shared, but Hyperscan's scratch space is not: each thread gets its own.
+
+Compiling the ~20 sets a parse asks for costs ~17 ms, a third of a small log's parse.  A process that analyses
+one log and exits (``eorch log analyze``) can keep them in a directory (``keep_compiled_in``): a kept set loads
+in microseconds.  A kept file that does not load (another Hyperscan, another CPU, a cut write) is compiled again
+and replaced.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
+import platform
 import threading
 from collections.abc import Callable
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 
@@ -37,14 +46,56 @@ def available() -> bool:
     return _hs is not None and os.environ.get(ENV, "1") != "0"
 
 
+_kept_in: Path | None = None
+_SUM = 16  # bytes of the SHA-256 of a kept set that head its file
+
+
+def keep_compiled_in(directory: Path | None) -> None:
+    """Keep compiled sets as files in ``directory`` (created when needed), and load them from there; None: compile
+    each set in every process (the default)."""
+    global _kept_in
+    _kept_in = directory
+
+
+def _database(needles: tuple[bytes, ...]) -> Any:
+    assert _hs is not None
+    kept = _kept_in
+    path = None
+    if kept is not None:
+        key = hashlib.sha256(repr((_hs.__version__, platform.machine(), needles)).encode())
+        path = kept / f"{key.hexdigest()[:32]}.hsdb"
+        try:
+            kept_bytes = path.read_bytes()
+        except OSError:  # not kept yet
+            kept_bytes = b""
+        body = kept_bytes[_SUM:]
+        if body and kept_bytes[:_SUM] == hashlib.sha256(body).digest()[:_SUM]:  # (Hyperscan's own check misses some)
+            try:
+                return _hs.loadb(body, mode=_hs.HS_MODE_BLOCK)
+            except _hs.error:  # compiled by another Hyperscan or for another CPU: compiled again below
+                pass
+    db = _hs.Database(mode=_hs.HS_MODE_BLOCK)
+    db.compile(expressions=list(needles), ids=list(range(len(needles))), flags=0, literal=True)
+    if path is not None:
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            body = _hs.dumpb(db)
+            tmp.write_bytes(hashlib.sha256(body).digest()[:_SUM] + body)
+            os.replace(tmp, path)  # readers see the whole file or none
+        except OSError:  # a read-only home: compiling each time is only slower
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+    return db
+
+
 class LiteralSet:
     """A compiled set of byte literals; ``find`` gives where any of them starts."""
 
     def __init__(self, needles: tuple[bytes, ...]) -> None:
         assert _hs is not None
         self._lens = [len(n) for n in needles]
-        self._db = _hs.Database(mode=_hs.HS_MODE_BLOCK)
-        self._db.compile(expressions=list(needles), ids=list(range(len(needles))), flags=0, literal=True)
+        self._db = _database(needles)
         self._local = threading.local()
 
     def find(self, buf: bytes, start: int, end: int) -> list[int]:

