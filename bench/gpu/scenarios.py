@@ -4,7 +4,7 @@
 
 Groups (bench/gpu/README.md has the table): ``s1`` the recipe on a tiny Llama and on a tiny DeepSeek-V3/Kimi MoE
 with MLA, outputs checked against transformers (bench/gpu/hf_check.py), plus ``s2`` the fp8 connector on the same
-Llama run beside them; ``s3`` planted failures; ``s4`` cancel mid-extraction; ``s5``, ``s6`` a job that dies
+Llama run beside them; ``s3`` planted failures; ``s4`` cancel mid-extraction; ``s5``-``s7`` a job that dies
 mid-run (bench/gpu/crashes.py); ``p6`` is bench/gpu/p6.py.
 Each run goes ``eorch launch --host local --spec S`` → ``eorch watch RUNS --until-done`` → ``eorch show --json``;
 its run directory (log, vllm.log, events) and the show record are copied under ``WORK/collect/GROUP/NAME/``.
@@ -210,7 +210,7 @@ def s4(ctx: Ctx) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("groups", nargs="+", choices=["s1", "s3", "s4", "s5", "s6"])
+    ap.add_argument("groups", nargs="+", choices=["s1", "s3", "s4", "s5", "s6", "s7"])
     ap.add_argument("--out", default=os.environ.get("OUT", "gpu-out"))
     ap.add_argument("--work", default="~/gpuwork")
     ap.add_argument("--wheels", default="~/payload/wheels", help="the payload's wheels (s3 reinstalls from them)")
@@ -222,9 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     ok = True
     for group in a.groups:
         try:
-            from bench.gpu.crashes import s5, s6  # (s5 uses _hog from here)
+            from bench.gpu.crashes import s5, s6, s7  # (s5 uses _hog from here)
 
-            result = {"s1": s1, "s3": s3, "s4": s4, "s5": s5, "s6": s6}[group](ctx)
+            result = {"s1": s1, "s3": s3, "s4": s4, "s5": s5, "s6": s6, "s7": s7}[group](ctx)
         except Exception as exc:  # noqa: BLE001 - keep what the other groups found
             result = {"group": group, "error": f"{type(exc).__name__}: {exc}"}
             ctx.log(f"{group}: {result['error']}")
