@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     p6 = None
     for d in dirs:
         for f in sorted(d.glob("s*.json")):
-            if f.stem in ("s1", "s3a", "s3", "s4", "s5", "s6"):
+            if f.stem in ("s1", "s3a", "s3", "s4", "s5", "s6", "s7"):
                 groups[f.stem] = json.loads(f.read_text())
         if (d / "p6.json").exists():
             p6 = json.loads((d / "p6.json").read_text())
