@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from orchestrator.logparse.events import CUT_NOTE, last_frame
+from orchestrator.logparse.prefixes import MAIN
 
 #: A progress bar's text (``Postprocessing:   0%|     | 0/900 [00:00<?, ?it/s]``): a header glued behind one says
 #: nothing by it.
@@ -32,3 +33,25 @@ def same_message(message: str, ref: str) -> bool:
     if message == ref:
         return True
     return bool(ref) and bool(message) and (message.startswith(ref) or ref.startswith(message))
+
+
+#: Crash reports a process writes with no prefix of its own: a native crash handler's, faulthandler's.
+_UNPREFIXED_CRASHES = frozenset({"segfault_report", "python_fatal_error"})
+#: A supervisor's line naming the process that died (vLLM's ``Worker proc VllmWorker-3 died unexpectedly``).
+_DIED_NAMED = re.compile(r"\b(?:Worker proc|Engine core proc) (\S+) died unexpectedly")
+#: Lines from a crash report to the supervisor's line: its native frames (~60 to ~150), then the notice.
+_CRASH_REACH = 400
+
+
+def crashed_in(item: dict[str, Any], symptoms: list[dict[str, Any]]) -> dict[str, Any]:
+    """A crash report without a writer's prefix (so kept as ``main``'s) named after the process a supervisor says
+    died just after it: a worker's segfault goes to the terminal the server shares with it."""
+    if item.get("signature") not in _UNPREFIXED_CRASHES or item.get("process") != MAIN:
+        return item
+    at = int(item["line_no"])
+    for s in symptoms:
+        m = _DIED_NAMED.search(str(s.get("message") or ""))
+        if m is not None and at < int(s["line_no"]) <= at + _CRASH_REACH:
+            return {**item, "process": m.group(1)}
+    return item
+

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.logparse.causetext import header_text, same_message
+from orchestrator.logparse.causetext import crashed_in, header_text, same_message
 from orchestrator.logparse.events import RootCause
 from orchestrator.logparse.exits import with_quoted_exit
 from orchestrator.logparse.phases import ASKED_STOP_RE
@@ -263,7 +263,7 @@ class Evidence:
 
     def root_cause(self) -> RootCause | None:
         item = self.root_item()
-        return None if item is None else with_quoted_exit(RootCause.from_dict(item))
+        return None if item is None else with_quoted_exit(RootCause.from_dict(crashed_in(item, self.symptoms)))
 
     def root_item(self) -> dict[str, Any] | None:
         """The kept cause ``root_cause`` is made of (cheap: the parser asks after every changed line)."""

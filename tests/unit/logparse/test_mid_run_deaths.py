@@ -1,5 +1,6 @@
-"""A job that dies mid-run, in the forms our recipe's run log showed on a real GPU (session 36, bench/gpu/crashes.py:
-tests/data/gpu/*_kill-engine, *_term-server, *_disk-full, *_oom-load).  Every text here is written for the test."""
+"""A job that dies mid-run, in the forms our recipe's run log showed on a real GPU (sessions 36 and 37,
+bench/gpu/crashes.py: tests/data/gpu/*_kill-engine, *_term-server, *_disk-full, *_oom-load, *_segv-worker).  Every
+text here is written for the test."""
 
 from __future__ import annotations
 
@@ -115,4 +116,24 @@ def test_a_death_that_quotes_a_signal_exit_says_what_it_means() -> None:
     assert hint("None") == hint("1") == "BASE"
     other = RootCause(None, "died (exit code: -11)", "main", None, "recipe_failed", 9, "BASE")
     assert with_quoted_exit(other) is other
+
+
+def _segfault(frames: int, *after: str) -> bytes:
+    return _log(
+        "[eorch] extract: 118/20000 samples, 58.43 samples/s",
+        "!!!!!!! Segfault encountered !!!!!!!",
+        *(f'  File "<unknown>", line 0, in frame_{i}' for i in range(frames)),
+        *after,
+    )
+
+
+def test_a_crash_report_without_a_prefix_is_named_after_the_worker_said_to_have_died_after_it() -> None:
+    died = ENGINE + ("ERROR 12-06 10:56:51 [multiproc_executor.py:284] Worker proc VllmWorker-3 died unexpectedly "
+                     "(exit code: None), shutting down executor.")
+    rc = analyze_bytes(_segfault(60, died)).root_cause
+    assert rc is not None and (rc.signature, rc.process) == ("segfault_report", "VllmWorker-3")
+    # no supervisor's line, or one too far below to be about it: the writer stays unknown (main)
+    for text in (_segfault(60), _segfault(420, died)):
+        rc = analyze_bytes(text).root_cause
+        assert rc is not None and (rc.signature, rc.process) == ("segfault_report", "main")
 
