@@ -57,6 +57,8 @@ _NUMBERED = {  # the more specific first: "   1 | " is a viewer's, not less's " 
 _NUMBERED_RE = {name: re.compile(pattern) for name, pattern in _NUMBERED.items()}
 #: Numbered forms read on a single line numbered 1 (``cat -n`` of a one-line paste); ``1 `` alone is text.
 _ALONE = ("tab", "bar")
+#: grep -n's match line numbered 1, alone (``grep -n Error`` of a one-line paste): ``1:`` then text, not a clock.
+_GREP_ALONE = re.compile(rb"1:[^\d\s:]")
 #: Blanks in front of every line taken for a paste's indentation.
 _MIN_INDENT = 2
 #: grep's line between two groups of context.
@@ -136,7 +138,8 @@ def _column(texts: list[bytes]) -> Gutter | None:
         counted = [t for t in texts if not (kind == "grep" and t == _GREP_SEPARATOR)]
         matches = [m for m in map(pattern.match, counted) if m is not None]
         numbers = [int(m.group(1)) for m in matches]
-        if len(matches) >= share * len(counted) and (_counts_up(numbers) or (numbers == [1] and kind in _ALONE)):
+        alone = numbers == [1] and (kind in _ALONE or (kind == "grep" and _GREP_ALONE.match(counted[0]) is not None))
+        if len(matches) >= share * len(counted) and (_counts_up(numbers) or alone):
             return Gutter(kind, pattern)
     return _indent(texts)
 

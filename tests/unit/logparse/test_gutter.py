@@ -114,6 +114,13 @@ def test_grep_context_groups_are_read_with_their_separators() -> None:
     assert rc.message.startswith("CUDA out of memory") and any("grep -n" in n for n in notes)
 
 
+def test_grep_n_of_a_one_line_paste_is_read_without_its_number() -> None:
+    """``grep -n`` of a log whose one line is the error (``1:ValueError: ...``); a clock's ``1:05`` stays text."""
+    a = analyze_bytes(b"1:ValueError: The model's max seq len (32768) is larger than the maximum number of tokens\n")
+    assert a.root_cause is not None and a.root_cause.exception == "ValueError"
+    assert gutter(b"1:05 ValueError: bad\n") is None and gutter(b"1: ValueError: bad\n") is None
+
+
 @pytest.mark.parametrize("text", [
     # srun --label's task numbers do not count up; nor do timestamps or epoch seconds
     b"0: INFO start\n1: INFO start\n0: Traceback (most recent call last):\n1: INFO x\n0: ValueError: bad\n",
