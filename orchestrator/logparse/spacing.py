@@ -31,14 +31,17 @@ _MIN_SHARE = 0.9
 
 def double_spaced(sample: bytes) -> bool:
     """Whether nearly every line of ``sample`` with text is followed by exactly one empty line (the last one's by
-    the end of the sample)."""
+    the end of the sample), or by an odd number of them: the log's own empty lines are doubled too."""
     lines = sample.split(b"\n")[:-1]  # the last may be cut
     n = len(lines)
     texts = followed = 0
     for i, line in enumerate(lines):
         if line.strip():
             texts += 1
-            followed += i + 1 < n and not lines[i + 1].strip() and (i + 2 == n or bool(lines[i + 2].strip()))
+            j = i + 1
+            while j < n and not lines[j].strip():
+                j += 1
+            followed += (j - i - 1) % 2 == 1
     return texts >= _MIN_LINES and followed >= _MIN_SHARE * texts
 
 
@@ -69,7 +72,7 @@ class Undoubler(WholeLines):
     def __init__(self, separator: re.Pattern[bytes] | None = None) -> None:
         super().__init__()
         self._separator = separator
-        self._after_text = False  # the last line given out had text: an empty line now is dropped
+        self._after_kept = False  # a line was given out just before: an empty line now is dropped
         self._kept = 0  # lines given out
         # Given-out lines (1-based) that no dropped empty line follows, as runs of consecutive ones (a stretch
         # of the log that is not double-spaced is one run): where each starts and ends, and how many before it.
@@ -79,7 +82,7 @@ class Undoubler(WholeLines):
         self.dropped = 0
 
     def _last(self, rest: bytes) -> bytes:
-        if rest and self._after_text:
+        if rest and self._after_kept:
             self._irregular(self._kept)
         return rest
 
@@ -88,17 +91,16 @@ class Undoubler(WholeLines):
         for text in block[:-1].split(b"\n") if block else ():  # lines end in "\n" only, as the parser counts them (not a lone "\r")
             line = text + b"\n"
             empty = not text.strip() or (self._separator is not None and self._separator.match(text) is not None)
-            if empty and self._after_text:
-                self._after_text = False
+            if empty and self._after_kept:
+                self._after_kept = False
                 self.dropped += 1
                 continue
-            if self._after_text:  # a line with text after a line with text: nothing dropped between
+            if self._after_kept:  # a line right after a kept one: nothing dropped between
                 self._irregular(self._kept)
             out.append(line)
             self._kept += 1
-            self._after_text = not empty
-            if empty:
-                self._irregular(self._kept)
+            # The log's own empty lines were doubled too: the one after a kept empty line goes as well.
+            self._after_kept = True
         return b"".join(out)
 
     def _irregular(self, line_no: int) -> None:

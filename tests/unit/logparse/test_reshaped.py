@@ -188,6 +188,25 @@ def test_a_three_line_fragment_double_spaced_is_read_as_its_lines() -> None:
     assert (rc.exception, rc.message, rc.line_no) == (want.exception, want.message, 2 * want.line_no - 1)
 
 
+def test_a_double_spaced_log_with_empty_lines_of_its_own_keeps_them_single() -> None:
+    """A chained traceback has empty lines of its own (around ``During handling ...``); double-spaced, each became
+    three: read as one, the chain holds and its last exception is the cause (wild123 rs01, double-spaced)."""
+    chained = (b"Traceback (most recent call last):\n"
+               b'  File "/x/metadata.py", line 563, in from_name\n'
+               b"    return next(cls.discover(name=name))\n"
+               b"StopIteration\n\n"
+               b"During handling of the above exception, another exception occurred:\n\n"
+               b"Traceback (most recent call last):\n"
+               b'  File "/x/metadata.py", line 565, in from_name\n'
+               b"    raise PackageNotFoundError(name)\n"
+               b"importlib.metadata.PackageNotFoundError: No package metadata was found for flashinfer_python\n")
+    spaced = double_spaced(chained)
+    assert looks_double_spaced(spaced)
+    rc, want = analyze_bytes(spaced).root_cause, analyze_bytes(chained).root_cause
+    assert rc is not None and want is not None and want.exception == "importlib.metadata.PackageNotFoundError"
+    assert (rc.exception, rc.message, rc.line_no) == (want.exception, want.message, 2 * want.line_no - 1)
+
+
 def test_logs_with_some_empty_lines_are_not_double_spaced() -> None:
     """No stored log is taken for a double-spaced one (they have empty lines, not one after every line)."""
     for path in sorted(p for s in (*SETS, "logs", "gpu") for p in (DATA / s).glob("*.log")):
@@ -200,6 +219,7 @@ def test_undoubled_line_numbers_are_the_files(chunk: int) -> None:
     """Whatever the mix of double-spaced stretches, plain ones and kept empty lines, and however the bytes
     arrive: each line read maps back to its line in the file."""
     text = (b"".join(b"a%d\n\n" % i for i in range(6)) + b"plain1\nbar 1%\rbar 2%\nplain3\n\n\n\nb1\n\nb2\n\n"
+            + b"d1\n\n\n\nd2\n\n\n\n\n\nd3\n\n"  # the log's own empty lines, doubled
             + b"".join(b"c%d\n" % i for i in range(5)) + b"end")
     u = Undoubler()
     out = b"".join(u.feed(text[i:i + chunk]) for i in range(0, len(text), chunk)) + u.finish()
