@@ -55,3 +55,19 @@ def crashed_in(item: dict[str, Any], symptoms: list[dict[str, Any]]) -> dict[str
             return {**item, "process": m.group(1)}
     return item
 
+
+#: Lines from a C++ exception's record to the ``terminate`` it ends in: c10's native frames (~10 to ~30).
+_THROW_REACH = 48
+
+
+def thrown(killed: dict[str, Any], line_causes: list[dict[str, Any]]) -> dict[str, Any]:
+    """A C++ ``terminate called after throwing an instance of 'c10::DistBackendError'`` that says only the type: the
+    cause line just above it that c10 wrote as it threw (``[E520 ...] ProcessGroupNCCL ... watchdog thread
+    terminated with exception: CUDA error: an illegal memory access was encountered``), which says what."""
+    if killed.get("signature") != "cpp_terminate" or "what()" in str(killed.get("message") or ""):
+        return killed
+    at = int(killed["line_no"])
+    above = [item for item in line_causes if at - _THROW_REACH <= int(item["line_no"]) < at and item.get("message")
+             and item.get("signature") != "cpp_terminate"]
+    return above[-1] if above else killed
+

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.logparse.causetext import crashed_in, header_text, same_message
+from orchestrator.logparse.causetext import crashed_in, header_text, same_message, thrown
 from orchestrator.logparse.events import RootCause
 from orchestrator.logparse.exits import with_quoted_exit
 from orchestrator.logparse.phases import ASKED_STOP_RE
@@ -274,7 +274,7 @@ class Evidence:
             killed = next((item for item in self.line_causes if item["line_no"] in self.fatal_lines
                            and item["line_no"] + SAME_BURST < chosen["line_no"]), None)
             if killed is not None:
-                return killed
+                return thrown(killed, self.line_causes)
             # The engine could not write a request's hidden states (a full disk): later tracebacks (the client's, on
             # the file that is not there) are what that did.
             lost = (item for item in self.line_causes if item.get("signature") in _UNWRITTEN and item["line_no"] < chosen["line_no"])

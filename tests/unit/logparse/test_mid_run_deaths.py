@@ -137,3 +137,31 @@ def test_a_crash_report_without_a_prefix_is_named_after_the_worker_said_to_have_
         rc = analyze_bytes(text).root_cause
         assert rc is not None and (rc.signature, rc.process) == ("segfault_report", "main")
 
+
+def test_a_cpp_terminate_that_names_only_its_type_gives_way_to_what_c10_wrote_as_it_threw() -> None:
+    """NCCL's watchdog: c10's ``[E...]`` record says the CUDA error, its native frames, then ``terminate called after
+    throwing an instance of 'c10::DistBackendError'`` and the abort; later the engine times out (wild125 rw08)."""
+    frames = [f"frame #{i}: c10::fn{i}() + 0x98 (0x7f57929785e8 in /x/torch/lib/libc10.so)" for i in range(10)]
+    a = analyze_bytes(_log(
+        ENGINE + "INFO 05-20 22:23:46 [core.py:163] init engine (profile, create kv cache, warmup model) took 1.83 s",
+        "[rank1]:[E520 22:23:46.546600506 ProcessGroupNCCL.cpp:1896] [PG ID 2 PG GUID 3 Rank 1] Process group watchdog "
+        "thread terminated with exception: CUDA error: an illegal memory access was encountered",
+        "Exception raised from c10_cuda_check_implementation at /pytorch/c10/cuda/CUDAException.cpp:43 (most recent "
+        "call first):",
+        *frames,
+        "",
+        "terminate called after throwing an instance of 'c10::DistBackendError'",
+        "Fatal Python error: Aborted",
+        "",
+        *(ENGINE + f"INFO 05-20 22:24:{i % 60:02d} [loggers.py:116] Engine 000: Avg prompt throughput: 0.0 tokens/s"
+          for i in range(70)),  # 40 s later: a traceback well after the abort
+        ENGINE + "ERROR 05-20 22:24:26 [core.py:502] EngineCore encountered a fatal error.",
+        ENGINE + "ERROR 05-20 22:24:26 [core.py:502] Traceback (most recent call last):",
+        ENGINE + 'ERROR 05-20 22:24:26 [core.py:502]   File "/x/vllm/shm_broadcast.py", line 493, in acquire_read',
+        ENGINE + "ERROR 05-20 22:24:26 [core.py:502]     raise TimeoutError",
+        ENGINE + "ERROR 05-20 22:24:26 [core.py:502] TimeoutError",
+    ))
+    rc = a.root_cause
+    assert a.failed and rc is not None and rc.signature == "nccl_error"
+    assert rc.message.endswith("CUDA error: an illegal memory access was encountered")
+
