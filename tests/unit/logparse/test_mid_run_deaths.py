@@ -162,6 +162,6 @@ def test_a_cpp_terminate_that_names_only_its_type_gives_way_to_what_c10_wrote_as
         ENGINE + "ERROR 05-20 22:24:26 [core.py:502] TimeoutError",
     ))
     rc = a.root_cause
-    assert a.failed and rc is not None and rc.signature == "nccl_error"
+    assert a.failed and rc is not None and rc.signature == "cuda_error"  # (a kernel's fault, not NCCL's)
     assert rc.message.endswith("CUDA error: an illegal memory access was encountered")
 
