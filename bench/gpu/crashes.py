@@ -26,6 +26,8 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +114,25 @@ def _worker(run_id: str) -> tuple[int | None, str]:
     return pid, _cmdline(pid) if pid is not None else ""
 
 
+def _samples(out: Path) -> int:
+    return len(list(out.glob("hs_*.safetensors")))
+
+
+def _signal_mid_run(ctx: Ctx, name: str, victim: Callable[[], tuple[int | None, str]], sig: signal.Signals, which: str,
+                    spare_s: float) -> dict[str, Any]:
+    """Once scenario ``name`` has written 100 samples (or ``spare_s`` before the deadline), send ``sig`` to the
+    process ``victim`` finds then (a callable giving ``(pid, cmdline)``); what was done, for the results."""
+    out = ctx.work / "out" / name
+    at = wait_for(lambda: _samples(out) >= 100, max(60.0, ctx.left() - spare_s), every=0.2)
+    pid, cmd = victim()
+    if pid is not None:
+        os.kill(pid, sig)
+    done = {"which": which, "signal": sig.name, "pid": pid, "cmdline": cmd, "seconds_until_100_samples": at,
+            "samples_at_kill": _samples(out)}
+    ctx.log(f"{name}: {sig.name} to the {which} (pid {pid}, {cmd[:60]!r}) at {done['samples_at_kill']} samples")
+    return done
+
+
 def _judge(v: dict[str, Any], name: str) -> dict[str, Any]:
     exp = EXPECTED[name]
     rc = v.get("root_cause") or {}
@@ -139,17 +160,8 @@ def s5(ctx: Ctx) -> dict[str, Any]:
     model = ctx.work / "models" / "llama-20k"
     names = ("kill-engine", "kill-server")
     ids = ctx.launch_many({n: ctx.spec(n, model, concurrency=4, canary=False) for n in names})
-    killed: dict[str, Any] = {}
-    for name, which in zip(names, ("engine", "server"), strict=True):
-        out = ctx.work / "out" / name
-        at = wait_for(lambda o=out: len(list(o.glob("hs_*.safetensors"))) >= 100, max(60.0, ctx.left() - 200),
-                      every=0.2)
-        pid, cmd = _victim(ids[name], which)
-        if pid is not None:
-            os.kill(pid, signal.SIGKILL)
-        killed[name] = {"which": which, "pid": pid, "cmdline": cmd, "seconds_until_100_samples": at,
-                        "samples_at_kill": len(list(out.glob("hs_*.safetensors")))}
-        ctx.log(f"{name}: SIGKILL to the {which} (pid {pid}) at {killed[name]['samples_at_kill']} samples")
+    killed = {name: _signal_mid_run(ctx, name, partial(_victim, ids[name], which), signal.SIGKILL, which, 200)
+              for name, which in zip(names, ("engine", "server"), strict=True)}
     ctx.watch(list(ids.values()), timeout=240)
     results = []
     for name in names:
@@ -192,14 +204,8 @@ def s6(ctx: Ctx) -> dict[str, Any]:
     else:
         ctx.log(f"disk-full skipped: mount: {mounted.stderr.strip()}")
     ids = ctx.launch_many(specs)
-    out = ctx.work / "out" / "term-server"
-    at = wait_for(lambda: len(list(out.glob("hs_*.safetensors"))) >= 100, max(60.0, ctx.left() - 150), every=0.2)
-    pid, cmd = _victim(ids["term-server"], "server")
-    if pid is not None:
-        os.kill(pid, signal.SIGTERM)
-    killed = {"which": "server", "signal": "SIGTERM", "pid": pid, "cmdline": cmd, "seconds_until_100_samples": at,
-              "samples_at_kill": len(list(out.glob("hs_*.safetensors")))}
-    ctx.log(f"term-server: SIGTERM to the server (pid {pid}) at {killed['samples_at_kill']} samples")
+    killed = _signal_mid_run(ctx, "term-server", partial(_victim, ids["term-server"], "server"), signal.SIGTERM,
+                             "server", 150)
     ctx.watch(list(ids.values()), timeout=240)
     results = []
     for name, run_id in ids.items():
@@ -220,17 +226,8 @@ def s7(ctx: Ctx) -> dict[str, Any]:
     sigs = {"kill-worker": signal.SIGKILL, "segv-worker": signal.SIGSEGV, "term-worker": signal.SIGTERM}
     ids = ctx.launch_many({n: ctx.spec(n, model, concurrency=4, canary=False,
                                        extra_vllm_args=["--distributed-executor-backend", "mp"]) for n in sigs})
-    killed: dict[str, Any] = {}
-    for name, sig in sigs.items():
-        out = ctx.work / "out" / name
-        at = wait_for(lambda o=out: len(list(o.glob("hs_*.safetensors"))) >= 100, max(60.0, ctx.left() - 200),
-                      every=0.2)
-        pid, cmd = _worker(ids[name])
-        if pid is not None:
-            os.kill(pid, sig)
-        killed[name] = {"which": "worker", "signal": sig.name, "pid": pid, "cmdline": cmd,
-                        "seconds_until_100_samples": at, "samples_at_kill": len(list(out.glob("hs_*.safetensors")))}
-        ctx.log(f"{name}: {sig.name} to the worker (pid {pid}, {cmd[:60]!r}) at {killed[name]['samples_at_kill']}")
+    killed = {name: _signal_mid_run(ctx, name, partial(_worker, ids[name]), sig, "worker", 200)
+              for name, sig in sigs.items()}
     ctx.watch(list(ids.values()), timeout=240)
     results = []
     for name in sigs:

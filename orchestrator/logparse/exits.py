@@ -69,11 +69,11 @@ def with_quoted_exit(cause: RootCause) -> RootCause:
     if code == 0:  # (not the OOM killer: a SIGKILL is -9)
         return dataclasses.replace(cause, hint="Exit code 0: the process ended without an error of its own, most "
                                    "often on a stop signal it handled (SIGTERM: a kill, a scheduler, a node agent).")
-    if sig in _SIGNALS:
-        said = _SIGNALS[sig][0]
-    elif sig is not None and sig in signal.Signals._value2member_map_:
-        said = f"ended by {signal.Signals(sig).name}"
-    else:
+    if sig is None:
+        return cause
+    try:
+        said = _SIGNALS[sig][0] if sig in _SIGNALS else f"ended by {signal.Signals(sig).name}"
+    except ValueError:  # not a signal this platform knows
         return cause
     return dataclasses.replace(cause, hint=f"Exit code {code}: {said}. {cause.hint or ''}".rstrip())
 

