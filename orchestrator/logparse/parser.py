@@ -133,6 +133,8 @@ class LogParser(TracebackLines):
             self._prev_raw, self._prev_cr = (raw if len(raw) <= _PREV_CAP else None), False
         for tb in self._tbs.close_all():
             self._on_traceback(tb, events)
+        tail = self._tail.lines
+        self._last_words(tail[-1] if tail else None, events)
         self._settle(self._line_no, "", events)
         return events
 

@@ -97,7 +97,8 @@ class LineRules(EvidenceRules):
         self._aborted_at: int | None = None  # a C++ terminate: its what() line, and its process, may follow
         self._pytest_at: list[int] | None = None  # pytest's E lines: more of the exception's text may follow
         self._frame_at: list[Any] | None = None  # [writer, line] of the last frame line outside a traceback
-        self._head: str | None = None  # the text before the message of the line being classified  # a C++ "terminate called ..." waiting for its what() line
+        self._head: str | None = None  # the text before the message of the line being classified
+        self._last_word: list[Any] | None = None  # [line, *ParsedLine] of an exception line standing alone
 
     def _rules_state(self) -> dict[str, Any]:
         """The JSON-able semantic state (part of ``LogParser.snapshot``)."""
@@ -126,6 +127,7 @@ class LineRules(EvidenceRules):
             "pytest_at": self._pytest_at,
             "frame_at": self._frame_at,
             "serving_seen": self._serving_seen,
+            "last_word": self._last_word,
         }
 
     def _load_rules_state(self, snap: dict[str, Any]) -> None:
@@ -152,6 +154,7 @@ class LineRules(EvidenceRules):
         self._frame_at = snap.get("frame_at")
         self._pytest_at = snap.get("pytest_at")
         self._serving_seen = bool(snap.get("serving_seen", False))
+        self._last_word = snap.get("last_word")
 
     def _funnel_state(self) -> tuple[Phase, bool, bool]:
         """What decides which needles are relevant: phase, clean end seen, an error line pending or a traceback
@@ -233,15 +236,10 @@ class LineRules(EvidenceRules):
         if msg.startswith('File "') and is_frame_line(msg):
             self._frame_at = [line.key, line_no]  # a frame line (a record's, or a paste's) with its indentation lost
         if cut_exception_line(line, prev_raw, line_no, self._frame_above(line.key, line_no)):
-            # A traceback whose header was cut off (a pasted tail, or only its exception line pasted): its
-            # exception line still names the cause.
-            frames = self._ev.absorb_frames(line.process, line_no)
-            for tb in self._tbs.start_headless(line, line_no, ending, failed_statement(line, prev_raw, frames)):
-                self._on_traceback(tb, events)
-            self._tb_sigs[line.key] = []
-            self._mark_request(line, line_no)
-            self._traceback_line(line, line_no, events)
+            self._headless(line, line_no, ending, prev_raw, events)
             return
+        if line.level is None and ": " in msg and is_bare_exception(msg):  # last words, if no text follows (finish)
+            self._last_word = [line_no, line.process, line.pid, line.level, line.record, msg]
         if "Exception in ASGI application" in msg:
             self._call_failed_at[line.key] = self._asgi_at[line.key] = line_no
         elif "ethod " in msg and CALL_FAILED.search(msg):
@@ -356,6 +354,28 @@ class LineRules(EvidenceRules):
         """The job went on after its pending error lines: they are no longer a candidate cause."""
         self._ev.clear_pending()
         self._dirty = True
+
+    def _headless(self, line: ParsedLine, line_no: int, ending: Ending, prev_raw: bytes | None,
+                  events: list[LogEvent]) -> None:
+        """A traceback whose header was cut off (a pasted tail, or only its exception line pasted): its exception
+        line still names the cause."""
+        frames = self._ev.absorb_frames(line.process, line_no)
+        for tb in self._tbs.start_headless(line, line_no, ending, failed_statement(line, prev_raw, frames)):
+            self._on_traceback(tb, events)
+        self._tb_sigs[line.key] = []
+        self._mark_request(line, line_no)
+        self._traceback_line(line, line_no, events)
+
+    def _last_words(self, last_shown: str | None, events: list[LogEvent]) -> None:
+        """At the log's end: an exception line standing alone (no header, no frame above it) that is the log's
+        last line with text (``last_shown``) is what the process died of, as Python prints that last (a paste
+        of a tail: ``collect2: error: ld returned 1 exit status``, then ``subprocess.CalledProcessError: ...``)."""
+        word = self._last_word
+        if word is None or self._tbs.any_open() or str(word[5])[:200] not in (last_shown or ""):  # (shown: cut)
+            return
+        self._headless(ParsedLine(*word[1:]), int(word[0]), Ending.EOF, None, events)
+        for tb in self._tbs.close_all():
+            self._on_traceback(tb, events)
 
     def _frame_above(self, key: str, line_no: int) -> bool:
         """Whether ``key`` logged a frame line (``File "...", line N``, flattened) just above ``line_no``: its

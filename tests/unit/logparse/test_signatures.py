@@ -25,6 +25,7 @@ EXAMPLES = {
                                "OutOfMemoryError: out of resource: triton_tem_fused_0 Required: 107008 Hardware "
                                "limit:101376 Reducing block sizes or `num_stages` may help."),
     "job_aborted": "ERROR: step 'extract' failed after 2 tries. Aborting pipeline.",
+    "libcuda_not_linkable": "/usr/bin/ld: cannot find -lcuda: No such file or directory",
     "cuda_oom": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
     "startup_free_memory": "ValueError: Free memory on device cuda:0 (1.2/94.9 GiB) on startup is less than "
                            "desired GPU memory utilization (0.9, 85.4 GiB).",

@@ -24,7 +24,8 @@ WRAPPED = {"g05_issue_vllm_xpu_kv_cache_too_small_max_seq_len.log": 119, "k803_c
            "ch07_vllm_llama4_maverick_tp8_worker_failed_echo.log": 152,  # an issue paste wrapped at 152 (wild109)
            "tr06_vllm_bnb_llama3_clean_startup.log": 277,  # (wild101: the engine args record, wrapped by its reporter)
            "ra10_distserve_v100_no_kernel_image_engine_stuck_ctrl_c.log": 166,  # an issue paste at 166 (wild118)
-           "vg03_gemma3_kv_quant_local_attn_masks_keyerror.log": 132}  # a terminal's rows, padded to 132 (wild134)
+           "vg03_gemma3_kv_quant_local_attn_masks_keyerror.log": 132,  # a terminal's rows, padded to 132 (wild134)
+           "vd13_vllm6829_quoted_gunicorn.log": 160, "vd18_intelarc4_kv_hardwrapped.log": 119}  # (wild168)
 LOGS = [p for p in sorted(DATA.glob("*/*.log")) if p.name not in WRAPPED]
 #: Logs with a stretch that was cut or wrapped at a width on its way to us (the whole log is not): a short
 #: stretch of them is rightly taken for a wrap.
