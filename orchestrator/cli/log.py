@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import codecs
 import io
 import os
+import re
 import sys
 import textwrap
 from itertools import groupby
@@ -12,6 +14,7 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
+from rich.text import Text
 
 from orchestrator.cli.common import console, err_console, print_json
 from orchestrator.core.humanize import tries_where
@@ -28,6 +31,7 @@ from orchestrator.logparse import (
     signature_hint,
     with_exit_code,
 )
+from orchestrator.logparse.analyze import compression
 from orchestrator.logparse.events import CUT_NOTE, message_shown
 from orchestrator.paths import cache_dir
 
@@ -39,6 +43,28 @@ STDIN = "-"
 CHECK_FAILED = 3
 
 
+#: What is read of a file to tell whether it holds a log at all.
+_HEAD = 64 * 1024
+#: Bytes no text log holds (NUL aside: a file rotated with copytruncate starts with a run of them).
+_CONTROL = re.compile(rb"[\x01-\x08\x0e-\x1a\x1c-\x1f\x7f]")
+
+
+def not_a_log(head: bytes, whole: bool) -> str | None:
+    """What makes a file's first bytes (all of it: ``whole``) no log to analyse, or None: nothing in it, only
+    blank lines, or binary data (an executable, an image, a core dump) rather than text."""
+    if not head:
+        return "empty file: there is no log to analyse"
+    if compression(head) is not None or head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return None
+    if whole and not head.strip():
+        return "only blank lines: there is no log to analyse"
+    text = head.replace(b"\0", b"")
+    if not text:
+        return None
+    odd = len(_CONTROL.findall(text)) + text.decode("utf-8", "replace").count("\ufffd")
+    return "binary data, not a text log (give the log file itself)" if odd > len(text) // 4 else None
+
+
 def _check_readable(files: list[Path]) -> None:
     if sum(str(path) == STDIN for path in files) > 1:
         raise UsageError("`-` (standard input) can be given once")
@@ -47,13 +73,16 @@ def _check_readable(files: list[Path]) -> None:
             continue
         try:
             with open(path, "rb") as fh:
-                fh.read(1)
+                head = fh.read(_HEAD)
+                problem = not_a_log(head, not fh.read(1))
         except FileNotFoundError:
             raise NotFound(f"{path}: no such file") from None
         except IsADirectoryError:
             raise UsageError(f"{path}: is a directory, not a log file") from None
         except OSError as err:
             raise UsageError(f"{path}: cannot read: {err.strerror or err}") from None
+        if problem is not None:
+            raise UsageError(f"{path}: {problem}")
 
 
 def _analyze(path: Path, notes: list[str]) -> Analysis:
@@ -70,12 +99,13 @@ def _analyze(path: Path, notes: list[str]) -> Analysis:
         raise UsageError(f"{path}: cannot read: {err.strerror or err}") from None
 
 
-def _verdict(a: Analysis) -> str:
+def _verdict(a: Analysis) -> tuple[str, str]:
+    """The verdict (markup), and what qualifies it (text)."""
     if a.failed:
-        return "[bold red]FAILED[/]"
+        return "[bold red]FAILED[/]", ""
     if a.phase.is_terminal():
-        return "[green]not failed[/]"
-    return "[green]not failed so far[/] (the log does not show the job ending)"
+        return "[green]not failed[/]", ""
+    return "[green]not failed so far[/]", "(the log does not show the job ending)"
 
 
 def _unended(a: Analysis) -> str | None:
@@ -154,7 +184,13 @@ def _summary(name: str, a: Analysis, notes: list[str]) -> None:
                       f"({_latest_lines(a)})", highlight=False)
     for note in notes:
         _field("note", note)
-    console.print(f"  phase       {a.phase.value}    verdict: {_verdict(a)}")
+    verdict, qualified = _verdict(a)
+    line = f"  phase       {a.phase.value}    verdict: {verdict}"
+    if qualified and console.is_terminal and Text.from_markup(line).cell_len + 1 + len(qualified) > console.width:
+        console.print(line, highlight=False)
+        _field("", qualified)  # under the values, not at the terminal's first column
+    else:
+        console.print(f"{line} {qualified}".rstrip(), highlight=False)
     unended = _unended(a)
     if unended:
         _field("ended?", unended)
@@ -185,11 +221,12 @@ def _summary(name: str, a: Analysis, notes: list[str]) -> None:
                                 else "error line"))
         where = f" in {escape(rc.process)}" if rc.process else ""
         sig = "  " + escape(f"[{rc.signature}]") if rc.signature and rc.signature != named else ""
-        console.print(f"  root cause  [bold]{what}[/]{where} (line {rc.line_no}){sig}", highlight=False)
+        at = "" if what == "exit status" else f" (line {rc.line_no})"  # (a status is no line of the log)
+        console.print(f"  root cause  [bold]{what}[/]{where}{at}{sig}", highlight=False)
         _field("", message_shown(rc.to_dict()))
         if not a.failed:
-            _field("", "(not a failure by itself: nothing after it shows the job going on; the cause if the "
-                       "process then died)")
+            _field("", "(an error line is not a failure by itself; if the process died after it, this was the "
+                       "cause: nothing after it shows the job going on)")
         hint = rc.hint or (signature_hint(rc.signature) if rc.signature else None)
         if hint:
             _field("hint", hint)
@@ -232,12 +269,18 @@ def analyze(
 ) -> None:
     """Read whole log files (plain, gzip, bzip2 or xz) and say how far each job got, whether it failed, and
     why."""
+    if exit_code is not None and not -64 <= exit_code <= 255:
+        raise UsageError(f"--exit-code {exit_code}: an exit status is 0 to 255 (128+N: killed by signal N), or -1 "
+                         "to -64 (Python's -N for signal N)")
     _check_readable(files)
     native.keep_compiled_in(cache_dir(os.environ) / "hyperscan")  # this process exits after one parse
     results = []
     for path in files:
         notes: list[str] = []
-        results.append((str(path), with_exit_code(_analyze(path, notes), exit_code), notes))
+        a = _analyze(path, notes)
+        if str(path) == STDIN and not a.bytes:
+            raise UsageError("standard input was empty: there is no log to analyse")
+        results.append((str(path), with_exit_code(a, exit_code), notes))
     if json_:
         print_json([{**a.to_json(file=name), "notes": notes} for name, a, notes in results])
     else:

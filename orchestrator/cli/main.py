@@ -183,7 +183,15 @@ def run() -> None:
         import typer
 
         if isinstance(err, _click_errors()):
-            err.show()  # type: ignore[attr-defined]
+            # One line, as every error of eorch's: what is wrong, and where the help is (click's own show()
+            # prints the usage, a pointer to --help and an empty line first).
+            ctx = getattr(err, "ctx", None)
+            if type(err).__name__ == "NoArgsIsHelpError":  # (`eorch log`: its message is the help)
+                err.show()  # type: ignore[attr-defined]
+            else:
+                what = err.format_message().rstrip(".")  # type: ignore[attr-defined]
+                where = f"; see '{ctx.command_path} --help'" if ctx is not None else ""
+                _err_console().print(f"[bold red]error:[/] {escape(what + where)}", highlight=False, soft_wrap=True)
             sys.exit(err.exit_code)  # type: ignore[attr-defined]
         if isinstance(err, typer.Abort):
             _err_console().print("aborted")

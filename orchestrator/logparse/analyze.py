@@ -140,7 +140,15 @@ def _reshaper(sample: bytes) -> tuple[Reshaper | None, Callable[[], str]]:
     reshaper = None
     for stage in reversed(stages):
         reshaper = stage if reshaper is None else _Chained(stage, reshaper)
-    return reshaper, lambda: "; ".join(filter(None, [*(say() for say in said), note]))
+    return reshaper, lambda: _said_once("; ".join(filter(None, [*(say() for say in said), note])))
+
+
+_SAME_LINES = "; line numbers are the file's"
+
+
+def _said_once(notes: str) -> str:
+    """Notes of two reshapings say once, at the end, that line numbers are the file's."""
+    return notes.replace(_SAME_LINES, "") + _SAME_LINES if notes.count(_SAME_LINES) > 1 else notes
 
 
 def _through(reshaper: Reshaper, sample: bytes) -> bytes:

@@ -170,7 +170,7 @@ def test_patch_output_keeps_brackets(eorch_home: Path, tmp_path: Path) -> None:
 def test_usage_errors_keep_brackets(eorch_home: Path) -> None:
     """A click usage error quotes the mistyped word as typed."""
     proc = eorch("[bold]runs", check=False)
-    assert proc.returncode == 2 and "No such command '[bold]runs'." in proc.stderr
+    assert proc.returncode == 2 and "No such command '[bold]runs'" in proc.stderr
     proc = eorch("runs", "--limit", "[red]5[/red]", "--no-such[x]", check=False)
     assert proc.returncode == 2 and "No such option: --no-such[x]" in proc.stderr
 

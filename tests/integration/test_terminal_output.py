@@ -148,3 +148,18 @@ def test_on_a_narrow_terminal_long_fields_wrap_under_their_column(tmp_path: Path
     piped = eorch("log", "analyze", str(log)).stdout
     assert "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, Timeout(ms)=600000) " \
            "ran for 600010 milliseconds before timing out." in piped
+
+
+def test_on_a_narrow_terminal_the_verdict_row_wraps_under_its_column(tmp_path: Path) -> None:
+    """A verdict qualified at length (a log that stops while serving) goes on under the values at 80 columns,
+    not at the terminal's left edge (a stranger's test, session 38); wide or piped, it is one row."""
+    log = tmp_path / "serve.log"
+    log.write_text("INFO 12-06 10:00:00 [api_server.py:1] Starting vLLM API server 0 on http://0.0.0.0:8000\n"
+                   "INFO:     Application startup complete.\n")
+    rows = in_terminal("log", "analyze", str(log)).split("\n")
+    at = next(i for i, row in enumerate(rows) if row.startswith("  phase"))
+    assert rows[at].rstrip().endswith("verdict: not failed so far") and len(rows[at]) <= 80
+    assert rows[at + 1] == " " * 14 + "(the log does not show the job ending)"
+    wide = in_terminal("log", "analyze", str(log), columns=200)
+    assert "verdict: not failed so far (the log does not show the job ending)" in wide
+    assert "verdict: not failed so far (the log does not show the job ending)" in eorch("log", "analyze", str(log)).stdout
