@@ -1,6 +1,6 @@
 """Figure: the parser's scan speed at two revisions, side by side in one run (issue 15).
 
-    .venv/bin/python bench/logparse_ab.py --old REV [--new REV] [--mb 20] [--mix serve|requests|concat|real|once|all] [--runs 5]
+    .venv/bin/python bench/logparse_ab.py --old REV [--new REV] [--mb 20] [--mix serve|extract|requests|concat|real|once|all] [--runs 5]
 
 A change to the parser is worth a few per cent at a time, and this box's speed drifts more than that between
 runs, so old and new must meet the same load: each round parses every log once with each revision,

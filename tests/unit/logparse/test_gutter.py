@@ -148,16 +148,17 @@ CUT = (b"ValueError: To serve at least one request with the model's max seq len 
        b"INFO 12-05 10:00:09 [launcher.py:80] Shutting down FastAPI HTTP server.\n")
 
 
-@pytest.mark.parametrize("before, after", [
-    (b"```\n", b"```\n"),  # an issue's Markdown source
-    (b"```text\n", b"\n```"),  # with an info string; the closing fence after an empty line, unterminated
-    (b"\n\n", b""),  # a paste that starts with empty lines
-    (b"> ```log\n", b"> ```\n"),  # fences inside a quote
+@pytest.mark.parametrize("before, after, quoted", [
+    (b"```\n", b"```\n", False),  # an issue's Markdown source
+    (b"```text\n", b"\n```", False),  # with an info string; the closing fence after an empty line, unterminated
+    (b"\n\n", b"", False),  # a paste that starts with empty lines
+    (b"> ```log\n", b"> ```\n", True),  # fences inside a quote
 ])
-def test_a_cut_log_in_fences_or_after_empty_lines_starts_at_its_first_line_with_text(before: bytes, after: bytes) -> None:
+def test_a_cut_log_in_fences_or_after_empty_lines_starts_at_its_first_line_with_text(before: bytes, after: bytes,
+                                                                                    quoted: bool) -> None:
     """A log cut just before its exception line (a paste of the tail) names that exception; fences and empty
     lines before it do not make it a line in the middle of something."""
-    body = CUT if not before.startswith(b">") else b"".join(b"> " + line for line in CUT.splitlines(keepends=True))
+    body = CUT if not quoted else b"".join(b"> " + line for line in CUT.splitlines(keepends=True))
     shown = before + body + after
     notes: list[str] = []
     a = analyze_bytes(shown, notes)
@@ -167,3 +168,15 @@ def test_a_cut_log_in_fences_or_after_empty_lines_starts_at_its_first_line_with_
     assert "larger than the available KV cache memory" in rc.message and a.lines == shown.count(b"\n") + (
         not shown.endswith(b"\n"))
     assert bool(notes) == (b"`" in before)
+
+
+def test_a_quote_pasted_inside_fences_is_read_without_both() -> None:
+    """A reply's quote of a log pasted in a code block (fences around ``> `` lines, a stranger's form of wild168
+    vd04): the fences do not hide the quote's column, and the engine's traceback keeps its exception line."""
+    log = (Path(__file__).resolve().parents[2] / "data" / "wild168" / "vd04_vllm25029_keyerror_gidx.log").read_bytes()
+    shown = b"```\n" + b"".join(b"> " + line for line in log.splitlines(keepends=True)) + b"```\n"
+    notes: list[str] = []
+    a = analyze_bytes(shown, notes)
+    rc = a.root_cause
+    assert a.failed and rc is not None and (rc.exception, rc.process) == ("KeyError", "EngineCore_DP0")
+    assert "layers.35.mlp.gate.g_idx" in rc.message and "quoted" in notes[0] and "code block" in notes[0]
