@@ -156,8 +156,7 @@ def build_extract(path: Path, size: int) -> None:
 
     with open(path, "wb") as out:
         out.write(b"".join(kill[:head_end]))
-        for _ in range(copies):
-            out.write(count_re.sub(renumber, body))
+        out.writelines(count_re.sub(renumber, body) for _ in range(copies))
         out.write(b"".join(kill[_index(kill, b"[eorch] extract: 44/20000"):]))
 
 
