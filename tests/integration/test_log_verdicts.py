@@ -99,3 +99,20 @@ def test_killed_by_the_oom_killer(eorch_home: Path, tmp_path: Path) -> None:
     offline = _analyze(src, "--exit-code", "137")
     assert offline["root_cause"]["message"] == "killed (SIGKILL; OOM killer?)"
     assert offline["root_cause"]["signature"] == "killed" and offline["failed"] is True
+
+
+def test_a_log_that_ends_in_an_exception_line_alone_fails_alike_followed_and_offline(eorch_home: Path,
+                                                                                     tmp_path: Path) -> None:
+    """A job whose last words are an exception line with no traceback above it (a linker's error, then
+    ``subprocess.CalledProcessError: ...``: wild168 vd06's text), exit 1: the followed run's root cause is the
+    one ``eorch log analyze`` gives the file (the parser weighs that line when the log ends)."""
+    add_testbox(tmp_path)
+    src = Path(__file__).resolve().parents[1] / "data" / "wild168" / "vd06_segzero63_lcuda_calledprocess.log"
+    run = launch(*_replay_file(src, plain=True, end="exit 1"))
+    eorch("watch", run["id"], "--until-done", check=False)
+    record = show(run["id"])
+    offline = _analyze(src, "--exit-code", "1")
+    assert (record["status"], record["phase"]) == ("failed", "failed")
+    rc, off = record["root_cause"], offline["root_cause"]
+    assert (rc["exception"], rc["process"], rc["message"]) == (off["exception"], off["process"], off["message"])
+    assert rc["exception"] == "subprocess.CalledProcessError" and "returned non-zero exit status 1" in rc["message"]
