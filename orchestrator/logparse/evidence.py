@@ -158,11 +158,15 @@ class Evidence:
         line at ``line_no``: they are part of that traceback, not error lines of their own.  Returns their
         texts."""
         above = line_no - 1
-        for item in self.error_lines[::-1]:  # (a copy: mypyc fails on reversed() of this list)
+        latest = self.error_lines[::-1]  # (a copy: mypyc fails on reversed() of this list)
+        if latest and latest[0]["process"] == process and latest[0]["line_no"] == above - 1:
+            above -= 1  # (the innermost frame's ``raise`` statement, shown, was no error line of its own)
+        start = above
+        for item in latest:
             if item["process"] != process or item["line_no"] != above:
                 break
             above -= 1
-        if above == line_no - 1:
+        if above == start:
             return []
         frames = [str(item["message"]) for item in self.error_lines if above < item["line_no"] < line_no]
         self.error_lines = [item for item in self.error_lines if not above < item["line_no"] < line_no]

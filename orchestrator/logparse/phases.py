@@ -187,9 +187,10 @@ def read_shards(message: str) -> ShardReading | None:
 
 
 _FRAME_BACK = re.compile(rb"(\d+)/(\d+) \[[\d:]+$")
-#: The same, matched from a mark backwards (on the bytes before it, reversed): one attempt, where a search from
-#: the left tries every start in reach.
-_FRAME_BACK_REV = re.compile(rb"[\d:]+\[ (\d+)/(\d+)")
+#: The same from its slash on (``/M [elapsed``): matched at the last ``/`` before a mark, one attempt where a
+#: search from the left tries every start in reach.
+_FRAME_AFTER_SLASH = re.compile(rb"/(\d+) \[[\d:]+")
+_ZERO, _NINE = 0x30, 0x39
 _FRAME_UNIT = re.compile(rb"<[\d:?]*(?:,\s*(?:\?|[\d.]+)\s*(?P<unit>[A-Za-z_]+)/s|,\s*[\d.]+s/(?P<unit2>[A-Za-z_]+))?")
 _NOT_USER_RE = re.compile(rb"shards|CUDA graph|Fetching|Downloading")
 
@@ -222,7 +223,7 @@ def frame_run(buf: bytes, frames: list[int], i: int, pos: int, limit: int,
     and index of the last frame it vouched for, which the parser reads itself (its line may reach the next
     needle), and (done, total, mark) of the one before it, the latest reading the run leaves.
     """
-    rfind, back, not_user = buf.rfind, _FRAME_BACK_REV.match, _NOT_USER_RE.search
+    rfind, after_slash, not_user = buf.rfind, _FRAME_AFTER_SLASH.fullmatch, _NOT_USER_RE.search
     last = before = None  # (line start, done, total, mark) of the last frame taken, and of the one before
     head = b""  # the text before the last frame's N/M: a bar's frames share it, checked once
     start, n = pos, len(frames)
@@ -235,15 +236,21 @@ def frame_run(buf: bytes, frames: list[int], i: int, pos: int, limit: int,
             s = pos
         if f - s >= LINE_CAP:
             break
-        m = back(buf[max(s, f - 64):f][::-1])
+        lo = max(s, f - 64)  # (``_FRAME_BACK``'s reach)
+        sl = rfind(b"/", lo, f)
+        m = after_slash(buf, sl, f) if sl > lo else None
         if m is None:
             break
-        at = f - m.end(2)  # where N of N/M starts
+        at = sl  # where N of N/M starts: the digits before the slash
+        while at > lo and _ZERO <= buf[at - 1] <= _NINE:
+            at -= 1
+        if at == sl:
+            break
         if buf[s:at] != head:
             if not_user(buf, s, f) is not None:
                 break
             head = buf[s:at]
-        done, tot = int(m.group(2)[::-1]), int(m.group(1)[::-1])
+        done, tot = int(buf[at:sl]), int(m.group(1))
         if tot != k_total or (1 if done >= tot else 0) != k_complete or (done * 100 // tot if tot else done) != k_pct:
             break  # (another reading: ``progress_key``)
         before, last = last, (s, done, tot, f)
