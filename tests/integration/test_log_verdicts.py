@@ -67,6 +67,19 @@ def _analyze(path: Path, *args: str) -> dict:
     return json.loads(out.stdout)[0]
 
 
+def _same_cause_followed_and_offline(src: Path, offline_file: Path) -> dict:
+    """Follow a job that writes ``src`` with plain newlines and exits 1: the run fails, and its root cause is the
+    one ``eorch log analyze --exit-code 1`` gives ``offline_file``; returns that cause."""
+    run = launch(*_replay_file(src, plain=True, end="exit 1"))
+    eorch("watch", run["id"], "--until-done", check=False)
+    record = show(run["id"])
+    offline = _analyze(offline_file, "--exit-code", "1")
+    assert (record["status"], record["phase"]) == ("failed", "failed")
+    rc, off = record["root_cause"], offline["root_cause"]
+    assert (rc["exception"], rc["process"], rc["message"]) == (off["exception"], off["process"], off["message"])
+    return rc
+
+
 def test_followed_run_and_log_analyze_agree_on_a_pasted_log(eorch_home: Path, tmp_path: Path) -> None:
     """r27 with plain newlines, followed through sshd (exit 1): the run's root cause is the one
     ``eorch log analyze`` gives the same bytes -- the EngineCore TypeError, not a symptom."""
@@ -74,13 +87,7 @@ def test_followed_run_and_log_analyze_agree_on_a_pasted_log(eorch_home: Path, tm
     src = REAL / "r27_flashinfer_import_typeerror_py311.log"
     plain = tmp_path / "r27-plain.log"
     plain.write_bytes(src.read_bytes().replace(b"\r\n", b"\n").replace(b"\r", b"\n"))
-    run = launch(*_replay_file(src, plain=True, end="exit 1"))
-    eorch("watch", run["id"], "--until-done", check=False)
-    record = show(run["id"])
-    offline = _analyze(plain, "--exit-code", "1")
-    assert (record["status"], record["phase"]) == ("failed", "failed")
-    rc, off = record["root_cause"], offline["root_cause"]
-    assert (rc["exception"], rc["process"], rc["message"]) == (off["exception"], off["process"], off["message"])
+    rc = _same_cause_followed_and_offline(src, plain)
     assert (rc["exception"], rc["process"]) == ("TypeError", "EngineCore")
 
 
@@ -108,11 +115,5 @@ def test_a_log_that_ends_in_an_exception_line_alone_fails_alike_followed_and_off
     one ``eorch log analyze`` gives the file (the parser weighs that line when the log ends)."""
     add_testbox(tmp_path)
     src = Path(__file__).resolve().parents[1] / "data" / "wild168" / "vd06_segzero63_lcuda_calledprocess.log"
-    run = launch(*_replay_file(src, plain=True, end="exit 1"))
-    eorch("watch", run["id"], "--until-done", check=False)
-    record = show(run["id"])
-    offline = _analyze(src, "--exit-code", "1")
-    assert (record["status"], record["phase"]) == ("failed", "failed")
-    rc, off = record["root_cause"], offline["root_cause"]
-    assert (rc["exception"], rc["process"], rc["message"]) == (off["exception"], off["process"], off["message"])
+    rc = _same_cause_followed_and_offline(src, src)
     assert rc["exception"] == "subprocess.CalledProcessError" and "returned non-zero exit status 1" in rc["message"]
