@@ -75,6 +75,11 @@ def escapes_shown(data: bytes, spelling: bytes) -> bytes:
     return data.replace(b"\x1b", spelling)
 
 
+def cat_v(data: bytes) -> bytes:
+    """The log as ``cat -v`` shows it: escape bytes written ``^[``, carriage returns ``^M``."""
+    return data.replace(b"\x1b", b"^[").replace(b"\r", b"^M")
+
+
 def _numbered(data: bytes, form: bytes) -> bytes:
     return b"".join(form % n + line for n, line in enumerate(plain(data).splitlines(keepends=True), 1))
 

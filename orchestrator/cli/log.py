@@ -105,12 +105,24 @@ def _verdict(a: Analysis) -> tuple[str, str]:
         return "[bold red]FAILED[/]", ""
     if a.phase.is_terminal():
         return "[green]not failed[/]", ""
+    stop = _signalled(a)
+    if stop is not None:  # (a stop the log ends with, not a clean end: the phase says how far it got)
+        return "[green]not failed[/]", f"(stopped from outside: a stop signal at line {stop}, no error before it)"
     return "[green]not failed so far[/]", "(the log does not show the job ending)"
+
+
+def _signalled(a: Analysis) -> int | None:
+    """The line where a signal handler reported a stop signal, when the log shows no error (a job stopped)."""
+    if a.failed or a.root_cause is not None:
+        return None
+    return next((s.first_line for s in a.signatures if s.id == "stop_signal_received"), None)
 
 
 def _unended(a: Analysis) -> str | None:
     """What a log that stops during start-up, with no error, can mean (a pasted log has no exit status)."""
     if a.failed or a.phase.rank >= Phase.SERVING.rank or a.root_cause is not None:
+        return None
+    if _signalled(a) is not None:
         return None
     return (f"the log stops during start-up ({a.phase.value}) with no error: the job is still starting, or "
             "it was killed without a word (SIGKILL: the OOM killer?); give --exit-code N once it has ended")

@@ -36,7 +36,7 @@ class Analysis:
     weights_load_s: float | None = None  # the model's "Loading weights took", never the drafter's
     errors: int = 0  # error lines (ERROR records, `ERROR: ...`), whether or not they are the root cause
     first_error: RootCause | None = None  # the first error line kept as evidence (not part of the JSON)
-    first_error_at: int | None = None  # the first error line, one a signature explains too (not in the JSON)
+    first_error_at: int | None = None  # the first error line, one a signature explains too
     #: Where this run's lines start (``lines`` is its last line), and the runs before it in the same log (a
     #: log appended to by each try: ``runs.py``; offline analysis only).
     first_line: int = 1
@@ -78,6 +78,8 @@ class Analysis:
             "signatures": [
                 {"id": s.id, "count": s.count, "first_line": s.first_line} for s in self.signatures
             ],
+            # Error lines (ERROR records, ``ERROR: ...``), the root cause's or not: what the summary's "errors" says.
+            "errors": {"count": self.errors, "first_line": self.first_error_at},
             "lines": self.lines,
             "bytes": self.bytes,
             "earlier_runs": [e.try_json() for e in self.earlier],

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from orchestrator.logparse.analysis import Analysis
-from orchestrator.logparse.escapes import Unescaper, shown_escapes
+from orchestrator.logparse.escapes import Unescaper, shown_escapes, shown_returns
 from orchestrator.logparse.gutter import Ungutter, gutter
 from orchestrator.logparse.jsonlines import JsonLines, json_key, pretty_json_key
 from orchestrator.logparse.padded import Repadder, padded_width
@@ -123,12 +123,14 @@ def _reshaper(sample: bytes) -> tuple[Reshaper | None, Callable[[], str]]:
         sample = _through(Ungutter(found), sample)
         stages.append(Ungutter(found))
         said.append(found.note)
-    spelling = shown_escapes(sample)
-    if spelling is not None:
-        sample = _through(Unescaper(spelling), sample)
-        stages.append(Unescaper(spelling))
-        said.append(lambda: f"colour codes written out as text ({spelling.decode()}[1;36m, as less or cat -v show "
-                            "them): read as the codes")
+    spelling, returns = shown_escapes(sample), shown_returns(sample)
+    if spelling is not None or returns:
+        sample = _through(Unescaper(spelling, returns), sample)
+        stages.append(Unescaper(spelling, returns))
+        shown = [f"colour codes ({spelling.decode()}[1;36m)" if spelling is not None else "",
+                 "carriage returns (^M)" if returns else ""]
+        said.append(lambda: f"{' and '.join(filter(None, shown))} written out as text, as less or cat -v show them: "
+                            "read as the bytes they stand for")
     if newest_first(sample):
         sample = _through(Reverser(), sample)
         reverser = Reverser()

@@ -9,6 +9,12 @@ from typing import Any
 
 from orchestrator.logparse.events import CUT_NOTE, last_frame
 from orchestrator.logparse.prefixes import MAIN
+from orchestrator.logparse.tbtext import EXC_RE, exception_like
+
+#: The hint of an engine's echo of a worker's error whose own traceback the log lacks (``quoting``).
+ECHO_ALONE_HINT = ("The engine re-raised a worker's error (Worker failed with error '...'), named here; the worker's own "
+                   "traceback is not in this log: look for it where the workers' output went (their own log or "
+                   "stderr), or in a fuller copy.")
 
 #: A progress bar's text (``Postprocessing:   0%|     | 0/900 [00:00<?, ?it/s]``): a header glued behind one says
 #: nothing by it.
@@ -71,3 +77,19 @@ def thrown(killed: dict[str, Any], line_causes: list[dict[str, Any]]) -> dict[st
              and item.get("signature") != "cpp_terminate"]
     return above[-1] if above else killed
 
+
+
+def quoting(items: list[dict[str, Any]], refs: list[str]) -> dict[str, Any] | None:
+    """The engine's echo of a worker's error (``Worker failed with error 'NPU out of memory ...'``; ``refs``: what
+    the echoes quote) among ``items``, the worker's own traceback not in the log: what failed, as the echo quotes
+    it, and the exception it names when it quotes one with its message (``'AssertionError: auto_functionalized
+    was not removed'``)."""
+    for item in items:
+        ref = next((r for r in refs if r in (item.get("message") or "")), None)
+        if ref is None:
+            continue
+        m = EXC_RE.match(ref.strip())
+        if m is not None and m.group("msg") and exception_like(ref.strip()):
+            return {**item, "exception": m.group("exc"), "message": m.group("msg"), "hint": ECHO_ALONE_HINT}
+        return {**item, "hint": ECHO_ALONE_HINT}
+    return None

@@ -56,19 +56,32 @@ def shown_escapes(sample: bytes) -> bytes | None:
     return None
 
 
+def shown_returns(sample: bytes) -> bool:
+    """Whether the sample's carriage returns are written out as ``cat -v`` shows them: ``^M`` ending lines (a
+    vLLM record's lines but its last), on more than one line, and not one real carriage return."""
+    return b"\r" not in sample and sample.count(_SHOWN_CR) >= _MIN_LINES
+
+
+_SHOWN_CR = b"^M\n"
+
+
 def _code_re(spelling: bytes, tail: bytes) -> re.Pattern[bytes]:
     return re.compile(re.escape(spelling) + b"(?=" + tail + b")")
 
 
 class Unescaper(WholeLines):
-    """Writes the escape byte back where ``spelling`` stands for it before a control sequence."""
+    """Writes the escape byte back where ``spelling`` stands for it before a control sequence, and, with
+    ``returns``, the carriage return where ``^M`` ends a line."""
 
-    def __init__(self, spelling: bytes) -> None:
+    def __init__(self, spelling: bytes | None, returns: bool = False) -> None:
         super().__init__()
-        self._code = _code_re(spelling, _CSI_TAIL)
+        self._code = None if spelling is None else _code_re(spelling, _CSI_TAIL)
+        self._returns = returns
 
     def _lines(self, block: bytes) -> bytes:
-        return self._code.sub(b"\x1b", block)
+        if self._code is not None:
+            block = self._code.sub(b"\x1b", block)
+        return block.replace(_SHOWN_CR, b"\r\n") if self._returns else block
 
     def remap(self, analysis: Analysis) -> Analysis:
         """``analysis`` with the file's size (its lines are the file's)."""

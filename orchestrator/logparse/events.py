@@ -59,12 +59,19 @@ def last_frame(traceback: str) -> str | None:
     return where + (f": {source}" if source else "")
 
 
+def _raised_in(traceback: str, exception: str) -> str:
+    """The traceback's text above ``exception``'s line: the frames it was raised in (the frames of an exception
+    chained after it are the later one's; a traceback cut above its exception line shows none of its own)."""
+    lines = traceback.split("\n")
+    return "\n".join(lines[:next((i for i, line in enumerate(lines) if line.startswith(exception)), len(lines))])
+
+
 def message_shown(cause: dict[str, Any]) -> str:
     """A root cause's message (``RootCause.to_dict()`` or a stored one) as shown, or what its absence means."""
     if cause.get("message"):
         return str(cause["message"])
     if cause.get("exception"):
-        where = last_frame(str(cause.get("traceback") or ""))
+        where = last_frame(_raised_in(str(cause.get("traceback") or ""), str(cause["exception"])))
         return "(raised without a message)" if where is None else f"(raised without a message, at {where})"
     if cause.get("traceback"):
         return f"(traceback {CUT_NOTE})"

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.logparse.causetext import crashed_in, header_text, same_message, thrown
+from orchestrator.logparse.causetext import crashed_in, header_text, quoting, same_message, thrown
 from orchestrator.logparse.events import RootCause
 from orchestrator.logparse.exits import with_quoted_exit
 from orchestrator.logparse.phases import ASKED_STOP_RE
@@ -40,10 +40,6 @@ _UNWRITTEN = ("hs_write_failed",)  # causes whose later tracebacks are their doi
 
 #: Causes that announce a worker's exception whose own lines follow ("WorkerProc hit an exception.").
 _ANNOUNCING = ("worker_exception",)
-
-#: The hint of an engine's echo taken for the cause: the worker traceback it points to is not in the log.
-ECHO_ALONE_HINT = ("The engine re-raised a worker's error, quoted here; the worker's own traceback is not in this "
-                   "log: look for it where the workers' output went (their own log or stderr), or in a fuller copy.")
 
 #: The hint of a stop asked for from outside that a client then failed on (``Evidence.note_stop``).
 STOPPED_HINT = ("The server was told to stop (a signal: a kill, a scheduler's time limit or cancel) while its client "
@@ -60,7 +56,7 @@ KEEP = 8
 FIRST_TEXT_CAP = 64 * 1024
 OTHER_TEXT_CAP = 8 * 1024
 #: A symptom's traceback is kept too (4 KiB): one can become the verdict's cause (an engine's echo of a worker's
-#: error whose own traceback is not in the log, ``Evidence._quoting``), and it is shown with it.
+#: error whose own traceback is not in the log, ``causetext.quoting``), and it is shown with it.
 SYMPTOM_TEXT_CAP = 4 * 1024
 
 
@@ -340,11 +336,11 @@ class Evidence:
                 # ``MQLLMEngine is already dead``, then the engine's ``RuntimeError(...)`` and its traceback).
                 late = next((item for item in self.error_lines if item.get("exception") and item.get("traceback")
                              and item["line_no"] - died["line_no"] <= SAME_BURST), None)
-                return self._quoting(self.symptoms) or late or died
+                return quoting(self.symptoms, self.echo_refs) or late or died
             # An engine's echo that quotes a worker's error says what failed; error records that name no
             # exception (a worker's frame lines, its exception line cut from the paste) say less.
             if not any(item.get("exception") for item in self.error_lines) and self.failed():
-                echo = self._quoting(self.symptoms)
+                echo = quoting(self.symptoms, self.echo_refs)
                 if echo is not None:
                     return echo
             # A traceback says more than the line that announced it ("Exception in ASGI application",
@@ -357,15 +353,8 @@ class Evidence:
             # A record's first line, then the traceback it goes on with (``logger.exception``): the traceback.
             told = (item for item in items[1:2] if item.get("traceback") and item["process"] == items[0]["process"]
                     and item["line_no"] == items[0]["line_no"] + 1)
-            return self._quoting(items) or next(told, items[0])
+            return quoting(items, self.echo_refs) or next(told, items[0])
         return None
-
-    def _quoting(self, items: list[dict[str, Any]]) -> dict[str, Any] | None:
-        """The engine's echo of a worker's error (``Worker failed with error 'NPU out of memory ...'``) among
-        ``items``, the worker's own traceback not in the log: what failed, as the echo quotes it."""
-        echo = next((item for item in items if any(ref in (item.get("message") or "") for ref in self.echo_refs)),
-                    None)
-        return None if echo is None else {**echo, "hint": ECHO_ALONE_HINT}
 
     def _said_above(self, chosen: dict[str, Any]) -> dict[str, Any]:
         """An exception raised without a message, just after its process logged error lines (V0's ``Engine

@@ -23,6 +23,8 @@ _SIGNALS: dict[int, tuple[str, str]] = {
     signal.SIGABRT: ("aborted (SIGABRT)", "aborted"),
     signal.SIGSEGV: ("segmentation fault (SIGSEGV)", "segfault"),
     signal.SIGBUS: ("bus error (SIGBUS)", "segfault"),
+    signal.SIGTERM: ("stopped by SIGTERM (a kill, a scheduler's stop or cancel)", "stopped_by_signal"),
+    signal.SIGINT: ("stopped by SIGINT (Ctrl-C)", "stopped_by_signal"),
 }
 
 

@@ -69,13 +69,15 @@ _LEVELS = r"DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|SUCCESS|TRACE"
 _ASCTIME = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?"  # logging's %(asctime)s, with or without its ms
 #: Python logging's layouts that start with ``%(asctime)s``, as scripts and tools around vLLM configure them:
 #: ``ts - name - LEVEL - msg`` (the logging cookbook's), loguru's ``ts | LEVEL    | module:fn:12 - msg``,
-#: ``ts [LEVEL] name: msg``, ``ts LEVEL msg`` and ``ts - LEVEL - msg``.  Only a record's first line carries it.
+#: ``ts [LEVEL] name: msg``, ``ts LEVEL msg`` (with the pid and a bracketed source after the level, as some SGLang
+#: builds write: ``ts ERROR 31423 [ TP6 PP0 scheduler.py:2547] msg``, on every line of a record) and
+#: ``ts - LEVEL - msg``.  Only a record's first line carries the others.
 _ASCTIME_RE = re.compile(
     rf"(?P<ts>{_ASCTIME})"
     rf"(?: - (?P<l1>[\w.\-]+) - (?P<v1>{_LEVELS}) - "
     rf"| \| (?P<v2>{_LEVELS}) *\| (?P<l2>[\w.\-:<>]+) - "
     rf"| \[(?P<v3>{_LEVELS})\] (?:(?P<l3>[\w.\-]+): )?"
-    rf"| (?P<v4>{_LEVELS}) "
+    rf"| (?P<v4>{_LEVELS}) (?:(?P<pid4>\d+) \[ ?(?P<at4>[^\]]*?\.py:\d+)\] )?"
     rf"| - (?P<v5>{_LEVELS}) - )"
 )
 #: A script relaying a server's output through its own logger, each line tagged (``... - INFO - vLLM: ``).
@@ -239,6 +241,9 @@ def _parse(text: str, inherited: tuple[str, int] | None = None) -> ParsedLine:
             return ParsedLine(process, pid, h.group("lvl"), _record(h), rest[h.end():])
         i = next(i for i in "12345" if a.group(f"v{i}"))
         level = _LEVEL_NAMES.get(a.group(f"v{i}"), a.group(f"v{i}"))
+        if a.group("at4"):  # every line of the record carries it, as vLLM's do
+            return ParsedLine(process, int(a.group("pid4")), level, f"{level} {a.group('ts')} [{a.group('at4')}]",
+                              rest[a.end():])
         logger = a.group(f"l{i}") if i in "123" else None
         return ParsedLine(process, pid, level, f"{level} {a.group('ts')} {logger or ''}".rstrip(), rest[a.end():])
     b = _BASIC_RE.match(rest, pos) if rest[pos:pos + 1] in "DIWEC" else None

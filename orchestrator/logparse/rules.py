@@ -49,7 +49,7 @@ from orchestrator.logparse.prefixes import (
 )
 from orchestrator.logparse.repeats import Repeats
 from orchestrator.logparse.signatures import Catalogue, load_catalogue
-from orchestrator.logparse.tbfacts import cut_exception_line, failed_statement
+from orchestrator.logparse.tbfacts import after_frame, cut_exception_line, cut_in_frames, failed_statement
 from orchestrator.logparse.tbforms import (
     debugger_exception,
     is_ipython_header,
@@ -99,6 +99,7 @@ class LineRules(EvidenceRules):
         self._frame_at: list[Any] | None = None  # [writer, line] of the last frame line outside a traceback
         self._head: str | None = None  # the text before the message of the line being classified
         self._last_word: list[Any] | None = None  # [line, *ParsedLine] of an exception line standing alone
+        self._loose_frame: list[Any] | None = None  # [line, process, writer, text] of a frame line outside one
 
     def _rules_state(self) -> dict[str, Any]:
         """The JSON-able semantic state (part of ``LogParser.snapshot``)."""
@@ -128,6 +129,7 @@ class LineRules(EvidenceRules):
             "frame_at": self._frame_at,
             "serving_seen": self._serving_seen,
             "last_word": self._last_word,
+            "loose_frame": self._loose_frame,
         }
 
     def _load_rules_state(self, snap: dict[str, Any]) -> None:
@@ -155,6 +157,7 @@ class LineRules(EvidenceRules):
         self._pytest_at = snap.get("pytest_at")
         self._serving_seen = bool(snap.get("serving_seen", False))
         self._last_word = snap.get("last_word")
+        self._loose_frame = snap.get("loose_frame")
 
     def _funnel_state(self) -> tuple[Phase, bool, bool]:
         """What decides which needles are relevant: phase, clean end seen, an error line pending or a traceback
@@ -235,6 +238,8 @@ class LineRules(EvidenceRules):
             return
         if msg.startswith('File "') and is_frame_line(msg):
             self._frame_at = [line.key, line_no]  # a frame line (a record's, or a paste's) with its indentation lost
+        if 'File "' in msg and is_frame_line(msg.lstrip()):  # (one the log may end at: ``_last_words``)
+            self._loose_frame = [line_no, line.process, line.key, msg.strip()[:4096]]
         if cut_exception_line(line, prev_raw, line_no, self._frame_above(line.key, line_no)):
             self._headless(line, line_no, ending, prev_raw, events)
             return
@@ -360,22 +365,29 @@ class LineRules(EvidenceRules):
         """A traceback whose header was cut off (a pasted tail, or only its exception line pasted): its exception
         line still names the cause."""
         frames = self._ev.absorb_frames(line.process, line_no)
-        for tb in self._tbs.start_headless(line, line_no, ending, failed_statement(line, prev_raw, frames)):
+        framed = line.record is not None and after_frame(line, prev_raw)
+        for tb in self._tbs.start_headless(line, line_no, ending, failed_statement(line, prev_raw, frames), framed):
             self._on_traceback(tb, events)
         self._tb_sigs[line.key] = []
         self._mark_request(line, line_no)
         self._traceback_line(line, line_no, events)
 
-    def _last_words(self, last_shown: str | None, events: list[LogEvent]) -> None:
-        """At the log's end: an exception line standing alone (no header, no frame above it) that is the log's
-        last line with text (``last_shown``) is what the process died of, as Python prints that last (a paste
-        of a tail: ``collect2: error: ld returned 1 exit status``, then ``subprocess.CalledProcessError: ...``)."""
+    def _last_words(self, shown: list[str], events: list[LogEvent]) -> None:
+        """At the log's end (``shown``: its last two lines with text): an exception line standing alone (no header,
+        no frame above it) that is the last is what the process died of, as Python prints that last (a paste of a
+        tail: ``collect2: error: ld returned 1 exit status``, then ``subprocess.CalledProcessError: ...``).  A log
+        that ends at a frame line outside any traceback, or the source line under it, with no cause before (a
+        paste of frames, its header and exception line cut): a traceback cut before its exception line."""
         word = self._last_word
-        if word is None or self._tbs.any_open() or str(word[5])[:200] not in (last_shown or ""):  # (shown: cut)
+        if word is not None and not self._tbs.any_open() and str(word[5])[:200] in (shown[-1] if shown else ""):
+            self._headless(ParsedLine(*word[1:]), int(word[0]), Ending.EOF, None, events)
+            for tb in self._tbs.close_all():
+                self._on_traceback(tb, events)
             return
-        self._headless(ParsedLine(*word[1:]), int(word[0]), Ending.EOF, None, events)
-        for tb in self._tbs.close_all():
-            self._on_traceback(tb, events)
+        if self._loose_frame is not None and self._ev.root_item() is None:
+            cut = cut_in_frames(self._loose_frame, shown)
+            if cut is not None:
+                self._on_traceback(cut, events)
 
     def _frame_above(self, key: str, line_no: int) -> bool:
         """Whether ``key`` logged a frame line (``File "...", line N``, flattened) just above ``line_no``: its

@@ -11,11 +11,18 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
 from orchestrator.logparse.lines import decode
 from orchestrator.logparse.prefixes import MAIN, ParsedLine, parse_line
 from orchestrator.logparse.tbstate import Traceback
-from orchestrator.logparse.tbtext import CHAIN_MARKERS, ELISION_RE, is_bare_exception, is_frame_line
+from orchestrator.logparse.tbtext import (
+    CHAIN_MARKERS,
+    ELISION_RE,
+    exception_like,
+    is_bare_exception,
+    is_frame_line,
+)
 
 #: Old SGLang's model worker step, whose errors its router catches (``Exception in ModelRpcClient:``) and goes on.
 _STEP_FRAME = ", in exposed_step"
@@ -149,3 +156,22 @@ def _raised_above(line: ParsedLine, prev_raw: bytes | None) -> str | None:
 def _line_before(prev_raw: bytes) -> ParsedLine:
     """``prev_raw`` parsed, once for the checks above that all ask about the same line before."""
     return parse_line(decode(prev_raw))
+
+
+def cut_in_frames(frame: Sequence[Any], shown: Sequence[str]) -> Traceback | None:
+    """The traceback a log ends inside, its header and exception line not in it (a paste of frames only, cut
+    above the exception line): ``frame`` is the last frame line read outside a traceback (``[line, process,
+    writer, text]``), ``shown`` the log's last two lines with text; None unless the last is that frame line or
+    the source line under it."""
+    text = str(frame[3])
+    if not shown or not text:
+        return None
+    if text[:200] in shown[-1]:
+        lines = [text]
+    elif len(shown) > 1 and text[:200] in shown[-2] and not exception_like(parse_line(shown[-1]).message.strip()):
+        lines = [text, "    " + parse_line(shown[-1]).message.strip()]
+    else:
+        return None
+    line_no = int(frame[0])
+    return Traceback(str(frame[2]), str(frame[1]), None, "", "\n".join(lines), line_no, line_no + len(lines) - 1,
+                     None, (), False)

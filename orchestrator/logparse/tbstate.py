@@ -16,6 +16,10 @@ _RAY_WRAPPED_RE = re.compile(r"RayTaskError\(([\w.]+)\)$")
 FRAMES, AFTER_EXC, CHAINED, DEBUG_MSG, PANIC = "frames", "after_exc", "chain", "debug_msg", "panic"
 
 
+#: The levels a script relays its child's output at (a traceback logged at them is one lived with).
+_RELAY_LEVELS = frozenset({"INFO", "DEBUG", "WARNING"})
+
+
 @dataclass(frozen=True)
 class Traceback:
     """A completed traceback."""
@@ -65,6 +69,7 @@ class OpenTraceback:
     rich: int = 0  # rich's boxed report: the box's width (its exception's message is wrapped to it)
     interleaved: int = 0  # log records of the same writer read between its lines (a raw traceback's)
     joined: bool = False  # ``Traceback.joined``
+    framed: bool = False  # its header cut off, under a frame line its writer's record holds (``relayed``)
 
     def add(self, text: str, line_no: int, important: bool = False) -> None:
         self.last_line = line_no
@@ -94,11 +99,19 @@ class OpenTraceback:
             text="\n".join(self.lines),
             line_no=self.start_line,
             end_line=self.last_line,
-            level=self.level,
+            level=None if self.relayed() else self.level,
             exception_lines=tuple(self.exception_lines),
             truncated=self.truncated,
             joined=self.joined,
         )
+
+    def relayed(self) -> bool:
+        """Whether a script's logger wrote each of its lines as a record of its own (``ts - __main__ - INFO -
+        Traceback ...``, ``INFO:root:  File ...``): a child's stderr relayed line by line at the script's level,
+        not a traceback logged at that level (Python's logging heads only a record's first line; vLLM's, which
+        heads every line, ends its header with ``[file.py:N]``)."""
+        return (self.record is not None and self.level in _RELAY_LEVELS and not self.record.endswith("]")
+                and (len(self.lines) > 1 or self.framed))
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}

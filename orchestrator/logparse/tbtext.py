@@ -71,6 +71,13 @@ def exception_like(message: str) -> bool:
     return name.endswith(BARE_NAMES) or (bool(m.group("msg")) and name.rpartition(".")[2][:1].isupper())
 
 
+def never_exception_line(message: str) -> bool:
+    """Whether Python never writes ``message`` as an exception line: a name and a colon with no blank after it
+    (``py:1140] Model loading ...``: the rest of a line another overwrote in a terminal's copy)."""
+    m = EXC_RE.match(message)
+    return m is not None and m.group("msg") is not None and message[len(m.group("exc")) + 1:][:1] not in ("", " ")
+
+
 def translates(first: str, later: str) -> bool:
     """Whether ``later`` (an exception chained after the one that said ``first``) tells the same trouble at more
     length: it names what ``first`` quoted (a key, a module, an attribute) and says at least twice as much.  A

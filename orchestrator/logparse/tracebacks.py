@@ -23,15 +23,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from orchestrator.logparse.lines import Ending
-from orchestrator.logparse.prefixes import ParsedLine, head_before_record, multiprocessing_header
+from orchestrator.logparse.prefixes import ParsedLine, head_before_record
 from orchestrator.logparse.tbforms import (
     ipython_exception,
     is_ipython_header,
     is_remote_banner,
-    is_remote_exception,
     is_rule,
     quoted_python_error,
 )
+from orchestrator.logparse.tbframes import frames_step
 from orchestrator.logparse.tbmessage import (
     CONTINUATION_CAP,
     awaits_rest,
@@ -55,13 +55,12 @@ from orchestrator.logparse.tbstate import (
 )
 from orchestrator.logparse.tbtext import (
     CHAIN_MARKERS,
-    ELISION_RE,
     FRAME_RE,
-    STATEMENT_GOES_ON,
     brackets,
     exception_like,
     is_header,
     is_rich_header,
+    never_exception_line,
 )
 
 #: A traceback still open after this many lines without a line of its own is closed.
@@ -69,14 +68,8 @@ STALE_LINES = 2000
 #: Log records a raw traceback may be interleaved with before they are taken to have ended it.
 _INTERLEAVED = 64
 
-#: Lines of a raw exception's message kept after its first line.
-#: A whole frame line, and one that ends with its function's name (which a terminal may have cut short).
-_WHOLE_FRAME = re.compile(r'File "[^"]*", line \d+, in \S')
-_FRAME_LINE_END = re.compile(r'File "[^"]*", line \d+, in \w*$')
 #: A line of an exception group's report: a rule between its parts, or a line behind its gutter.
 _GROUP_LINE = re.compile(r"^ *(?:\+-[-+]*(?: (?:\d+|\.\.\.) -+| [^-].*-+)?|\| ?(?P<rest>.*))$")
-#: A lower-case word alone: no exception is named so.
-_WORD = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
 class TracebackAssembler:
@@ -143,11 +136,13 @@ class TracebackAssembler:
         self._open[line.key] = tb
         return closed
 
-    def start_headless(self, line: ParsedLine, line_no: int, ending: Ending, above: str | None = None) -> list[Traceback]:
+    def start_headless(self, line: ParsedLine, line_no: int, ending: Ending, above: str | None = None,
+                       framed: bool = False) -> list[Traceback]:
         """Open a traceback at an exception line whose header and first frames were cut off; ``above``: the
         innermost frame's statement just before it (``assert ...``, its indentation lost), when known."""
         closed = self._close(line.key)
         tb = OpenTraceback(line.key, line.process, line.lines_record, line.level, line_no, line_no, crlf=ending is Ending.CR)
+        tb.framed = framed
         if above is not None:
             tb.add(above, line_no - 1)
         exception_line(tb, line.message.rstrip(), line_no)
@@ -232,6 +227,8 @@ class TracebackAssembler:
                 tb.interleaved += 1
                 return False, []
             return False, self._close(key)
+        if tb.crlf and tb.state == FRAMES and ending is not Ending.CR and never_exception_line(msg):
+            return False, self._close(key)  # a record's last line no exception's (overwritten): cut before it
         consumed = self._step(tb, msg, line_no)
         if not consumed:
             return False, self._close(key)
@@ -280,47 +277,7 @@ class TracebackAssembler:
                 exception_line(tb, msg, line_no)
             return True
         if tb.state == FRAMES:
-            if msg == "--":  # grep's line between two groups (a tool's ``grep -A``/``-B`` of the log): frames left out
-                tb.add(msg, line_no)
-                return True
-            code, tb.code_next = tb.code_next, False
-            if not msg or msg[:1].isspace() or is_header(msg):
-                tb.add(msg, line_no)
-                return True
-            if (msg[0] in "F^~" and FRAME_RE.match(msg) is not None) or (code and not exception_like(msg)):
-                # The traceback lost its indentation on the way (pasted as text): a frame line, and the source
-                # line after it, are still frames; so are the next lines of a statement shown over several
-                # (Python 3.13: while a bracket is open, after a trailing comma, ``...<7 lines>...``), and a
-                # caret line keeps what came before it.
-                if msg[0] in "^~" and FRAME_RE.match(msg) is not None:
-                    tb.code_next = code
-                elif msg.startswith("File "):
-                    tb.code_next, tb.depth = True, 0
-                else:
-                    tb.depth = max(0, tb.depth + brackets(msg)) if code else 0
-                    tb.code_next = code and (tb.depth > 0 or STATEMENT_GOES_ON.search(msg) is not None)
-                tb.add(msg, line_no)
-                return True
-            if tb.lines and _wrapped_frame(tb.lines[-1], msg):
-                # The rest of a frame line a terminal wrapped (``..., line 1`` then ``066, in run_server``): the
-                # frame's source line comes next.
-                tb.add(msg, line_no)
-                return True
-            if is_remote_exception(msg) and (tb.message is None or tb.remote):
-                remote_line(tb, msg, line_no)  # Ray's driver re-raising a remote worker's exception
-                return True
-            if tb.interleaved and not exception_like(msg):
-                return False  # records came, then a line that is no exception's: the traceback was cut before
-            if msg[0] in ".[(<\u2026" and ELISION_RE.match(msg) is not None:
-                tb.add(msg, line_no)  # frames its paster left out
-                return True
-            if msg[0] == "P" and multiprocessing_header(msg) is not None:
-                # A child process's ``Process SpawnProcess-1:`` written into the parent's traceback (two
-                # writers on one stderr): not this traceback's exception line.
-                tb.interleaved += 1
-                return True
-            exception_line(tb, msg, line_no)
-            return True
+            return frames_step(tb, msg, line_no)
         if not msg.strip():
             tb.blanks += 1
             if tb.blanks > 2 and tb.record is None:
@@ -396,13 +353,3 @@ class TracebackAssembler:
             asm._open[tb.key] = tb
         return asm
 
-
-def _wrapped_frame(before: str, row: str) -> bool:
-    """Whether ``row``, at column 0 after the traceback line ``before``, is the rest of that frame line, which
-    a terminal wrapped: ``before`` is a frame line cut short, or one that ends with a function's name and
-    ``row`` is a lower-case word (``..._from_r`` then ``emote``)."""
-    if 'File "' not in before or exception_like(row):
-        return False  # (``File "<string>", line 1`` then ``SyntaxError: ...``: no source line to show)
-    if _WHOLE_FRAME.search(before) is None:
-        return True
-    return _WORD.match(row) is not None and _FRAME_LINE_END.search(before) is not None

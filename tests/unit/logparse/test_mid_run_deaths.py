@@ -110,7 +110,8 @@ def test_a_death_that_quotes_a_signal_exit_says_what_it_means() -> None:
 
     assert hint("-11") == "Exit code -11: segmentation fault (SIGSEGV). BASE"
     assert hint("-9") == "Exit code -9: killed (SIGKILL; OOM killer?). BASE"
-    assert hint("-15") == "Exit code -15: ended by SIGTERM. BASE"
+    assert hint("-15") == "Exit code -15: stopped by SIGTERM (a kill, a scheduler's stop or cancel). BASE"
+    assert hint("-1") == "Exit code -1: ended by SIGHUP. BASE"
     assert hint("0") is not None and hint("0").startswith("Exit code 0: the process ended without an error")
     assert "OOM" not in (hint("0") or "")
     assert hint("None") == hint("1") == "BASE"

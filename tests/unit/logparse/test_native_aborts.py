@@ -230,3 +230,20 @@ def test_a_crash_handlers_segfault_report_fails_a_quiet_start() -> None:
     assert a.failed and a.root_cause is not None
     assert (a.root_cause.signature, a.root_cause.line_no) == ("segfault_report", 3)
     assert a.root_cause.hint and "native" in a.root_cause.hint
+
+
+@pytest.mark.parametrize("endings", ENDINGS)
+def test_a_failed_cpp_check_and_its_native_stack_fail_a_quiet_start(endings: str) -> None:
+    """Ray's core (or glog) CHECK: ``[ts C pid tid] core_worker.cc:842:  Check failed: ...`` then ``*** StackTrace
+    Information ***`` and native frames, in a Ray actor's prefix: the process aborted (wild169 ve05's class)."""
+    w = "(WorkerDict pid=40211) "
+    log = (f"{w}INFO 09-02 11:02:10 [model_runner.py:1110] Loading model weights took 14.9 GiB\n"
+           f"{w}[2025-09-02 11:02:13,448 C 40211 40290] core_worker.cc:842:  Check failed: actor_handle != nullptr \n"
+           f"{w}*** StackTrace Information ***\n"
+           + "".join(f"{w}/opt/conda/lib/python3.11/site-packages/ray/_raylet.so(+0x{a:x}) [0x7f{a:x}] {fn}\n"
+                     for a, fn in ((0x13ddb7a, "ray::operator<<()"), (0x9ad05c, "ray::core::CoreWorker::GetActorHandle()"),
+                                   (0x9ae30a, "std::_Function_handler<>::_M_invoke()"))))
+    a = analyze_bytes(_as(log, endings))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.line_no) == ("native_check_failed", 2)
+    assert "actor_handle != nullptr" in a.root_cause.message

@@ -126,3 +126,28 @@ def test_sockets_closed_under_the_client_are_not_the_cause_of_an_engine_that_die
 def test_closed_sockets_alone_still_say_something_died() -> None:
     a = analyze_bytes(START + _zmq_closed(2))
     assert a.failed and a.root_cause is not None and a.root_cause.signature == "zmq_socket_closed"
+
+
+_FRAMES = [
+    '  File "/usr/lib/python3.10/site-packages/torch/nn/modules/module.py", line 1520, in _call_impl',
+    "    return forward_call(*args, **kwargs)",
+    '  File "/usr/lib/python3.10/site-packages/vllm/model_executor/layers/rotary_embedding.py", line 212, in forward',
+    "    cos_sin = self.cos_sin_cache[positions]",
+]
+
+
+@pytest.mark.parametrize("indent", [True, False], ids=["indented", "flattened"])
+@pytest.mark.parametrize("upto", [3, 4], ids=["at a frame line", "at its source line"])
+def test_a_paste_of_frames_cut_above_the_exception_line_is_a_cut_traceback(indent: bool, upto: int) -> None:
+    """Only a traceback's frames, its header above the paste and its exception line below it: the log ends inside
+    a traceback (failed, its cause cut off), not "stops during start-up with no error"."""
+    frames = [line if indent else line.strip() for line in _FRAMES[:upto]]
+    a = analyze_bytes(START + "\n".join(frames).encode() + b"\n")
+    rc = a.root_cause
+    assert a.failed and rc is not None and rc.exception is None
+    assert rc.line_no == 7 and rc.traceback is not None and "rotary_embedding.py" in rc.traceback
+
+
+def test_frames_followed_by_more_log_are_not_where_the_log_ends() -> None:
+    a = analyze_bytes(START + "\n".join(_FRAMES).encode() + b"\nINFO 11-20 10:46:01 api_server.py:212] Serving\n")
+    assert not a.failed

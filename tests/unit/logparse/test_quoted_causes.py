@@ -104,6 +104,20 @@ def test_the_engines_echo_says_what_failed_when_the_workers_traceback_is_not_in_
     assert {"input_dump", "engine_dead", "worker_failed_echo"} <= {s.id for s in a.signatures}
 
 
+
+@pytest.mark.parametrize("endings", ENDINGS)
+def test_an_echo_that_quotes_an_exception_with_its_class_names_that_exception(endings: str) -> None:
+    """``Worker failed with error 'AssertionError: auto_functionalized was not removed'`` (vLLM quotes the worker's
+    exception as ``repr``-like text): the root cause is that AssertionError and its message, not the engine's
+    RuntimeError that carried it; a quote without a class name keeps the echo's (above)."""
+    log = ECHOED.replace("NPU out of memory. Tried to allocate 326.00 MiB (NPU 0; 60.96 GiB total capacity)",
+                         "AssertionError: the fused op was not removed from the graph")
+    rc = analyze_bytes(_as(log, endings)).root_cause
+    assert rc is not None and rc.line_no == 4
+    assert (rc.exception, rc.message) == ("AssertionError", "the fused op was not removed from the graph")
+    assert rc.hint is not None and "not in this log" in rc.hint
+    assert rc.traceback is not None and "RuntimeError: Worker failed with error 'AssertionError" in rc.traceback
+
 GREPPED = """Critical errors found in /srv/logs/sglang_server.log:
 --- Error details ---
 [2025-10-21 00:52:53 DP5 TP5] Scheduler hit an exception: Traceback (most recent call last):

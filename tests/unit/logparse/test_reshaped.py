@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from logforms import cr_to_newline, double_spaced, escapes_shown, flattened, plain
+from logforms import cat_v, cr_to_newline, double_spaced, escapes_shown, flattened, plain
 
 from orchestrator.logparse import analyze_bytes
 from orchestrator.logparse.analyze import analyze_stream
@@ -24,7 +24,8 @@ DATA = Path(__file__).resolve().parents[2] / "data"
 SETS = ("real", "heldout", "wild")
 ITEMS = [(DATA / s / item["file"], item) for s in SETS for item in json.loads((DATA / s / "expected.json").read_text())]
 FORMS = {"flattened": flattened, "tr CR LF": cr_to_newline, "double-spaced": double_spaced,
-         "less": lambda d: escapes_shown(d, b"ESC"), "cat -v": lambda d: escapes_shown(d, b"^[")}
+         "less": lambda d: escapes_shown(d, b"ESC"), "cat -v colours": lambda d: escapes_shown(d, b"^["),
+         "cat -v": cat_v}
 
 
 def said(data: bytes) -> tuple[Any, ...]:
@@ -249,7 +250,7 @@ def test_colour_codes_written_out_are_read_as_codes(spelling: bytes) -> None:
     rc = a.root_cause
     assert rc is not None and rc.exception == "KeyError" and rc.process == "Worker_TP1" and rc.line_no == 2
     assert a.lines == 7 and a.bytes == len(log)
-    assert any("colour codes written out as text" in n for n in notes)
+    assert any(n.startswith(f"colour codes ({spelling.decode()}[1;36m) written out as text") for n in notes), notes
 
 
 def test_a_log_that_only_mentions_an_escape_is_read_as_it_is() -> None:

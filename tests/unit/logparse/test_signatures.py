@@ -26,6 +26,10 @@ EXAMPLES = {
                                "limit:101376 Reducing block sizes or `num_stages` may help."),
     "job_aborted": "ERROR: step 'extract' failed after 2 tries. Aborting pipeline.",
     "libcuda_not_linkable": "/usr/bin/ld: cannot find -lcuda: No such file or directory",
+    "cuda_no_kernel_image": "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+    "stop_signal_received": "*** SIGTERM received at time=1751302847 on cpu 14 ***",
+    "native_check_failed": ("[2025-09-02 11:02:13,448 C 88121 88190] core_worker.cc:842:  Check failed: "
+                            "actor_handle != nullptr Actor handle not found"),
     "cuda_oom": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
     "startup_free_memory": "ValueError: Free memory on device cuda:0 (1.2/94.9 GiB) on startup is less than "
                            "desired GPU memory utilization (0.9, 85.4 GiB).",
@@ -85,6 +89,7 @@ EXAMPLES = {
     "engine_start_failed_echo": "Exception: WorkerProc initialization failed due to an exception in a background "
                                 "process. See stack trace for root cause.",
     "aborted": "aborted (SIGABRT)",
+    "stopped_by_signal": "stopped by SIGTERM (a kill, a scheduler's stop or cancel)",
     "pytest_failed": "FAILED tests/v1/test_spec_decode.py::test_ngram[cfg1] - AssertionError: acceptance too low",
     "plugin_load_failed": "Failed to load plugin register_dummy_model",
     "kv_cache_max_len": "The model's max seq len (29000) is larger than the maximum number of tokens that can be "

@@ -73,6 +73,17 @@ def test_killed_by_the_oom_killer() -> None:
     assert with_exit_code(a, 0) == a
 
 
+
+@pytest.mark.parametrize(("code", "said"), [(143, "stopped by SIGTERM"), (-15, "stopped by SIGTERM"),
+                                            (130, "stopped by SIGINT (Ctrl-C)")])
+def test_a_stop_signal_exit_status_names_the_stop_not_an_unknown_cause(code: int, said: str) -> None:
+    """A log with no error and the exit status of SIGTERM (143 or -15: a kill, a scheduler's stop) or SIGINT
+    (130: Ctrl-C): the job did not finish, and the root cause says it was stopped, with the hint of who sends
+    those; not "the log names no cause"."""
+    a = analyze_bytes((REAL / "r19_dgxspark_silent_host_oom_kill.log").read_bytes())
+    rc = with_exit_code(a, code).root_cause
+    assert rc is not None and rc.message.startswith(said) and rc.signature == "stopped_by_signal"
+
 def test_a_cause_in_the_log_wins_over_the_exit_status() -> None:
     """A worker's traceback stays the root cause when the run then died of SIGKILL."""
     a = analyze_bytes((REAL / "r27_flashinfer_import_typeerror_py311.log").read_bytes())
