@@ -99,12 +99,14 @@ def _analyze(path: Path, notes: list[str]) -> Analysis:
         raise UsageError(f"{path}: cannot read: {err.strerror or err}") from None
 
 
-def _verdict(a: Analysis) -> tuple[str, str]:
+def _verdict(a: Analysis, exit_code: int | None) -> tuple[str, str]:
     """The verdict (markup), and what qualifies it (text)."""
     if a.failed:
         return "[bold red]FAILED[/]", ""
     if a.phase.is_terminal():
         return "[green]not failed[/]", ""
+    if exit_code == 0:
+        return "[green]not failed[/]", "(exit status 0, no error in the log)"
     stop = _signalled(a)
     if stop is not None:  # (a stop the log ends with, not a clean end: the phase says how far it got)
         return "[green]not failed[/]", f"(stopped from outside: a stop signal at line {stop}, no error before it)"
@@ -118,12 +120,17 @@ def _signalled(a: Analysis) -> int | None:
     return next((s.first_line for s in a.signatures if s.id == "stop_signal_received"), None)
 
 
-def _unended(a: Analysis) -> str | None:
-    """What a log that stops during start-up, with no error, can mean (a pasted log has no exit status)."""
-    if a.failed or a.phase.rank >= Phase.SERVING.rank or a.root_cause is not None:
+def _unended(a: Analysis, exit_code: int | None) -> str | None:
+    """What a log that stops before it serves, with no error and no exit status, can mean (a pasted log has
+    none)."""
+    if a.failed or a.phase.rank >= Phase.SERVING.rank or a.root_cause is not None or exit_code is not None:
         return None
     if _signalled(a) is not None:
         return None
+    if a.phase is Phase.STARTING:  # (nothing read as loading: a start-up, or a log of something else)
+        return ("the log stops with no error, before anything eorch reads as loading or serving: the job is still "
+                "starting, was killed without a word (SIGKILL: the OOM killer?), or ended in a way eorch does not "
+                "know; give --exit-code N once it has ended")
     return (f"the log stops during start-up ({a.phase.value}) with no error: the job is still starting, or "
             "it was killed without a word (SIGKILL: the OOM killer?); give --exit-code N once it has ended")
 
@@ -184,8 +191,13 @@ def _latest_lines(a: Analysis) -> str:
     return f"lines {a.first_line}-{min(e.first_line for e in a.earlier) - 1}"
 
 
-def _summary(name: str, a: Analysis, notes: list[str]) -> None:
-    console.print(f"[bold]{escape(name)}[/]  {a.lines} lines, {a.bytes} bytes")
+def _summary(name: str, a: Analysis, notes: list[str], exit_code: int | None = None) -> None:
+    head, size = f"[bold]{escape(name)}[/]", f"{a.lines} lines, {a.bytes} bytes"
+    if console.is_terminal and Text.from_markup(head).cell_len + 2 + len(size) > console.width:
+        console.print(head, highlight=False, soft_wrap=True)  # (a long path: the size under it, whole)
+        console.print(f"{_PAD}{size}", highlight=False)
+    else:
+        console.print(f"{head}  {size}", highlight=False)
     cause_at = None if a.root_cause is None else a.root_cause.line_no
     looped = cause_at is not None and any(e.first_line <= cause_at <= e.lines for e in a.earlier)
     if looped:  # the verdict is an earlier try's cause (``runs.crash_loop``)
@@ -196,14 +208,14 @@ def _summary(name: str, a: Analysis, notes: list[str]) -> None:
                       f"({_latest_lines(a)})", highlight=False)
     for note in notes:
         _field("note", note)
-    verdict, qualified = _verdict(a)
+    verdict, qualified = _verdict(a, exit_code)
     line = f"  phase       {a.phase.value}    verdict: {verdict}"
     if qualified and console.is_terminal and Text.from_markup(line).cell_len + 1 + len(qualified) > console.width:
         console.print(line, highlight=False)
         _field("", qualified)  # under the values, not at the terminal's first column
     else:
         console.print(f"{line} {qualified}".rstrip(), highlight=False)
-    unended = _unended(a)
+    unended = _unended(a, exit_code)
     if unended:
         _field("ended?", unended)
     if a.failed and a.root_cause is None:  # failed by its exit status alone (``--exit-code``)
@@ -297,7 +309,7 @@ def analyze(
         print_json([{**a.to_json(file=name), "notes": notes} for name, a, notes in results])
     else:
         for name, a, notes in results:
-            _summary("(standard input)" if name == STDIN else name, a, notes)
+            _summary("(standard input)" if name == STDIN else name, a, notes, exit_code)
     if check and any(a.failed for _, a, _ in results):
         raise typer.Exit(CHECK_FAILED)
 

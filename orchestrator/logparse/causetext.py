@@ -9,7 +9,7 @@ from typing import Any
 
 from orchestrator.logparse.events import CUT_NOTE, last_frame
 from orchestrator.logparse.prefixes import MAIN
-from orchestrator.logparse.tbtext import EXC_RE, exception_like
+from orchestrator.logparse.tbtext import EXC_RE, LEVELS, exception_like
 
 #: The hint of an engine's echo of a worker's error whose own traceback the log lacks (``quoting``).
 ECHO_ALONE_HINT = ("The engine re-raised a worker's error (Worker failed with error '...'), named here; the worker's own "
@@ -28,7 +28,7 @@ def header_text(item: dict[str, Any]) -> dict[str, Any]:
     lines = str(item.get("traceback") or "").split("\n")
     at = lines[0].find("Traceback (most recent call last)")
     text = lines[0][:at].strip().rstrip(":").strip() if at > 0 else ""
-    if text and _PROGRESS_TEXT.search(text) is None:
+    if text and _PROGRESS_TEXT.search(text) is None and text not in LEVELS:  # (uvicorn's ``ERROR:    Traceback``)
         return {**item, "message": text}
     where = last_frame(str(item.get("traceback") or ""))
     return item if where is None else {**item, "message": f"{CUT_NOTE}; last frame {where}"}

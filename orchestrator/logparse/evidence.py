@@ -23,6 +23,7 @@ life follows, it leaves the verdict and stays visible as ``first_error`` and in 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +38,10 @@ from orchestrator.logparse.prefixes import MAIN
 _ORPHANED = ("parent_exited", "worker_shutdown")
 
 _UNWRITTEN = ("hs_write_failed",)  # causes whose later tracebacks are their doing (``root_item``)
+#: A server that could not listen, and the connection failures of what then tried to reach it (its own warmup,
+#: a client): the failures are its doing (``root_item``).
+_UNLISTENING = ("port_in_use",)
+_UNREACHED = re.compile(r"Connection|RemoteDisconnected|ProtocolError|MaxRetryError|ClientConnector")
 
 #: Causes that announce a worker's exception whose own lines follow ("WorkerProc hit an exception.").
 _ANNOUNCING = ("worker_exception",)
@@ -276,8 +281,11 @@ class Evidence:
             if killed is not None:
                 return thrown(killed, self.line_causes)
             # The engine could not write a request's hidden states (a full disk): later tracebacks (the client's, on
-            # the file that is not there) are what that did.
-            lost = (item for item in self.line_causes if item.get("signature") in _UNWRITTEN and item["line_no"] < chosen["line_no"])
+            # the file that is not there) are what that did.  So are the connection failures of what then tried to
+            # reach a server that could not listen (its port in use): its own warmup's, a client's.
+            lost = (item for item in self.line_causes if item["line_no"] < chosen["line_no"] and (
+                item.get("signature") in _UNWRITTEN or (item.get("signature") in _UNLISTENING and _UNREACHED.search(
+                    str(chosen.get("exception") or "")) is not None)))
             if (found := next(lost, None)) is not None:
                 return found
             if chosen.get("exception") or chosen.get("message"):

@@ -134,7 +134,7 @@ class LogParser(TracebackLines):
         for tb in self._tbs.close_all():
             self._on_traceback(tb, events)
         tail = self._tail.lines
-        self._last_words(tail[-2:], events)
+        self._last_words(tail[-4:], events)
         self._settle(self._line_no, "", events)
         return events
 

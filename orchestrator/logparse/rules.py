@@ -85,7 +85,7 @@ class LineRules(PhaseRules):
         self._frame_at: list[Any] | None = None  # [writer, line] of the last frame line outside a traceback
         self._head: str | None = None  # the text before the message of the line being classified
         self._last_word: list[Any] | None = None  # [line, *ParsedLine] of an exception line standing alone
-        self._loose_frame: list[Any] | None = None  # [line, process, writer, text] of a frame line outside one
+        self._loose_frame: list[Any] | None = None  # [line, process, writer, text, record]: a frame line outside one
 
     def _rules_state(self) -> dict[str, Any]:
         """The JSON-able semantic state (part of ``LogParser.snapshot``)."""
@@ -225,7 +225,7 @@ class LineRules(PhaseRules):
         if msg.startswith('File "') and is_frame_line(msg):
             self._frame_at = [line.key, line_no]  # a frame line (a record's, or a paste's) with its indentation lost
         if 'File "' in msg and is_frame_line(msg.lstrip()):  # (one the log may end at: ``_last_words``)
-            self._loose_frame = [line_no, line.process, line.key, msg.strip()[:4096]]
+            self._loose_frame = [line_no, line.process, line.key, msg.strip()[:4096], line.record]
         if cut_exception_line(line, prev_raw, line_no, self._frame_above(line.key, line_no)):
             self._headless(line, line_no, ending, prev_raw, events)
             return
@@ -273,7 +273,7 @@ class LineRules(PhaseRules):
         self._traceback_line(line, line_no, events)
 
     def _last_words(self, shown: list[str], events: list[LogEvent]) -> None:
-        """At the log's end (``shown``: its last two lines with text): an exception line standing alone (no header,
+        """At the log's end (``shown``: its last lines with text): an exception line standing alone (no header,
         no frame above it) that is the last is what the process died of, as Python prints that last (a paste of a
         tail: ``collect2: error: ld returned 1 exit status``, then ``subprocess.CalledProcessError: ...``).  A log
         that ends at a frame line outside any traceback, or the source line under it, with no cause before (a

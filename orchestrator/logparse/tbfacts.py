@@ -161,17 +161,27 @@ def _line_before(prev_raw: bytes) -> ParsedLine:
 def cut_in_frames(frame: Sequence[Any], shown: Sequence[str]) -> Traceback | None:
     """The traceback a log ends inside, its header and exception line not in it (a paste of frames only, cut
     above the exception line): ``frame`` is the last frame line read outside a traceback (``[line, process,
-    writer, text]``), ``shown`` the log's last two lines with text; None unless the last is that frame line or
-    the source line under it."""
+    writer, text, record]``), ``shown`` the log's last lines with text (four); None unless they end at that frame
+    line, or at its source line and caret line (its writer's, in its record), and a fragment of a line the paste
+    cut (``Aug 19 1``) after them."""
     text = str(frame[3])
     if not shown or not text:
         return None
-    if text[:200] in shown[-1]:
-        lines = [text]
-    elif len(shown) > 1 and text[:200] in shown[-2] and not exception_like(parse_line(shown[-1]).message.strip()):
-        lines = [text, "    " + parse_line(shown[-1]).message.strip()]
-    else:
+    if len(shown) > 1 and len(shown[-1]) <= _FRAGMENT and text[:200] not in shown[-1]:
+        shown = shown[:-1]
+    at = next((i for i in range(len(shown) - 1, -1, -1) if text[:200] in shown[i]), None)
+    if at is None:
         return None
+    after = [parse_line(line) for line in shown[at + 1:]]
+    record = frame[4] if len(frame) > 4 else None
+    if len(after) > 2 or any(p.key != frame[2] or p.record != record or exception_like(p.message.strip())
+                             for p in after):
+        return None
+    lines = [text, *("    " + p.message.strip() for p in after)]
     line_no = int(frame[0])
     return Traceback(str(frame[2]), str(frame[1]), None, "", "\n".join(lines), line_no, line_no + len(lines) - 1,
                      None, (), False)
+
+
+#: The longest last line taken for a fragment a paste cut (a collector's stamp cut short: ``Aug 19 1``).
+_FRAGMENT = 16

@@ -308,6 +308,12 @@ class TracebackAssembler:
                 tb.add(msg, line_no, important=True)
                 return True
             return False
+        if tb.state == AFTER_EXC and tb.record is None and msg[:1].isspace() and FRAME_RE.match(msg.lstrip()):
+            # Another traceback's frame or caret line (processes writing to one stderr: torchrun's ranks): not this
+            # message's; the source line just taken for it, above a caret line, was that traceback's too.
+            if tb.continued and msg.strip()[:1] in "^~" and tb.message and "\n" in tb.message:
+                tb.message = tb.message.rpartition("\n")[0]
+            return False
         if tb.state == AFTER_EXC and (tb.record is not None or continues(tb, msg)):
             # More lines of a multi-line exception message (inside the same log record, or indented).
             tb.continued, tb.blanks = tb.continued + 1, 0  # blank lines end a traceback only in a row

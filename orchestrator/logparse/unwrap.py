@@ -62,12 +62,16 @@ def wrap_width(sample: bytes) -> Wrapping | None:
     if sample.count(b"\r") != sample.count(b"\r\n"):  # a lone \r (a tqdm bar): a raw log, never pasted
         return None
     lines = [ln[:-1] if ln.endswith(b"\r") else ln for ln in sample.split(b"\n")[:-1]]
-    if len(lines) < 2 * _MIN_ROWS:
+    if len(lines) < _MIN_ROWS:
         return None
     width = max(map(len, lines))
     rows = [i for i, ln in enumerate(lines) if len(ln) == width and not _laid_out(ln)]
-    # Fewer rows do when two follow each other: one line more than twice the width (a short paste).
-    enough = len(rows) >= _MIN_ROWS or any(b - a == 1 for a, b in pairwise(rows))
+    # Fewer rows do when two follow each other: one line more than twice the width (a short paste, even one
+    # line of it: an exception line wrapped over three rows).
+    pair = any(b - a == 1 for a, b in pairwise(rows))
+    if len(lines) < 2 * _MIN_ROWS and not pair:
+        return None
+    enough = len(rows) >= _MIN_ROWS or pair
     if width not in _WIDTHS or not enough or len({lines[i] for i in rows}) < min(_MIN_ROWS, len(rows)):
         return None
     if len({_DIGITS.sub(b"0", lines[i]) for i in rows}) < 2:
@@ -89,13 +93,19 @@ def wrap_width(sample: bytes) -> Wrapping | None:
     # lands mid-text, seldom before a run of blanks (two indented ``key: value`` lines of one length are not).
     # Nor may they hold multi-byte characters: a terminal cuts at a column, and such a row as long in bytes as
     # the other is shorter in columns (two lines of a model's answer with arrows in them, of one byte length).
-    # Nor may a row end a word that a sentence's first word follows (``...map.json`` / ``Special tokens ...``):
-    # a cut seldom lands just there.
+    # Nor may a row end a word or a sentence that a sentence's first word follows (``...map.json`` / ``Special
+    # tokens ...``, ``... might be incorrect. `` / ``For debugging ...``): a cut seldom lands just there.
     if len(rows) < _MIN_ROWS:
         normal += sum(1 for nxt, row in after if nxt[:2] == b"  " or not row.isascii()
-                      or (row[-1:].isalnum() and _SENTENCE_START.match(nxt) is not None))
+                      or (_word_end(row) and _SENTENCE_START.match(nxt) is not None))
     most = _MAX_NORMAL_NEXT * len(after) if len(rows) >= _MIN_ROWS else 0
     return Wrapping(width, frozenset(common)) if after and normal <= most else None
+
+
+def _word_end(row: bytes) -> bool:
+    """Whether ``row`` ends a word or a sentence (its blanks aside)."""
+    last = row.rstrip()[-1:]
+    return last.isalnum() or last in (b".", b"!", b"?")
 
 
 class Unwrapper(WholeLines):

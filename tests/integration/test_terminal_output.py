@@ -163,3 +163,14 @@ def test_on_a_narrow_terminal_the_verdict_row_wraps_under_its_column(tmp_path: P
     wide = in_terminal("log", "analyze", str(log), columns=200)
     assert "verdict: not failed so far (the log does not show the job ending)" in wide
     assert "verdict: not failed so far (the log does not show the job ending)" in eorch("log", "analyze", str(log)).stdout
+
+
+def test_on_a_narrow_terminal_a_long_paths_size_goes_whole_under_it(tmp_path: Path) -> None:
+    """A path too long for 80 columns with "N lines, M bytes" after it: the size on the next row, under the
+    values, not broken between "lines," and "bytes" (a stranger's test, session 39); piped, one row."""
+    log = tmp_path / ("vllm-serve-" + "x" * 60 + ".log")
+    log.write_text("INFO:     Application startup complete.\n")
+    rows = in_terminal("log", "analyze", str(log)).split("\n")
+    at = next(i for i, row in enumerate(rows) if row.endswith(".log"))
+    assert rows[at + 1] == " " * 14 + "1 lines, 40 bytes"
+    assert f"{log}  1 lines, 40 bytes" in eorch("log", "analyze", str(log)).stdout

@@ -113,6 +113,21 @@ def test_summary_of_a_log_that_stops_during_start_up_says_what_it_can_mean() -> 
     assert "verdict: FAILED" in killed and "ended?" not in killed and "killed (SIGKILL; OOM killer?)" in killed
 
 
+
+def test_a_log_eorch_reads_no_phase_in_says_so_and_exit_status_0_ends_it(tmp_path: Path) -> None:
+    """A log with no error and nothing eorch reads as loading or serving (a benchmark's report, a script's own
+    lines): not "stops during start-up"; given ``--exit-code 0``, not failed, and no "give --exit-code N"."""
+    log = tmp_path / "bench.log"
+    log.write_text("Namespace(backend='vllm', num_prompts=100, request_rate=inf)\n"
+                   "============ Serving Benchmark Result ============\n"
+                   "Successful requests:                     100\n"
+                   "Benchmark duration (s):                  41.21\n")
+    text = " ".join(eorch("log", "analyze", str(log)).stdout.split())
+    assert "before anything eorch reads as loading or serving" in text and "during start-up" not in text
+    ended = " ".join(eorch("log", "analyze", "--exit-code", "0", str(log)).stdout.split())
+    assert "verdict: not failed (exit status 0, no error in the log)" in ended
+    assert "ended?" not in ended and "--exit-code N" not in ended
+
 def test_a_log_failed_by_its_exit_status_alone_says_so() -> None:
     """The same log with exit status 1: failed, and since the log names no cause the summary says what failed it
     instead of a bare verdict (the followed run's ``eorch show`` gives its last lines then)."""

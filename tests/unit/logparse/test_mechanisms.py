@@ -48,6 +48,21 @@ def test_a_bare_exception_is_not_placed_in_the_frames_of_one_chained_after_it() 
     assert rc is not None and rc.exception == "asyncio.exceptions.TimeoutError"
     assert message_shown(rc.to_dict()) == "(raised without a message)"
 
+
+def test_a_server_that_could_not_listen_is_the_cause_of_the_connection_failures_after_it() -> None:
+    """uvicorn could not bind (an earlier server held the port), then the server's own warmup request fails to
+    connect: the port in use is the cause, the warmup's ``RemoteDisconnected`` what it did."""
+    log = ("[2025-12-14 09:26:06] INFO:     Application startup complete.\n"
+           "[2025-12-14 09:26:06] ERROR:    [Errno 98] error while attempting to bind on address ('127.0.0.1', "
+           "30000): address already in use\n"
+           "[2025-12-14 09:26:06] INFO:     Waiting for application shutdown.\n"
+           "[2025-12-14 09:30:27] Initialization failed. warmup error: Traceback (most recent call last):\n"
+           '  File "/opt/venv/lib/python3.10/site-packages/http/client.py", line 287, in _read_status\n'
+           '    raise RemoteDisconnected("Remote end closed connection without"\n'
+           "http.client.RemoteDisconnected: Remote end closed connection without response\n")
+    rc = analyze_bytes(log.encode()).root_cause
+    assert rc is not None and (rc.signature, rc.line_no) == ("port_in_use", 2)
+
 def test_a_cancellation_alone_is_still_a_stop() -> None:
     """The same cancellation with nothing chained after it: the task was told to stop."""
     a = analyze_bytes(TIMEOUT.split("\nDuring handling")[0].encode() + b"\n")

@@ -137,11 +137,13 @@ _FRAMES = [
 
 
 @pytest.mark.parametrize("indent", [True, False], ids=["indented", "flattened"])
-@pytest.mark.parametrize("upto", [3, 4], ids=["at a frame line", "at its source line"])
+@pytest.mark.parametrize("upto", [3, 4, 5, 6], ids=["at a frame line", "at its source line", "at its caret line",
+                                                    "at a cut line after them"])
 def test_a_paste_of_frames_cut_above_the_exception_line_is_a_cut_traceback(indent: bool, upto: int) -> None:
-    """Only a traceback's frames, its header above the paste and its exception line below it: the log ends inside
-    a traceback (failed, its cause cut off), not "stops during start-up with no error"."""
-    frames = [line if indent else line.strip() for line in _FRAMES[:upto]]
+    """Only a traceback's frames, its header above the paste and its exception line below it (and, last, a line
+    the paste cut short): the log ends inside a traceback (failed, its cause cut off), not "stops during start-up
+    with no error"."""
+    frames = [line if indent else line.strip() for line in (*_FRAMES, "              ^^^^^^^^^^^^^^^^^", "Aug 19 1")[:upto]]
     a = analyze_bytes(START + "\n".join(frames).encode() + b"\n")
     rc = a.root_cause
     assert a.failed and rc is not None and rc.exception is None
@@ -151,3 +153,11 @@ def test_a_paste_of_frames_cut_above_the_exception_line_is_a_cut_traceback(inden
 def test_frames_followed_by_more_log_are_not_where_the_log_ends() -> None:
     a = analyze_bytes(START + "\n".join(_FRAMES).encode() + b"\nINFO 11-20 10:46:01 api_server.py:212] Serving\n")
     assert not a.failed
+
+
+def test_a_cut_traceback_under_uvicorns_level_word_names_its_last_frame_not_the_word() -> None:
+    """uvicorn writes ``ERROR:    Traceback (most recent call last):``; cut before the exception line, the cause
+    says where it was cut, not "ERROR"."""
+    log = START + b"ERROR:    Traceback (most recent call last):\n" + "\n".join(_FRAMES).encode() + b"\n"
+    rc = analyze_bytes(log).root_cause
+    assert rc is not None and rc.message.startswith("cut before its exception line; last frame rotary_embedding.py:212")

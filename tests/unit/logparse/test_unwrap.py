@@ -25,7 +25,9 @@ WRAPPED = {"g05_issue_vllm_xpu_kv_cache_too_small_max_seq_len.log": 119, "k803_c
            "tr06_vllm_bnb_llama3_clean_startup.log": 277,  # (wild101: the engine args record, wrapped by its reporter)
            "ra10_distserve_v100_no_kernel_image_engine_stuck_ctrl_c.log": 166,  # an issue paste at 166 (wild118)
            "vg03_gemma3_kv_quant_local_attn_masks_keyerror.log": 132,  # a terminal's rows, padded to 132 (wild134)
-           "vd13_vllm6829_quoted_gunicorn.log": 160, "vd18_intelarc4_kv_hardwrapped.log": 119}  # (wild168)
+           "vd13_vllm6829_quoted_gunicorn.log": 160, "vd18_intelarc4_kv_hardwrapped.log": 119,  # (wild168)
+           # a startup log committed as a terminal showed it, and a Slurm output of a wrapped vLLM 0.5 (wild170)
+           "vf01_dennisleebench_tp2_startup_hardwrap.log": 147, "vf19_vllm9738_slurm_working_run.log": 162}
 LOGS = [p for p in sorted(DATA.glob("*/*.log")) if p.name not in WRAPPED]
 #: Logs with a stretch that was cut or wrapped at a width on its way to us (the whole log is not): a short
 #: stretch of them is rightly taken for a wrap.
@@ -125,6 +127,18 @@ def test_a_short_paste_with_one_line_wrapped_twice_is_joined() -> None:
     assert rc is not None and rc.exception == "ImportError"
     assert rc.message.endswith("undefined symbol: _ZNK3c106SymInt6sym_neERKS0_")
 
+
+
+def test_a_paste_of_one_exception_line_wrapped_twice_is_joined() -> None:
+    """Only the exception line was copied, from a 100-column terminal: three rows, two of them the width; its
+    message is whole again (a paste of under six lines is enough when two rows of the width follow each other)."""
+    line = (b"ValueError: The model's max seq len (131072) is larger than the maximum number of tokens that can be "
+            b"stored in KV cache (20688). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` "
+            b"when initializing the engine.\n")
+    rows = hard_wrapped(line, 100)
+    assert [len(row) for row in rows.split(b"\n")][:2] == [100, 100]
+    rc = analyze_bytes(rows).root_cause
+    assert rc is not None and rc.exception == "ValueError" and rc.message.endswith("when initializing the engine.")
 
 def _long_lines(path: Path, width: int) -> int:
     return sum(1 for line in plain(path.read_bytes()).split(b"\n") if len(line) > width)
