@@ -124,11 +124,12 @@ class Evidence:
         if livable and len(self.livable) < KEEP:
             self.livable.append(cause.line_no)
 
-    def amend_line_cause(self, line_no: int, message: str) -> None:
-        """Give the line cause found at ``line_no`` (C++'s ``terminate called after throwing ...``) the message
-        read on a later line (its ``what():``), once."""
+    def amend_line_cause(self, line_no: int, message: str, burst: int = 0) -> None:
+        """Give the line cause found at ``line_no`` (C++'s ``terminate called after throwing ...``), and those of
+        the ``burst`` lines above it (several threads' terminates in a row, one ``what():`` after them), the
+        message read on a later line (its ``what():``), once."""
         for item in self.line_causes:
-            if item["line_no"] == line_no and str(item["message"]).startswith("terminate called"):
+            if 0 <= line_no - item["line_no"] <= burst and str(item["message"]).startswith("terminate called"):
                 item["message"] = message
 
     def extend_line_cause(self, line_no: int, more: str, cap: int) -> bool:

@@ -45,6 +45,8 @@ _WHAT = re.compile(r"^\s*(?:what\(\):\s*)+(?P<msg>.*)$")
 #: VLLM::Worker_TP4() [0x59dcbd]``), and how many lines after a ``terminate`` it is looked for.
 _PROC_TITLE = re.compile(r"\bVLLM::(?P<proc>\w+)")
 TITLE_WINDOW = 100
+#: Terminate lines in a row (threads of one process, or several processes on one stderr) one what() line follows.
+_TERMINATES = 8
 #: ROCm's abort says what went wrong from its status on (``:0:rocdevice.cpp :3582: 1886160784284 us:  Callback:
 #: Queue 0x7d08... Aborting with error : HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed ...``).
 _HSA_STATUS = re.compile(r"(?<=with error : )HSA_STATUS_ERROR_\w+")
@@ -184,7 +186,8 @@ class EvidenceRules:
             self._aborted_at = None
             return
         if line_no - at <= 3 and "what():" in msg and (m := _WHAT.match(msg)) is not None:
-            self._ev.amend_line_cause(at, m.group("msg").strip()[:4096])  # (once: it amends the terminate line only)
+            # (once: it amends the terminate lines only; threads' terminates in a row share the what() after them)
+            self._ev.amend_line_cause(at, m.group("msg").strip()[:4096], burst=_TERMINATES)
             self._dirty = True
         if "VLLM::" in msg and (t := _PROC_TITLE.search(msg)) is not None:
             self._ev.amend_line_process(at, t.group("proc"))

@@ -247,3 +247,16 @@ def test_a_failed_cpp_check_and_its_native_stack_fail_a_quiet_start(endings: str
     assert a.failed and a.root_cause is not None
     assert (a.root_cause.signature, a.root_cause.line_no) == ("native_check_failed", 2)
     assert "actor_handle != nullptr" in a.root_cause.message
+
+
+@pytest.mark.parametrize("endings", ENDINGS)
+def test_terminates_of_several_threads_in_a_row_share_the_what_after_them(endings: str) -> None:
+    """Four workers' ``terminate called after throwing ...`` in a row, then one ``what():``: the first is the
+    cause, and its message is what was thrown (not the terminate line)."""
+    log = ("(Worker_TP0 pid=2337) INFO 09-23 04:18:48 [default_loader.py:430] Loading weights took 15.61 seconds\n"
+           + "terminate called after throwing an instance of 'c10::AcceleratorError'\n" * 4
+           + "  what():  CUDA error: an illegal memory access was encountered\n"
+           + "Search for `cudaErrorIllegalAddress' in https://docs.nvidia.com/cuda/ for more information.\n")
+    rc = analyze_bytes(_as(log, endings)).root_cause
+    assert rc is not None and (rc.exception, rc.line_no) == ("c10::AcceleratorError", 2)
+    assert rc.message == "CUDA error: an illegal memory access was encountered"
