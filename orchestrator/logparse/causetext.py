@@ -78,7 +78,6 @@ def thrown(killed: dict[str, Any], line_causes: list[dict[str, Any]]) -> dict[st
     return above[-1] if above else killed
 
 
-
 def quoting(items: list[dict[str, Any]], refs: list[str]) -> dict[str, Any] | None:
     """The engine's echo of a worker's error (``Worker failed with error 'NPU out of memory ...'``; ``refs``: what
     the echoes quote) among ``items``, the worker's own traceback not in the log: what failed, as the echo quotes

