@@ -48,6 +48,20 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def read_events(run_dir: Path) -> list[dict[str, Any]]:
+    """A recipe run's events.jsonl (none yet: an empty list)."""
+    path = run_dir / "events.jsonl"
+    return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+
+
+def last_event(events: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    return [e for e in events if e["kind"] == kind][-1]
+
+
+def step_states(events: list[dict[str, Any]], state: str | None = None) -> list[tuple[str, str]]:
+    return [(e["step"], e["state"]) for e in events if e["kind"] == "step" and (state is None or e["state"] == state)]
+
+
 @dataclass
 class RecipeRun:
     run_dir: Path
@@ -56,19 +70,17 @@ class RecipeRun:
 
     @property
     def events(self) -> list[dict[str, Any]]:
-        path = self.run_dir / "events.jsonl"
-        return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+        return read_events(self.run_dir)
 
     @property
     def log(self) -> str:
         return (self.run_dir / "log").read_text(errors="replace")
 
     def result(self) -> dict[str, Any]:
-        return [e for e in self.events if e["kind"] == "result"][-1]
+        return last_event(self.events, "result")
 
     def steps(self, state: str | None = None) -> list[tuple[str, str]]:
-        return [(e["step"], e["state"]) for e in self.events
-                if e["kind"] == "step" and (state is None or e["state"] == state)]
+        return step_states(self.events, state)
 
 
 def eagle3_spec(engine_python: Path, tiny: dict[str, Any], out: Path, **over: Any) -> dict[str, Any]:

@@ -9,10 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.engine.conftest import (
-    eagle3_spec,
-    run_recipe,
-)
+from tests.engine.conftest import eagle3_spec, run_recipe
 
 pytestmark = pytest.mark.e2e
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 import tomli_w
-from helpers import add_testbox, eorch, pids_with_run_id, wait_for
+from helpers import add_testbox, eorch, pids_with_run_id, show, wait_for
 
-from tests.engine.conftest import REPO, eagle3_spec
+from tests.engine.conftest import REPO, eagle3_spec, last_event, read_events, step_states
 
 pytestmark = pytest.mark.e2e
 
@@ -25,22 +25,6 @@ def launch_spec(tmp_path: Path, spec: dict[str, Any], *flags: str, name: str = "
     path = tmp_path / name
     path.write_text(tomli_w.dumps(spec))
     return json.loads(eorch("launch", "--host", "gpu", "--spec", str(path), "--json", *flags).stdout)
-
-
-def show(run_id: str) -> dict[str, Any]:
-    return json.loads(eorch("show", run_id, "--json").stdout)
-
-
-def events(run_dir: Path) -> list[dict[str, Any]]:
-    return [json.loads(x) for x in (run_dir / "events.jsonl").read_text().splitlines()]
-
-
-def steps(evs: list[dict[str, Any]], state: str | None = None) -> list[tuple[str, str]]:
-    return [(e["step"], e["state"]) for e in evs if e["kind"] == "step" and (state is None or e["state"] == state)]
-
-
-def last(evs: list[dict[str, Any]], kind: str) -> dict[str, Any]:
-    return [e for e in evs if e["kind"] == kind][-1]
 
 
 def port_open(port: int) -> bool:
@@ -81,11 +65,11 @@ class TestThroughEorch:
         assert pids_with_run_id(run["id"]) == []
         # the recipe's own record of it
         run_dir = root / "runs" / run["id"]
-        evs = events(run_dir)
-        assert last(evs, "result") == {**last(evs, "result"), "ok": True, "error": None}
-        assert [s for s, _ in steps(evs, "done")] == ["serve", "extract", "verify", "stop"]
-        assert ("prepare", "skipped") in steps(evs)
-        outputs = last(evs, "outputs")
+        evs = read_events(run_dir)
+        assert last_event(evs, "result") == {**last_event(evs, "result"), "ok": True, "error": None}
+        assert [s for s, _ in step_states(evs, "done")] == ["serve", "extract", "verify", "stop"]
+        assert ("prepare", "skipped") in step_states(evs)
+        outputs = last_event(evs, "outputs")
         assert outputs["samples"] == tiny["samples"] and outputs["verified"] and outputs["stray_locks"] == []
         manifest = json.loads((out / "manifest.json").read_text())
         assert manifest["layer_ids"] == [2, 4, 5, 8] and manifest["verified"] is True
@@ -112,7 +96,7 @@ class TestThroughEorch:
         assert all(p.exists() for p in removed)
         assert "Processing 3 samples" in eorch("logs", again["id"]).stdout
         again_dir = root / "runs" / again["id"]
-        extract_done = next(e for e in events(again_dir) if e["kind"] == "step" and e["step"] == "extract"
+        extract_done = next(e for e in read_events(again_dir) if e["kind"] == "step" and e["step"] == "extract"
                             and e["state"] == "done")["detail"]
         assert extract_done["existing_before"] == tiny["samples"] - 3 and extract_done["new"] == 3
         assert "prefilled in chunks" in (again_dir / "vllm.log").read_text()
@@ -143,11 +127,11 @@ class TestThroughEorch:
         assert record["status"] == "failed"
         assert record["root_cause"]["signature"] == "kv_cache_memory", record["root_cause"]
         run_dir = root / "runs" / run["id"]
-        evs = events(run_dir)
-        result = last(evs, "result")
+        evs = read_events(run_dir)
+        result = last_event(evs, "result")
         assert result["ok"] is False
         assert "ValueError: Available memory" in result["error"] and "VLLM_CPU_KVCACHE_SPACE" in result["error"]
-        assert ("serve", "failed") in steps(evs)
+        assert ("serve", "failed") in step_states(evs)
         assert "EngineCore failed to start" in eorch("logs", run["id"]).stdout
         assert "ValueError: Available memory" in (run_dir / "vllm.log").read_text()
         assert pids_with_run_id(run["id"]) == []
@@ -180,10 +164,10 @@ class TestThroughEorch:
         record = show(run["id"])
         assert record["status"] == "cancelled"
         assert pids_with_run_id(run["id"]) == []
-        evs = events(root / "runs" / run["id"])
-        assert last(evs, "result") == {**last(evs, "result"), "ok": False, "error": "cancelled (SIGTERM)"}
-        assert ("extract", "failed") in steps(evs)
-        outputs = last(evs, "outputs")
+        evs = read_events(root / "runs" / run["id"])
+        assert last_event(evs, "result") == {**last_event(evs, "result"), "ok": False, "error": "cancelled (SIGTERM)"}
+        assert ("extract", "failed") in step_states(evs)
+        outputs = last_event(evs, "outputs")
         assert 0 < outputs["samples"] < 3000 and outputs["verified"] is False
 
 
