@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from rich.console import Console, ConsoleOptions, ConsoleRenderable, RenderHook, RenderResult
 from rich.segment import Segment
@@ -49,6 +50,10 @@ class InertConsole(Console):
 
     def render_str(self, text: str, **kwargs: Any) -> Text:
         return super().render_str(_inert(text), **kwargs)
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        _pipe_closed()
 
 
 def _inert(value: str) -> str:
@@ -101,6 +106,25 @@ def run_async(make: Callable[[Context], Awaitable[T]]) -> T:
     return asyncio.run(main())
 
 
+#: The exit status a command means to end with once its output is written, for when the reader closes the pipe
+#: first (``eorch log analyze --check x.log | head -1``): the answer the status gives is known by then.  None: a
+#: closed pipe exits 1.
+closed_pipe_status: int | None = None
+
+
+def _pipe_closed() -> NoReturn:
+    """The reader closed stdout's pipe (`| head`): exit as Rich and click do (stdout to /dev/null, no message),
+    but with the status the command means (``closed_pipe_status``), not always 1."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    raise SystemExit(1 if closed_pipe_status is None else closed_pipe_status)
+
+
+def exit_status_if_pipe_closes(status: int) -> None:
+    """Say the status this command ends with, before writing its output (see ``closed_pipe_status``)."""
+    global closed_pipe_status
+    closed_pipe_status = status
+
+
 MAX_LIMIT = 1_000_000
 
 
@@ -114,4 +138,8 @@ def check_limit(limit: int, option: str = "--limit") -> int:
 
 
 def print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, indent=2, default=str) + "\n")
+    try:
+        sys.stdout.write(json.dumps(value, indent=2, default=str) + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _pipe_closed()

@@ -16,7 +16,7 @@ import typer
 from rich.markup import escape
 from rich.text import Text
 
-from orchestrator.cli.common import console, err_console, print_json
+from orchestrator.cli.common import console, err_console, exit_status_if_pipe_closes, print_json
 from orchestrator.core.humanize import tries_where
 from orchestrator.errors import NotFound, UsageError
 from orchestrator.logparse import (
@@ -305,12 +305,15 @@ def analyze(
         if str(path) == STDIN and not a.bytes:
             raise UsageError("standard input was empty: there is no log to analyse")
         results.append((str(path), with_exit_code(a, exit_code), notes))
+    failed = check and any(a.failed for _, a, _ in results)
+    if check:
+        exit_status_if_pipe_closes(CHECK_FAILED if failed else 0)
     if json_:
         print_json([{**a.to_json(file=name), "notes": notes} for name, a, notes in results])
     else:
         for name, a, notes in results:
             _summary("(standard input)" if name == STDIN else name, a, notes, exit_code)
-    if check and any(a.failed for _, a, _ in results):
+    if failed:
         raise typer.Exit(CHECK_FAILED)
 
 

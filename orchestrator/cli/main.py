@@ -218,14 +218,19 @@ def _quick_runs(args: list[str]) -> bool:
 
 
 def _output_error(err: OSError) -> NoReturn:
-    """The output could not be written: one line (none for a closed pipe), exit 1; other errors go on up."""
+    """The output could not be written: one line (none for a closed pipe), exit 1; other errors go on up.  A
+    reader that stopped early (`| head`) needs no message, and a command whose status is its answer (`--check`)
+    still gives it."""
     if not _output_failed(err):
         raise err
-    if err.errno != errno.EPIPE:  # a reader that stopped early (`| head`) needs no message
-        from rich.markup import escape
+    if err.errno == errno.EPIPE:
+        common = sys.modules.get("orchestrator.cli.common")
+        status = getattr(common, "closed_pipe_status", None)
+        sys.exit(1 if status is None else status)
+    from rich.markup import escape
 
-        _err_console().print(f"[bold red]error:[/] cannot write the output: {escape(err.strerror or str(err))}",
-                             highlight=False, soft_wrap=True)
+    _err_console().print(f"[bold red]error:[/] cannot write the output: {escape(err.strerror or str(err))}",
+                         highlight=False, soft_wrap=True)
     sys.exit(1)
 
 

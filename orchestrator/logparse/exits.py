@@ -28,6 +28,23 @@ _SIGNALS: dict[int, tuple[str, str]] = {
 }
 
 
+#: What a SIGKILL is when the log shows the job stopping (a stop signal's clean shutdown, or its own end) first:
+#: not a crash, and seldom the OOM killer; what the kernel log check adds to the bare cause is kept after it.
+_STOPPING = ("killed (SIGKILL) while stopping: the log shows a stop first, then the shutdown outlived a grace "
+             "period (docker stop, systemd, Slurm's KillWait) or a kill -9 came")
+_STOPPING_ID = "killed_while_stopping"
+
+
+def when_stopping(cause: RootCause) -> RootCause:
+    """``cause`` for a run whose log shows it stopping before its end: a SIGKILL's (``killed``) becomes
+    ``killed_while_stopping``, with what the kernel log check added; any other cause is kept."""
+    bare, sig_id = _SIGNALS[signal.SIGKILL]
+    if cause.signature != sig_id or not cause.message.startswith(bare):
+        return cause
+    return dataclasses.replace(cause, message=f"{_STOPPING}{cause.message[len(bare):]}"[:600],
+                               signature=_STOPPING_ID)
+
+
 #: Root causes that say no more than the exit status does: the shell's ``Killed`` (a job run from a script).
 _ONLY_A_SIGNAL = frozenset({"shell_killed"})
 
@@ -102,10 +119,13 @@ def exit_root_cause(exit_code: int | None, line_no: int = 0) -> RootCause | None
 
 def with_exit_code(analysis: Analysis, exit_code: int | None) -> Analysis:
     """The verdict once the exit status is known: non-zero fails the job; when the log names no cause, a
-    fatal signal becomes the root cause (a cause in the log always wins: a killed worker's traceback)."""
+    fatal signal becomes the root cause (a cause in the log always wins: a killed worker's traceback); a
+    SIGKILL after the log shows the job stopping says so (``when_stopping``)."""
     if exit_code is None or exit_code == 0:
         return analysis
     root = analysis.root_cause
     if root is None or not analysis.failed:
         root = exit_root_cause(exit_code, analysis.lines) or root
+        if root is not None and analysis.phase is Phase.STOPPED:
+            root = when_stopping(root)
     return dataclasses.replace(analysis, failed=True, phase=Phase.FAILED, root_cause=root)

@@ -20,7 +20,7 @@ from typing import Any
 from orchestrator.core.runstate import Liveness, RunStatus, ended, status_from_liveness
 from orchestrator.logparse import exit_root_cause
 from orchestrator.logparse.events import RootCause
-from orchestrator.logparse.exits import after_signal_only, names_only_a_signal
+from orchestrator.logparse.exits import after_signal_only, names_only_a_signal, when_stopping
 from orchestrator.monitoring.liveness import cancel_reached_host, liveness_from, lost_reason, lost_root_cause
 from worker.protocol import RunStatusReport
 
@@ -86,6 +86,8 @@ def settle(report: RunStatusReport, live: Liveness, stored: StoredRun, *, log_fa
     if status is RunStatus.FAILED and names_only_a_signal(stored.root_cause):
         # A log that just stops (or ends in the shell's "Killed"): the kernel log or the exit status says why.
         killed = after_signal_only(stored.root_cause, killed or exit_root_cause(rc))
+        if killed is not None and stored.phase == "stopped":  # its log showed it stopping: not a crash
+            killed = when_stopping(killed)
         if killed is not None:
             found = RootCauseFound(killed.to_json(), killed.signature, sets_signature=True)
     phase = stored.phase

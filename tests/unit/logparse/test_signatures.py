@@ -89,6 +89,8 @@ EXAMPLES = {
     "engine_start_failed_echo": "Exception: WorkerProc initialization failed due to an exception in a background "
                                 "process. See stack trace for root cause.",
     "aborted": "aborted (SIGABRT)",
+    "killed_while_stopping": ("killed (SIGKILL) while stopping: the log shows a stop first, then the shutdown "
+                              "outlived a grace period (docker stop, systemd, Slurm's KillWait) or a kill -9 came"),
     "stopped_by_signal": "stopped by SIGTERM (a kill, a scheduler's stop or cancel)",
     "pytest_failed": "FAILED tests/v1/test_spec_decode.py::test_ngram[cfg1] - AssertionError: acceptance too low",
     "plugin_load_failed": "Failed to load plugin register_dummy_model",
