@@ -24,14 +24,17 @@ _PROGRESS_TEXT = re.compile(r"\d%\||\| *\d+/\d+ \[")
 def header_text(item: dict[str, Any]) -> dict[str, Any]:
     """A traceback cause that names nothing, with a message that says what it can: the text its header line
     began with (``EngineCore hit an exception: Traceback (most recent call last):``), unless that was a progress
-    bar the header was glued to; else that it was cut, and its last frame with that frame's source line."""
+    bar the header was glued to, and that it was cut, with its last frame and that frame's source line (where
+    it was raised)."""
     lines = str(item.get("traceback") or "").split("\n")
     at = lines[0].find("Traceback (most recent call last)")
     text = lines[0][:at].strip().rstrip(":").strip() if at > 0 else ""
-    if text and _PROGRESS_TEXT.search(text) is None and text not in LEVELS:  # (uvicorn's ``ERROR:    Traceback``)
-        return {**item, "message": text}
+    said = text if text and _PROGRESS_TEXT.search(text) is None and text not in LEVELS else ""  # (uvicorn's ``ERROR:``)
     where = last_frame(str(item.get("traceback") or ""))
-    return item if where is None else {**item, "message": f"{CUT_NOTE}; last frame {where}"}
+    if where is None:
+        return {**item, "message": said} if said else item
+    cut = f"{CUT_NOTE}; last frame {where}"
+    return {**item, "message": f"{said} ({cut})" if said else cut}
 
 
 def same_message(message: str, ref: str) -> bool:

@@ -138,6 +138,14 @@ _COLLECTOR_BYTES_RE = re.compile(_COLLECTOR.encode())
 
 
 _SGLANG_TAIL_RE = re.compile(_SGLANG_RE.pattern + "$")
+_SGLANG_PLACE_RE = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d (?P<place>[A-Z_]+\d+(?: [A-Z_]+\d+)*)\]")
+
+
+def sglang_place(record: str | None) -> str | None:
+    """The scheduler's place an SGLang record names (``TP4``, ``DP1 PP0 TP3 EP3``): the process that wrote it
+    when no stream prefix says (each rank's scheduler is a process of its own); None for another record."""
+    m = _SGLANG_PLACE_RE.fullmatch(record) if record is not None and record.startswith("[") else None
+    return None if m is None else m.group("place")
 
 
 def head_before_record(head: str) -> str:

@@ -27,12 +27,14 @@ from orchestrator.logparse.phases import (
     ShardReading,
 )
 from orchestrator.logparse.prefixes import (
+    MAIN,
     ParsedLine,
     glued_header,
     head_of,
     multiprocessing_header,
     parse_line,
     prefix_only,
+    sglang_place,
 )
 from orchestrator.logparse.repeats import Repeats
 from orchestrator.logparse.signatures import Catalogue, load_catalogue
@@ -200,6 +202,8 @@ class LineRules(PhaseRules):
             process = line.process
             if line.pid is None and prev_raw is not None:
                 process = multiprocessing_header(decode(prev_raw)) or process
+            if process == MAIN and line.pid is None:  # SGLang's ``[ts TP4] Scheduler hit an exception: Traceback``
+                process = sglang_place(line.record) or process
             for tb in self._tbs.start(line, line_no, process, ending, self._head):
                 self._on_traceback(tb, events)
             self._tb_sigs[line.key] = []

@@ -433,3 +433,19 @@ def test_check_gives_its_status_when_the_reader_closes_the_pipe_first() -> None:
     assert closed_pipe("--check", ok) == (0, "")
     assert closed_pipe("--check", "--json", failed) == (3, "")
     assert closed_pipe(failed) == (1, "")
+
+
+def test_a_traceback_cut_before_its_exception_line_says_what_its_header_said_and_where_it_was_raised(
+        tmp_path: Path) -> None:
+    """A paste of an SGLang scheduler's traceback that stops inside its last frame's source line: the summary calls
+    the cause a traceback (not an error line), with the header's text, that it was cut, and the last frame."""
+    log = tmp_path / "pasted.txt"
+    log.write_text("[TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+                   '  File ".../sglang/srt/managers/scheduler.py", line 2301, in run_scheduler_process\n'
+                   "    scheduler.event_loop_overlap()\n"
+                   '  File ".../sglang/srt/mem_cache/allocator.py", line 98, in alloc_extend\n'
+                   '    raise RuntimeError(f"Out of memo\n')
+    text = " ".join(eorch("log", "analyze", str(log)).stdout.split())
+    assert "root cause traceback in main (line 1)" in text, text
+    assert ("[TP0] Scheduler hit an exception (cut before its exception line; last frame allocator.py:98, in "
+            "alloc_extend: raise RuntimeError(f\"Out of memo)") in text

@@ -6,10 +6,12 @@ ip=...)``), 0.8-0.9 ``(VllmWorker rank=N pid=N)``, SGLang's scheduler, C++ fatal
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from orchestrator.logparse import analyze_bytes
+from orchestrator.logparse.prefixes import sglang_place
 
 
 def _log(*records: str | list[str]) -> bytes:
@@ -81,6 +83,19 @@ def test_sglang_scheduler_exception() -> None:
     a = analyze_bytes(data)
     assert a.failed and a.root_cause is not None
     assert (a.root_cause.exception, a.root_cause.message) == ("KeyError", "'draft_token_num'")
+    assert a.root_cause.process == "TP0"  # the rank's scheduler the record names, not "main"
+
+
+def test_sglang_root_cause_names_the_rank_its_record_names() -> None:
+    """A real SGLang TP8 log (MI300X, wild113 mo01): the NameError is TP4's scheduler's, as its record says
+    (``[2025-12-13 10:51:55 TP4] Scheduler hit an exception``), with plain or collected line ends; a place of
+    several parallel ranks is named whole; the main process's records (``[ts] ``) name none."""
+    log = Path(__file__).resolve().parents[2] / "data" / "wild113" / "mo01_sglang_dsv3_tp8_mi300x_mla_metadata_nameerror.log"
+    for data in (log.read_bytes(), log.read_bytes().replace(b"\n", b"\r\n")):
+        rc = analyze_bytes(data).root_cause
+        assert rc is not None and (rc.exception, rc.process) == ("NameError", "TP4")
+    assert sglang_place("[2025-05-28 06:32:54 DP1 PP0 TP3 EP3]") == "DP1 PP0 TP3 EP3"
+    assert sglang_place("[2025-05-28 06:32:54]") is None and sglang_place("INFO 05-28 06:32:54 [x.py:1]") is None
 
 
 def test_cpp_terminate_takes_its_message_from_what() -> None:

@@ -78,7 +78,10 @@ def test_a_cut_traceback_takes_the_text_its_header_line_began_with(endings: str)
         "    engine_core = EngineCoreProc(*args, **kwargs)",
     ])
     a = analyze_bytes(_as(text, endings))
-    assert a.failed and a.root_cause is not None and a.root_cause.message == "EngineCore hit an exception"
+    assert a.failed and a.root_cause is not None
+    # What the header said, and that the record was cut, with where it was raised from (its last frame).
+    assert a.root_cause.message == ("EngineCore hit an exception (cut before its exception line; last frame "
+                                    "core.py:374, in run_engine_core: engine_core = EngineCoreProc(*args, **kwargs))")
 
 
 GLUED = ("Processed prompts:   0%|          | 0/1 [00:00<?, ?it/s, est. speed input: 0.00 toks/s][rank0]: Traceback "
