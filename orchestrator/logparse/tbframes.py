@@ -60,6 +60,11 @@ def frames_step(tb: OpenTraceback, msg: str, line_no: int) -> bool:
         # frame's source line comes next.
         tb.add(msg, line_no)
         return True
+    if tb.remote and tb.lines and _wrapped_remote(tb.lines[-1], msg):
+        # The rest of Ray's line a terminal wrapped (``... actor_id=33c4d273bee9db7`` then ``120dca78a01000000,
+        # repr=<...ActorA object at 0x7fc9...>)``): the remote worker's frames come next.
+        tb.add(msg, line_no)
+        return True
     if is_remote_exception(msg) and (tb.message is None or tb.remote):
         remote_line(tb, msg, line_no)  # Ray's driver re-raising a remote worker's exception
         return True
@@ -75,6 +80,13 @@ def frames_step(tb: OpenTraceback, msg: str, line_no: int) -> bool:
         return True
     exception_line(tb, msg, line_no)
     return True
+
+
+def _wrapped_remote(before: str, row: str) -> bool:
+    """Whether ``row`` is the rest of Ray's ``RayTaskError(X): ray::f() (pid=..., repr=<...>)`` line ``before``,
+    which a terminal wrapped: ``before`` leaves a bracket open, ``row`` closes it and is no exception line."""
+    return (before.count("(") > before.count(")") and row.rstrip().endswith(")") and not exception_like(row)
+            and is_remote_exception(before))
 
 
 def _wrapped_frame(before: str, row: str) -> bool:

@@ -283,3 +283,27 @@ def test_two_lines_of_one_length_in_a_layout_or_in_prose_are_not_a_wrap(text: by
     widest = max(map(len, lines))
     assert sum(len(ln) == widest for ln in lines) >= 2
     assert wrap_width(text) is None
+
+
+def test_rays_remote_error_line_wrapped_in_a_short_paste_still_leads_to_the_workers_exception() -> None:
+    """A short paste whose one long line, Ray's ``RayTaskError(X): ray::f() (pid=..., repr=<...>)``, a terminal
+    cut at 120 columns (too few rows to tell the width): the row that closes its bracket is the rest of it, and
+    the remote worker's frames and exception line after it name the cause, not that row."""
+    remote = ("ray.exceptions.RayTaskError(ValueError): ray::Actor.step() (pid=4051, ip=127.0.0.1, "
+              "actor_id=a8bc5e2e0f4f7d38c5e1fa9c01000000, repr=<train.Actor object at 0x7f21c3a0b2e0>)")
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/srv/train.py", line 40, in <module>',
+        "    ray.get(actor.step.remote())",
+        remote,
+        '  File "/srv/train.py", line 21, in step',
+        "    self.engine = build_engine(self.args)",
+        '  File "/srv/engine.py", line 9, in build_engine',
+        "    raise ValueError(\"tensor_parallel_size 8 exceeds the 4 GPUs of this node\")",
+        "ValueError: tensor_parallel_size 8 exceeds the 4 GPUs of this node",
+    ]
+    text = "".join(line + "\n" for line in lines).encode()
+    for data in (text, hard_wrapped(text, 120)):
+        rc = analyze_bytes(data).root_cause
+        assert rc is not None and (rc.exception, rc.message) == (
+            "ValueError", "tensor_parallel_size 8 exceeds the 4 GPUs of this node"), rc
