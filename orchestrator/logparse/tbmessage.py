@@ -10,6 +10,8 @@ only read and change the ``OpenTraceback``.
 
 from __future__ import annotations
 
+import re
+
 from orchestrator.logparse.prefixes import ParsedLine
 from orchestrator.logparse.tbforms import PANIC_TAIL, is_panic_frame, quoted_python_error
 from orchestrator.logparse.tbstate import AFTER_EXC, CHAINED, FRAMES, OpenTraceback
@@ -100,13 +102,36 @@ def wrapped_rest(line: ParsedLine) -> bool:
             and not rest.startswith('File "') and not exception_like(rest) and not is_header(rest))
 
 
+#: The shortest exception line taken for a row a terminal cut at its edge (narrower windows are rare).
+_EDGE_MIN = 60
+
+
+def cut_at_edge(tb: OpenTraceback, msg: str) -> bool:
+    """Whether ``msg`` is the rest of a raw exception line that a terminal's copy cut at the window's edge, mid-word
+    (``... environment variable RANK expected, bu`` then ``t not set``): the line ends in a letter or digit and
+    is at least as wide as every line of its traceback (a window wraps every longer row, so no row is wider than
+    the cut one), and ``msg`` starts mid-word, is no wider, and is no exception, header or log line of its own."""
+    if tb.record is not None or tb.continued or len(tb.exception_lines) != 1 or not msg[:1].isalnum():
+        return False
+    row = tb.exception_lines[0]
+    width = len(row)
+    if width < _EDGE_MIN or not row[-1:].isalnum() or len(msg) > width or exception_like(msg) or is_header(msg):
+        return False
+    return _OWN_LINE.match(msg) is None and all(len(text) <= width for text in tb.lines)
+
+
+#: A line that starts like one of its own: a log record's level (``INFO:     127.0.0.1 ...``), or a tool's name
+#: before a colon (``srun: error: ...``, ``sys:1: ResourceWarning``, ``wandb: ...``).
+_OWN_LINE = re.compile(r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b|[A-Za-z][\w.-]{2,}(?::\d+)*:(?:\s|$)")
+
+
 def continues(tb: OpenTraceback, msg: str) -> bool:
     """Whether a raw line after the exception line still belongs to its message: indented, Ray's reason an
     actor died after its fields, the rest of a sentence cut after a comma or announced by a colon, or, after
     pydantic's ``N validation error(s) for X``, a field name alone on its line or a ``- `` item."""
     if tb.continued >= CONTINUATION_CAP:
         return False
-    if msg[:1].isspace():
+    if msg[:1].isspace() or cut_at_edge(tb, msg):
         return True
     if tb.continued and msg.startswith("The actor is dead because"):
         return True  # Ray's ActorDiedError: its indented fields, then why the actor died (the exit detail)

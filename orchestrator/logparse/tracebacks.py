@@ -36,6 +36,7 @@ from orchestrator.logparse.tbmessage import (
     CONTINUATION_CAP,
     awaits_rest,
     continues,
+    cut_at_edge,
     exception_line,
     panic_step,
     rich_step,
@@ -316,10 +317,13 @@ class TracebackAssembler:
             return False
         if tb.state == AFTER_EXC and (tb.record is not None or continues(tb, msg)):
             # More lines of a multi-line exception message (inside the same log record, or indented).
+            edge = cut_at_edge(tb, msg)
             tb.continued, tb.blanks = tb.continued + 1, 0  # blank lines end a traceback only in a row
             if len(tb.exception_lines) == 1 and tb.message is not None and len(tb.message) < 4096:
-                # (a raw line cut with a bracket open goes on where a terminal wrapped it: no line break there)
-                cut = tb.record is None and not msg[:1].isspace() and brackets(tb.message.rpartition("\n")[2]) > 0
+                # (a raw line cut with a bracket open, or mid-word at a window's edge, goes on where a terminal
+                # wrapped it: no line break there)
+                cut = edge or (tb.record is None and not msg[:1].isspace()
+                               and brackets(tb.message.rpartition("\n")[2]) > 0)
                 sep = "" if cut else "\n"
                 tb.message = f"{tb.message}{sep}{msg}"
             tb.add(msg, line_no)

@@ -307,3 +307,25 @@ def test_rays_remote_error_line_wrapped_in_a_short_paste_still_leads_to_the_work
         rc = analyze_bytes(data).root_cause
         assert rc is not None and (rc.exception, rc.message) == (
             "ValueError", "tensor_parallel_size 8 exceeds the 4 GPUs of this node"), rc
+
+
+def test_an_exception_line_cut_mid_word_at_the_windows_edge_keeps_its_whole_message() -> None:
+    """A short paste from a terminal 120 columns wide with one long line, its exception line (too few rows to tell
+    the width): the row after it, which goes on mid-word, is the rest of the message, joined where it was cut.
+    The same traceback unwrapped, a tool's line after it, and an exception line narrower than a frame line above
+    it (no window cuts a row there) keep the line after the exception line out of the message."""
+    frames = ['Traceback (most recent call last):', '  File "/srv/prepare.py", line 12, in <module>',
+              "    dist.init_process_group(backend='nccl')"]
+    message = ("Error initializing torch.distributed using env:// rendezvous: environment variable RANK expected, "
+               "but not set")
+    line = f"ValueError: {message}"
+    wrapped = "\n".join([*frames, line[:120], line[120:], "srun: error: node7: task 0: Exited with exit code 1"])
+    rc = analyze_bytes(wrapped.encode() + b"\n").root_cause
+    assert rc is not None and (rc.exception, rc.message) == ("ValueError", message), rc
+    whole = "\n".join([*frames, line, "srun: error: node7: task 0: Exited with exit code 1"])
+    rc = analyze_bytes(whole.encode() + b"\n").root_cause
+    assert rc is not None and rc.message == message, rc
+    wide = "\n".join([frames[0], '  File "' + "/srv/a-very-long-checkout-path" * 5 + '/prepare.py", line 12, in <module>',
+                      frames[2], line[:120], "t not set"])
+    rc = analyze_bytes(wide.encode() + b"\n").root_cause
+    assert rc is not None and rc.message == line[12:120], rc
