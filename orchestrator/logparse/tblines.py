@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from orchestrator.logparse import frameruns
 from orchestrator.logparse.events import LogEvent
-from orchestrator.logparse.lines import LINE_CAP, Ending, ending_at, line_end
+from orchestrator.logparse.lines import LINE_CAP, Ending, decode, ending_at, line_end
 from orchestrator.logparse.prefixes import is_prefix_only, quick_key
 from orchestrator.logparse.rules import LineRules
 from orchestrator.logparse.signatures import Catalogue
@@ -58,7 +58,9 @@ class TracebackLines(LineRules):
                     cursor, prev_raw, prev_cr = taken
                     continue
             other = key is not None and not self._tbs.is_open(key) and not (
-                raw[:1] in (b" ", b"\t") and self._tbs.wrap_awaited(self._line_no) is not None)
+                raw[:1] in (b" ", b"\t") and self._tbs.wrap_awaited(self._line_no) is not None) and not (
+                raw[:1].isalnum() and self._tbs.edge_awaiting(self._line_no)
+                and self._tbs.edge_awaited(self._line_no, decode(raw)) is not None)
             if other:  # a line of another writer: what _examine does first, without decoding
                 for tb in self._tbs.close_stale(self._line_no, key):
                     self._on_traceback(tb, events)

@@ -110,14 +110,25 @@ def cut_at_edge(tb: OpenTraceback, msg: str) -> bool:
     """Whether ``msg`` is the rest of a raw exception line that a terminal's copy cut at the window's edge, mid-word
     (``... environment variable RANK expected, bu`` then ``t not set``): the line ends in a letter or digit and
     is at least as wide as every line of its traceback (a window wraps every longer row, so no row is wider than
-    the cut one), and ``msg`` starts mid-word, is no wider, and is no exception, header or log line of its own."""
-    if tb.record is not None or tb.continued or len(tb.exception_lines) != 1 or not msg[:1].isalnum():
+    the cut one), and ``msg`` starts mid-word, is no wider, and is no exception, header or log line of its own.
+    A log record's exception line (``awaits_edge``): the row after it, which has no head, is as wide as a whole row."""
+    if tb.continued or len(tb.exception_lines) != 1 or not msg[:1].isalnum():
         return False
     row = tb.exception_lines[0]
-    width = len(row)
-    if width < _EDGE_MIN or not row[-1:].isalnum() or len(msg) > width or exception_like(msg) or is_header(msg):
+    width = len(row)  # (a log record's lines all carry its head: their messages compare as the rows do)
+    # A record's row is its head and its message; a head not known (a paste that starts inside the record), any.
+    row_width = width if tb.record is None else len(tb.head) + width if tb.head else None
+    if (row_width or _EDGE_MIN) < _EDGE_MIN or not row[-1:].isalnum() or exception_like(msg) or is_header(msg) or (
+            row_width is not None and len(msg) > row_width):
         return False
     return _OWN_LINE.match(msg) is None and all(len(text) <= width for text in tb.lines)
+
+
+def awaits_edge(tb: OpenTraceback, line_no: int) -> bool:
+    """Whether ``tb`` is a log record's exception line, on the line before ``line_no``, that a terminal may have
+    cut at its edge (``cut_at_edge`` says whether the line at ``line_no`` is the rest: a row of no writer's)."""
+    return (tb.record is not None and tb.state == AFTER_EXC and tb.last_line == line_no - 1
+            and len(tb.exception_lines) == 1 and not tb.continued and tb.exception_lines[0][-1:].isalnum())
 
 
 #: A line that starts like one of its own: a log record's level (``INFO:     127.0.0.1 ...``), or a tool's name

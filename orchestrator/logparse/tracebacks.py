@@ -34,6 +34,7 @@ from orchestrator.logparse.tbforms import (
 from orchestrator.logparse.tbframes import frames_step
 from orchestrator.logparse.tbmessage import (
     CONTINUATION_CAP,
+    awaits_edge,
     awaits_rest,
     continues,
     cut_at_edge,
@@ -212,7 +213,8 @@ class TracebackAssembler:
         key = line.key
         tb = self._open.get(key)
         if tb is None:
-            wrapped = self.wrap_awaited(line_no) if wrapped_rest(line) else None
+            wrapped = self.wrap_awaited(line_no) if wrapped_rest(line) else (
+                self.edge_awaited(line_no, line.message) if line.record is None and line.pid is None else None)
             if wrapped is None:
                 return False, []
             key, tb = wrapped, self._open[wrapped]
@@ -241,6 +243,16 @@ class TracebackAssembler:
         """The writer of a log record's exception line, on the line before ``line_no``, whose message a paste
         may have wrapped onto that line (``awaits_rest``)."""
         return next((key for key, tb in self._open.items() if awaits_rest(tb, line_no)), None)
+
+    def edge_awaited(self, line_no: int, msg: str) -> str | None:
+        """The writer of a log record's exception line, on the line before ``line_no``, that a terminal cut at its
+        edge, when ``msg`` (a row of no writer's) is the rest of it (``cut_at_edge``)."""
+        return next((key for key, tb in self._open.items() if awaits_edge(tb, line_no) and cut_at_edge(tb, msg)),
+                    None)
+
+    def edge_awaiting(self, line_no: int) -> bool:
+        """Whether a log record's exception line just before ``line_no`` may go on there (``awaits_edge``)."""
+        return any(awaits_edge(tb, line_no) for tb in self._open.values())
 
     def _step(self, tb: OpenTraceback, msg: str, line_no: int) -> bool:
         if tb.group and (g := _GROUP_LINE.match(msg)) is not None:
@@ -326,6 +338,8 @@ class TracebackAssembler:
                                and brackets(tb.message.rpartition("\n")[2]) > 0)
                 sep = "" if cut else "\n"
                 tb.message = f"{tb.message}{sep}{msg}"
+            if edge:  # the exception line, whole again (what it quotes is read from it: ``echo_refs``)
+                tb.exception_lines[0] = f"{tb.exception_lines[0]}{msg}"[:4096]
             tb.add(msg, line_no)
             return True
         return False

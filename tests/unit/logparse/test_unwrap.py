@@ -329,3 +329,18 @@ def test_an_exception_line_cut_mid_word_at_the_windows_edge_keeps_its_whole_mess
                       frames[2], line[:120], "t not set"])
     rc = analyze_bytes(wide.encode() + b"\n").root_cause
     assert rc is not None and rc.message == line[12:120], rc
+
+
+def test_a_records_exception_line_cut_at_the_windows_edge_keeps_its_whole_message() -> None:
+    """vLLM's records copied from a terminal 120 columns wide, the paste starting inside the engine's traceback: its
+    exception line, which quotes a worker's error, is cut mid-word, and the row after it (no writer's prefix) is
+    the rest; the quoted worker error is the cause, whole."""
+    head = "(EngineCore pid=209) ERROR 05-18 08:21:14 [core.py:1140] "
+    line = (f"{head}RuntimeError: Worker failed with error 'AssertionError: auto_functionalized was not removed', "
+            "please check the stack trace above for the root cause")
+    rows = [f"{head}    raise RuntimeError(", line[:120], line[120:],
+            "(Worker_TP0 pid=279) WARNING 05-18 08:21:14 [multiproc_executor.py:884] WorkerProc was terminated"]
+    for ending in ("\n", "\r\n"):
+        rc = analyze_bytes("".join(row + ending for row in rows).encode()).root_cause
+        assert rc is not None and (rc.exception, rc.message, rc.process) == (
+            "AssertionError", "auto_functionalized was not removed", "EngineCore"), rc
