@@ -106,29 +106,44 @@ def wrapped_rest(line: ParsedLine) -> bool:
 _EDGE_MIN = 60
 
 
-def cut_at_edge(tb: OpenTraceback, msg: str) -> bool:
-    """Whether ``msg`` is the rest of a raw exception line that a terminal's copy cut at the window's edge, mid-word
-    (``... environment variable RANK expected, bu`` then ``t not set``): the line ends in a letter or digit and
-    is at least as wide as every line of its traceback (a window wraps every longer row, so no row is wider than
-    the cut one), and ``msg`` starts mid-word, is no wider, and is no exception, header or log line of its own.
-    A log record's exception line (``awaits_edge``): the row after it, which has no head, is as wide as a whole row."""
-    if tb.continued or len(tb.exception_lines) != 1 or not msg[:1].isalnum():
-        return False
+def cut_at_edge(tb: OpenTraceback, msg: str) -> int:
+    """The width of the window a terminal's copy cut a raw exception line at, mid-word, when ``msg`` is the rest
+    of it (``... environment variable RANK expected, bu`` then ``t not set``), else 0: the line ends inside a word or
+    a path and is at least as wide as every line of its traceback (a window wraps every longer row, so no row
+    is wider than the cut one), and ``msg`` starts mid-word (or mid-path), is no wider, and is no exception, header or log
+    line of its own.  A log record's exception line (``awaits_edge``): the row after it, which has no head, is as
+    wide as a whole row (-1: a head not known, a paste that starts inside the record).  A line wrapped over more
+    rows: each row after a row that filled the window (``OpenTraceback.edge``)."""
+    if len(tb.exception_lines) != 1 or not _mid_token(msg[:1]) or exception_like(msg) or is_header(msg) or (
+            _OWN_LINE.match(msg) is not None):
+        return 0
     row = tb.exception_lines[0]
+    if tb.edge:  # a row joined already: the next goes on only after a row that filled the window
+        full = tb.edge > 0 and bool(tb.lines) and len(tb.lines[-1]) == tb.edge and _mid_token(row)
+        return tb.edge if full and len(msg) <= tb.edge else 0
+    if tb.continued:
+        return 0
     width = len(row)  # (a log record's lines all carry its head: their messages compare as the rows do)
     # A record's row is its head and its message; a head not known (a paste that starts inside the record), any.
-    row_width = width if tb.record is None else len(tb.head) + width if tb.head else None
-    if (row_width or _EDGE_MIN) < _EDGE_MIN or not row[-1:].isalnum() or exception_like(msg) or is_header(msg) or (
-            row_width is not None and len(msg) > row_width):
-        return False
-    return _OWN_LINE.match(msg) is None and all(len(text) <= width for text in tb.lines)
+    row_width = width if tb.record is None else len(tb.head) + width if tb.head else -1
+    if 0 < row_width < _EDGE_MIN or not _mid_token(row) or len(msg) > row_width > 0:
+        return 0
+    return row_width if all(len(text) <= width for text in tb.lines) else 0
+
+
+def _mid_token(text: str) -> bool:
+    """Whether ``text`` ends inside a word or a path (a letter, a digit, ``/``, ``_`` or ``-``): where a window's edge
+    cut it, rather than after a word, a sentence or a colon."""
+    last = text[-1:]
+    return last.isalnum() or (last != "" and last in "/_-")
 
 
 def awaits_edge(tb: OpenTraceback, line_no: int) -> bool:
     """Whether ``tb`` is a log record's exception line, on the line before ``line_no``, that a terminal may have
     cut at its edge (``cut_at_edge`` says whether the line at ``line_no`` is the rest: a row of no writer's)."""
     return (tb.record is not None and tb.state == AFTER_EXC and tb.last_line == line_no - 1
-            and len(tb.exception_lines) == 1 and not tb.continued and tb.exception_lines[0][-1:].isalnum())
+            and len(tb.exception_lines) == 1 and not tb.continued and tb.edge >= 0
+            and _mid_token(tb.exception_lines[0]))
 
 
 #: A line that starts like one of its own: a log record's level (``INFO:     127.0.0.1 ...``), or a tool's name
@@ -142,7 +157,7 @@ def continues(tb: OpenTraceback, msg: str) -> bool:
     pydantic's ``N validation error(s) for X``, a field name alone on its line or a ``- `` item."""
     if tb.continued >= CONTINUATION_CAP:
         return False
-    if msg[:1].isspace() or cut_at_edge(tb, msg):
+    if msg[:1].isspace() or cut_at_edge(tb, msg) != 0:
         return True
     if tb.continued and msg.startswith("The actor is dead because"):
         return True  # Ray's ActorDiedError: its indented fields, then why the actor died (the exit detail)

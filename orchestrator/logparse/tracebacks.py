@@ -247,7 +247,7 @@ class TracebackAssembler:
     def edge_awaited(self, line_no: int, msg: str) -> str | None:
         """The writer of a log record's exception line, on the line before ``line_no``, that a terminal cut at its
         edge, when ``msg`` (a row of no writer's) is the rest of it (``cut_at_edge``)."""
-        return next((key for key, tb in self._open.items() if awaits_edge(tb, line_no) and cut_at_edge(tb, msg)),
+        return next((key for key, tb in self._open.items() if awaits_edge(tb, line_no) and cut_at_edge(tb, msg) != 0),
                     None)
 
     def edge_awaiting(self, line_no: int) -> bool:
@@ -330,16 +330,18 @@ class TracebackAssembler:
         if tb.state == AFTER_EXC and (tb.record is not None or continues(tb, msg)):
             # More lines of a multi-line exception message (inside the same log record, or indented).
             edge = cut_at_edge(tb, msg)
-            tb.continued, tb.blanks = tb.continued + 1, 0  # blank lines end a traceback only in a row
+            # (a row a window cut the exception line at makes it whole again: no line of a message yet)
+            tb.continued, tb.blanks = tb.continued + (not edge), 0  # blank lines end a traceback only in a row
             if len(tb.exception_lines) == 1 and tb.message is not None and len(tb.message) < 4096:
                 # (a raw line cut with a bracket open, or mid-word at a window's edge, goes on where a terminal
                 # wrapped it: no line break there)
-                cut = edge or (tb.record is None and not msg[:1].isspace()
+                cut = edge != 0 or (tb.record is None and not msg[:1].isspace()
                                and brackets(tb.message.rpartition("\n")[2]) > 0)
                 sep = "" if cut else "\n"
                 tb.message = f"{tb.message}{sep}{msg}"
             if edge:  # the exception line, whole again (what it quotes is read from it: ``echo_refs``)
                 tb.exception_lines[0] = f"{tb.exception_lines[0]}{msg}"[:4096]
+                tb.edge = edge
             tb.add(msg, line_no)
             return True
         return False

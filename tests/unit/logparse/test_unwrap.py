@@ -344,3 +344,18 @@ def test_a_records_exception_line_cut_at_the_windows_edge_keeps_its_whole_messag
         rc = analyze_bytes("".join(row + ending for row in rows).encode()).root_cause
         assert rc is not None and (rc.exception, rc.message, rc.process) == (
             "AssertionError", "auto_functionalized was not removed", "EngineCore"), rc
+
+
+def test_a_records_exception_line_cut_at_the_edge_then_its_indented_rest_is_one_message() -> None:
+    """A record's exception line cut into two rows by a 120-column terminal, then the rest its writer put on an
+    indented line after a colon (``...so:`` / `` undefined symbol: ...``): one message again, the cut row joined
+    where it was cut, the indented rest after a line break."""
+    head = "(VllmWorker rank=3 pid=150413) ERROR 04-24 07:04:06 [multiproc_executor.py:435] "
+    so = "/home/me/envs/lmcache_venv/lib/python3.10/site-packages/torchac_cuda.cpython-310-x86_64-linux-gnu.so:"
+    line = f"{head}ImportError: {so}"
+    assert 120 < len(line) < 240
+    rows = [f"{head}Traceback (most recent call last):", f"{head}    import torchac_cuda", line[:120], line[120:],
+            " undefined symbol: _ZN3c106detail23torchInternalAssertFailEPKcS2_jS2_RKNSt7__cxx11"]
+    rc = analyze_bytes("".join(row + "\n" for row in rows).encode()).root_cause
+    assert rc is not None and rc.exception == "ImportError", rc
+    assert rc.message == f"{so}\n undefined symbol: _ZN3c106detail23torchInternalAssertFailEPKcS2_jS2_RKNSt7__cxx11", rc
