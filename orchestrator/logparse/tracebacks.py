@@ -232,7 +232,8 @@ class TracebackAssembler:
             return False, self._close(key)
         if tb.crlf and tb.state == FRAMES and ending is not Ending.CR and never_exception_line(msg):
             return False, self._close(key)  # a record's last line no exception's (overwritten): cut before it
-        consumed = self._step(tb, msg, line_no)
+        # (a row of no writer's taken for a record's traceback: the rest of a line a terminal cut, ``edge_awaited``)
+        consumed = self._step(tb, msg, line_no, row=tb.record is not None and line.record is None)
         if not consumed:
             return False, self._close(key)
         if tb.record is not None and ending is not Ending.CR and (tb.crlf or ending is Ending.EOF):
@@ -254,7 +255,7 @@ class TracebackAssembler:
         """Whether a log record's exception line just before ``line_no`` may go on there (``awaits_edge``)."""
         return any(awaits_edge(tb, line_no) for tb in self._open.values())
 
-    def _step(self, tb: OpenTraceback, msg: str, line_no: int) -> bool:
+    def _step(self, tb: OpenTraceback, msg: str, line_no: int, row: bool = False) -> bool:
         if tb.group and (g := _GROUP_LINE.match(msg)) is not None:
             # Python's report of an exception group: each line of it behind a gutter (``  | ``), the group's
             # parts (a traceback each) between rules (``+-+---- 1 ----``): read without them.
@@ -329,7 +330,7 @@ class TracebackAssembler:
             return False
         if tb.state == AFTER_EXC and (tb.record is not None or continues(tb, msg)):
             # More lines of a multi-line exception message (inside the same log record, or indented).
-            edge = cut_at_edge(tb, msg)
+            edge = cut_at_edge(tb, msg) if tb.record is None or row else 0  # (a record's own line: no cut row)
             # (a row a window cut the exception line at makes it whole again: no line of a message yet)
             tb.continued, tb.blanks = tb.continued + (not edge), 0  # blank lines end a traceback only in a row
             if len(tb.exception_lines) == 1 and tb.message is not None and len(tb.message) < 4096:

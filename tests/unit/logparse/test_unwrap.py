@@ -359,3 +359,17 @@ def test_a_records_exception_line_cut_at_the_edge_then_its_indented_rest_is_one_
     rc = analyze_bytes("".join(row + "\n" for row in rows).encode()).root_cause
     assert rc is not None and rc.exception == "ImportError", rc
     assert rc.message == f"{so}\n undefined symbol: _ZN3c106detail23torchInternalAssertFailEPKcS2_jS2_RKNSt7__cxx11", rc
+
+
+def test_a_records_own_next_line_after_its_exception_line_is_a_line_of_its_message() -> None:
+    """A CUDA error record whose advice line follows its exception line in the same record (same head): a line of
+    the message after a line break, never glued to it as a row a window cut (only a row of no writer's is)."""
+    head = "ERROR 12-03 10:00:00 [core.py:1] "
+    record = [head + "Traceback (most recent call last):", head + '  File "core.py", line 1, in run', head + "    step()",
+              head + "RuntimeError: CUDA error: an illegal memory access was encountered",
+              head + "CUDA kernel errors might be asynchronously reported at some other API call."]
+    for ending in ("\r\n", "\n"):
+        rc = analyze_bytes((ending.join(record) + "\n").encode()).root_cause
+        assert rc is not None and rc.message == ("CUDA error: an illegal memory access was encountered\n"
+                                                 "CUDA kernel errors might be asynchronously reported at some other "
+                                                 "API call."), rc
