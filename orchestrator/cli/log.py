@@ -32,7 +32,7 @@ from orchestrator.logparse import (
     with_exit_code,
 )
 from orchestrator.logparse.analyze import compression
-from orchestrator.logparse.events import CUT_NOTE, message_shown
+from orchestrator.logparse.events import message_shown, says_cut
 from orchestrator.paths import cache_dir
 
 #: The file name that means standard input (a pipe: ``kubectl logs POD | eorch log analyze -``).
@@ -238,7 +238,7 @@ def _summary(name: str, a: Analysis, notes: list[str], exit_code: int | None = N
     if rc is not None:
         # What the cause is: its exception; with none, the known failure its line shows (a signature), else what
         # kind of evidence it is.
-        cut = not rc.message or rc.message.startswith(CUT_NOTE) or f"({CUT_NOTE}; last frame " in rc.message
+        cut = says_cut(rc.message)
         named = rc.exception or (rc.signature if rc.process and (rc.traceback is None or not cut) else None)
         what = escape(named or ("exit status" if rc.traceback is None and rc.process is None
                                 else "traceback" if rc.traceback and cut

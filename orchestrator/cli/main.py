@@ -224,9 +224,9 @@ def _output_error(err: OSError) -> NoReturn:
     if not _output_failed(err):
         raise err
     if err.errno == errno.EPIPE:
-        common = sys.modules.get("orchestrator.cli.common")
-        status = getattr(common, "closed_pipe_status", None)
-        sys.exit(1 if status is None else status)
+        from orchestrator.cli import common
+
+        sys.exit(1 if common.closed_pipe_status is None else common.closed_pipe_status)
     from rich.markup import escape
 
     _err_console().print(f"[bold red]error:[/] cannot write the output: {escape(err.strerror or str(err))}",

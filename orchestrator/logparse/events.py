@@ -40,8 +40,14 @@ class RootCause:
         return cls(**data)
 
 
-#: How the message of a traceback cut before its exception line begins (``evidence._header_text``).
+#: What the message of a traceback cut before its exception line says (``causetext.header_text``): alone, or in
+#: brackets after the text its header line began with.
 CUT_NOTE = "cut before its exception line"
+
+
+def says_cut(message: str | None) -> bool:
+    """Whether a root cause's message is (or ends with) ``header_text``'s note of a traceback cut short."""
+    return not message or message.startswith(CUT_NOTE) or f"({CUT_NOTE}; " in message
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<fn>.+))?')
 
 
