@@ -43,8 +43,8 @@ def padded_width(sample: bytes) -> int | None:
         end = len(sample) if end < 0 else end
         line = sample[sample.rfind(b"\n", 0, at) + 1:end]
         at = sample.find(_PAD, end)
-        if len(line) > _WIDTHS.start:
-            votes.update(_widths(line))
+        if len(line) > _WIDTHS.start and (widths := _widths(line)):  # (most lines: none, and no call to update)
+            votes.update(widths)
     if not votes:
         return None
     # Lines whose padding is longer allow narrower widths too: the widest that all allow is the terminal's.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
+from typing import Final
 
 from orchestrator.logparse.lines import LINE_CAP
 from orchestrator.logparse.memo import Memo
@@ -187,10 +188,13 @@ def read_shards(message: str) -> ShardReading | None:
 
 
 _FRAME_BACK = re.compile(rb"(\d+)/(\d+) \[[\d:]+$")
-#: The same from its slash on (``/M [elapsed``): matched at the last ``/`` before a mark, one attempt where a
-#: search from the left tries every start in reach.
-_FRAME_AFTER_SLASH = re.compile(rb"/(\d+) \[[\d:]+")
-_ZERO, _NINE = 0x30, 0x39
+#: Bytes ``frame_run`` reads ``N/M [elapsed`` by, backwards from a mark (constants: compiled, no lookups).
+_ZERO: Final = 0x30
+_NINE: Final = 0x39
+_COLON: Final = 0x3A
+_SLASH: Final = 0x2F
+_BLANK: Final = 0x20
+_BRACKET: Final = 0x5B
 _FRAME_UNIT = re.compile(rb"<[\d:?]*(?:,\s*(?:\?|[\d.]+)\s*(?P<unit>[A-Za-z_]+)/s|,\s*[\d.]+s/(?P<unit2>[A-Za-z_]+))?")
 _NOT_USER_RE = re.compile(rb"shards|CUDA graph|Fetching|Downloading")
 
@@ -222,13 +226,21 @@ def frame_run(buf: bytes, frames: list[int], i: int, pos: int, limit: int,
     the cap, no ``N/M`` within ``frame_at``'s reach, a bar that is not user progress.  Returns the line start
     and index of the last frame it vouched for, which the parser reads itself (its line may reach the next
     needle), and (done, total, mark) of the one before it, the latest reading the run leaves.
+
+    A frame's ``N/M [elapsed`` is read byte by byte backwards from its mark (what ``_FRAME_BACK`` matches, its
+    last ``/`` past the reach's start): a regex, slices and ``int`` per frame cost twice as much, and a long
+    run's frames are most of our recipe's log.
     """
-    rfind, after_slash, not_user = buf.rfind, _FRAME_AFTER_SLASH.fullmatch, _NOT_USER_RE.search
-    last = before = None  # (line start, done, total, mark) of the last frame taken, and of the one before
+    rfind, not_user = buf.rfind, _NOT_USER_RE.search
+    last: tuple[int, int, int, int] | None = None  # (line start, done, total, mark) of the last frame taken
+    before: tuple[int, int, int, int] | None = None  # and of the one before it
     head = b""  # the text before the last frame's N/M: a bar's frames share it, checked once
     start, n = pos, len(frames)
     k_total, k_pct, k_complete = key
-    while i < n and (f := frames[i]) < limit:
+    while i < n:
+        f = frames[i]
+        if f >= limit:
+            break
         s = max(rfind(b"\n", start, f), rfind(b"\r", start, f)) + 1
         if s == 0:
             if last is not None:  # a second mark on the line of the last frame
@@ -236,21 +248,35 @@ def frame_run(buf: bytes, frames: list[int], i: int, pos: int, limit: int,
             s = pos
         if f - s >= LINE_CAP:
             break
-        lo = max(s, f - 64)  # (``_FRAME_BACK``'s reach)
-        sl = rfind(b"/", lo, f)
-        m = after_slash(buf, sl, f) if sl > lo else None
-        if m is None:
+        lo = max(s, f - 64)  # (``frame_at``'s reach: what is read lies past it)
+        k = f - 1
+        while k > lo and _ZERO <= buf[k] <= _COLON:  # the elapsed time: [\d:]+
+            k -= 1
+        if k == f - 1 or k <= lo or buf[k] != _BRACKET:
             break
-        at = sl  # where N of N/M starts: the digits before the slash
-        while at > lo and _ZERO <= buf[at - 1] <= _NINE:
+        k -= 1
+        if k <= lo or buf[k] != _BLANK:
+            break
+        k -= 1
+        tot, unit, m_end = 0, 1, k
+        while k > lo and _ZERO <= (c := buf[k]) <= _NINE:  # M
+            tot += (c - _ZERO) * unit
+            unit *= 10
+            k -= 1
+        if k == m_end or k <= lo or buf[k] != _SLASH:
+            break
+        sl = at = k
+        done, unit = 0, 1
+        while at > lo and _ZERO <= (c := buf[at - 1]) <= _NINE:  # N
+            done += (c - _ZERO) * unit
+            unit *= 10
             at -= 1
         if at == sl:
             break
-        if buf[s:at] != head:
+        if at - s != len(head) or not buf.startswith(head, s):
             if not_user(buf, s, f) is not None:
                 break
             head = buf[s:at]
-        done, tot = int(buf[at:sl]), int(m.group(1))
         if tot != k_total or (1 if done >= tot else 0) != k_complete or (done * 100 // tot if tot else done) != k_pct:
             break  # (another reading: ``progress_key``)
         before, last = last, (s, done, tot, f)
@@ -259,7 +285,7 @@ def frame_run(buf: bytes, frames: list[int], i: int, pos: int, limit: int,
         return pos, i, None
     if before is None:
         return pos, i - 1, None
-    return last[0], i - 1, before[1:]
+    return last[0], i - 1, (before[1], before[2], before[3])
 
 
 def frame_unit(buf: bytes, mark: int, end: int) -> str:
