@@ -45,6 +45,10 @@ _UNREACHED = re.compile(r"Connection|RemoteDisconnected|ProtocolError|MaxRetryEr
 
 #: Causes that announce a worker's exception whose own lines follow ("WorkerProc hit an exception.").
 _ANNOUNCING = ("worker_exception",)
+#: A scheduler stopping the job at its time limit, and what its root cause then says of an error before it.
+_TIME_LIMITS = ("slurm_time_limit",)
+HUNG_NOTE = ("The job went on from nothing after this error, until its scheduler stopped it at its time limit: it hung "
+             "on it (more time would not have helped).")
 
 #: The hint of a stop asked for from outside that a client then failed on (``Evidence.note_stop``).
 STOPPED_HINT = ("The server was told to stop (a signal: a kill, a scheduler's time limit or cancel) while its client "
@@ -235,6 +239,14 @@ class Evidence:
                 if self.first_error is None or item["line_no"] < self.first_error["line_no"]:
                     self.first_error = item
 
+    def demote_line_causes(self, reported: Callable[[dict[str, Any]], bool]) -> None:
+        """The line causes ``reported`` picks only reported a death a later cause explains: they become symptoms."""
+        moved = [item for item in self.line_causes if reported(item)]
+        if moved:
+            self.line_causes = [item for item in self.line_causes if item not in moved]
+            for item in moved:
+                self._keep(self.symptoms, RootCause.from_dict(item), SYMPTOM_TEXT_CAP)
+
     def add_symptom(self, cause: RootCause, aftermath: bool = False) -> None:
         self._keep(self.aftermath if aftermath else self.symptoms, cause, SYMPTOM_TEXT_CAP)
 
@@ -330,6 +342,13 @@ class Evidence:
             died = next((item for item in self.symptoms if item["line_no"] == self.died_line), None)
             if first.get("signature") == "recipe_failed" and died is not None and died["line_no"] < first["line_no"]:
                 return died
+            # A job stopped at its time limit after an error nothing went on from (a hub it could not reach, retried
+            # for minutes by a node without internet): it hung on that error.
+            hung = [item for item in self.error_lines if item["line_no"] < first["line_no"]]
+            if first.get("signature") in _TIME_LIMITS and hung:
+                picked = self._said_above(next((item for item in hung if item.get("traceback")), hung[0]))
+                hint = picked.get("hint")
+                return {**picked, "hint": f"{hint} {HUNG_NOTE}" if hint else HUNG_NOTE}
             # A client that gave up on a server told to stop under it (a ``kill``, a scheduler's stop): that stop.
             asked = self.stop_said
             if first.get("signature") == "client_aborted" and asked is not None and asked["line_no"] < first["line_no"]:

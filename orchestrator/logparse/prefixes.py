@@ -71,14 +71,17 @@ _ASCTIME = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?"  # logging's %(ascti
 #: ``ts - name - LEVEL - msg`` (the logging cookbook's), loguru's ``ts | LEVEL    | module:fn:12 - msg``,
 #: ``ts [LEVEL] name: msg``, ``ts LEVEL msg`` (with the pid and a bracketed source after the level, as some SGLang
 #: builds write: ``ts ERROR 31423 [ TP6 PP0 scheduler.py:2547] msg``, on every line of a record) and
-#: ``ts - LEVEL - msg``.  Only a record's first line carries the others.
+#: ``ts - LEVEL - msg``, and a supervisor's own ``ts [Error] (Component) msg`` (Lemonade's; its child's lines come as
+#: ``(Process)`` records: ``_SUPERVISED``).  Only a record's first line carries the others.
 _ASCTIME_RE = re.compile(
     rf"(?P<ts>{_ASCTIME})"
     rf"(?: - (?P<l1>[\w.\-]+) - (?P<v1>{_LEVELS}) - "
     rf"| \| (?P<v2>{_LEVELS}) *\| (?P<l2>[\w.\-:<>]+) - "
     rf"| \[(?P<v3>{_LEVELS})\] (?:(?P<l3>[\w.\-]+): )?"
     rf"| (?P<v4>{_LEVELS}) (?:(?P<pid4>\d+) \[ ?(?P<at4>[^\]]*?\.py:\d+)\] )?"
-    rf"| - (?P<v5>{_LEVELS}) - )"
+    rf"| - (?P<v5>{_LEVELS}) - "
+    rf"| \[(?P<v6>Error|Warning|Warn|Info|Debug|Trace)\] (?=\()"
+    r")"
 )
 #: A script relaying a server's output through its own logger, each line tagged (``... - INFO - vLLM: ``).
 _RELAY_TAG_RE = re.compile(r"[A-Za-z][\w.\-]{0,23}: ")
@@ -86,7 +89,8 @@ _RELAY_TAG_RE = re.compile(r"[A-Za-z][\w.\-]{0,23}: ")
 #: before the message: ``[2025-03-05 14:28:45,820] [ERROR] [MainThread] [vllm.worker.worker_base] >>> msg``.
 _BRACKETED_ASCTIME_RE = re.compile(rf"\[(?P<ts>{_ASCTIME})\] "
                                    rf"\[(?P<lvl>{_LEVELS})\] (?P<fields>(?:\[[^\]]*\] )*)(?:>>> ?|- |: )?")
-_LEVEL_NAMES = {"WARN": "WARNING", "FATAL": "CRITICAL", "SUCCESS": "INFO", "TRACE": "DEBUG"}
+_LEVEL_NAMES = {"WARN": "WARNING", "FATAL": "CRITICAL", "SUCCESS": "INFO", "TRACE": "DEBUG", "Error": "ERROR",
+                "Warning": "WARNING", "Warn": "WARNING", "Info": "INFO", "Debug": "DEBUG", "Trace": "DEBUG"}
 #: SGLang's records: ``[2025-05-28 06:32:54 TP0] `` (a scheduler's place: ``DP1 PP0 TP3 EP3``) or ``[ts] `` (the
 #: main process's).  Only a record's first line carries it (a traceback's lines after it have none).
 _SGLANG_RE = re.compile(r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?P<place>(?: (?:DP|PP|TP|EP|CP|ATTN_DP)\d+)*)\] ")
@@ -247,7 +251,7 @@ def _parse(text: str, inherited: tuple[str, int] | None = None) -> ParsedLine:
         h = _HEADER_RE.match(rest, a.end() if t is None else t.end())
         if h is not None:
             return ParsedLine(process, pid, h.group("lvl"), _record(h), rest[h.end():])
-        i = next(i for i in "12345" if a.group(f"v{i}"))
+        i = next(i for i in "123456" if a.group(f"v{i}"))
         level = _LEVEL_NAMES.get(a.group(f"v{i}"), a.group(f"v{i}"))
         if a.group("at4"):  # every line of the record carries it, as vLLM's do
             return ParsedLine(process, int(a.group("pid4")), level, f"{level} {a.group('ts')} [{a.group('at4')}]",

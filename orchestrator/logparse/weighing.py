@@ -17,7 +17,7 @@ import dataclasses
 import re
 
 from orchestrator.logparse.events import LogEvent, RootCause, SignatureMatched, TracebackCompleted
-from orchestrator.logparse.evidence import Evidence
+from orchestrator.logparse.evidence import SAME_BURST, Evidence
 from orchestrator.logparse.phases import Phase
 from orchestrator.logparse.prefixes import ParsedLine
 from orchestrator.logparse.repeats import Repeats, site
@@ -155,6 +155,11 @@ class EvidenceRules:
         if causes and stop is not None and 0 < line_no - stop <= STOP_WINDOW and all(s.after_stop for s in causes):
             self._ev.add_symptom(cause, True)  # killed after an orderly stop (its grace ran out): the stop's
         elif causes:
+            if not any(s.after_cause for s in causes):
+                # A process's death reported just before what killed it, told in its own last lines (Ray's raylet
+                # line reaches the driver before the dead worker's): the report is that cause's symptom.
+                self._ev.demote_line_causes(lambda item: 0 < line_no - int(item["line_no"]) <= SAME_BURST and (
+                    (sig := self._cat.by_id(str(item.get("signature")))) is not None and sig.after_cause))
             self._ev.add_line_cause(cause, any(s.fatal for s in causes), all(s.lived_with for s in causes))
         elif symptoms:
             self._ev.add_symptom(cause, all(s.aftermath for s in symptoms))

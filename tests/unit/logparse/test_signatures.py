@@ -144,6 +144,7 @@ EXAMPLES = {
     "gloo_peer_closed": ("RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer "
                          "[127.0.0.1]:26496"),
     "cumem_oom": "CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:62",
+    "start_timeout": "(WrappedServer) vllm-server failed to start within timeout",
     "cuda_error_at": "CUDA error (/build/flash-attention/hopper/flash_fwd_launch_template.h:188): invalid argument",
     "native_signal_caught": "[node-7:1896790:0:1898637] Caught signal 11 (Segmentation fault: invalid permissions)",
     "pytest_exception": "E       AssertionError: No message received",

@@ -1,0 +1,120 @@
+"""Forms the blind set wild172 found (session 42).  Every text here is written for the test, in the forms the real
+logs showed; the set itself stays a measure (``bench/verdict_score.py tests/data/wild172``)."""
+
+from __future__ import annotations
+
+from orchestrator.logparse import analyze_bytes
+from orchestrator.logparse.prefixes import parse_line
+
+
+def _log(*lines: str) -> bytes:
+    return "".join(line + "\n" for line in lines).encode()
+
+
+#: A Slurm job of ``LLM(...)`` on a compute node without internet (xg02's form): the hub's file list is retried
+#: for ten minutes, an ERROR record says why, and nothing goes on until the time limit.
+_HUNG_THEN_CANCELLED = [
+    "INFO 03-02 10:00:01 [__init__.py:239] Automatically detected platform cuda.",
+    "Running on node17",
+    ("ERROR 03-02 10:10:05 [config.py:103] Error retrieving file list: (MaxRetryError(\"HTTPSConnectionPool("
+    "host='huggingface.co', port=443): Max retries exceeded with url: /api/models/Qwen/Qwen3-8B/tree/main "
+    "(Caused by NewConnectionError('<urllib3.connection.HTTPSConnection object at 0x7f2c>: Failed to establish a "
+    "new connection: [Errno 101] Network is unreachable'))\"), '(Request ID: 5b1e)')"),
+    "slurmstepd: error: *** JOB 4242 ON node17 CANCELLED AT 2026-03-02T10:20:00 DUE TO TIME LIMIT ***",
+]
+
+
+def test_a_time_limit_after_an_error_nothing_went_on_from_blames_the_error() -> None:
+    """The job hung on the error until Slurm stopped it: the error is the root cause, the time limit ended the
+    wait (its signature stays listed)."""
+    a = analyze_bytes(_log(*_HUNG_THEN_CANCELLED))
+    assert a.failed and a.root_cause is not None
+    assert a.root_cause.line_no == 3 and "Network is unreachable" in a.root_cause.message
+    assert "time limit" in (a.root_cause.hint or "")
+    assert "slurm_time_limit" in {s.id for s in a.signatures}
+
+
+def test_a_time_limit_after_an_error_the_job_went_on_from_is_the_time_limits() -> None:
+    """Progress after the error shows the job went on from it: the time limit cut the work short."""
+    lines = [*_HUNG_THEN_CANCELLED[:3],
+             "Loading safetensors checkpoint shards:  50% Completed | 2/4 [09:10<09:10, 275.00s/it]",
+             _HUNG_THEN_CANCELLED[3]]
+    a = analyze_bytes(_log(*lines))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.line_no) == ("slurm_time_limit", 5)
+
+
+#: Lemonade's server (``lemond``) in the journal, starting vLLM (xg11's form): its own records are
+#: ``stamp [Level] (Component) message``; its child's output comes as ``(Process)`` records.
+_LEMOND = [
+    "Mar 03 09:12:01 box lemond[1200]: 2026-03-03 09:12:01.100 [Info] (vLLM) Starting vllm-server on port 8001...",
+    ("Mar 03 09:12:01 box lemond[1200]: 2026-03-03 09:12:01.101 [Info] (ProcessManager) Process started successfully, "
+    "PID: 1300"),
+    "Mar 03 09:12:01 box lemond[1200]: Waiting for vllm-server to be ready (timeout: 0s)...",
+    ("Mar 03 09:12:01 box lemond[1200]: 2026-03-03 09:12:01.102 [Error] (WrappedServer) vllm-server failed to start "
+    "within timeout"),
+    "Mar 03 09:12:01 box lemond[1300]: Shutdown signal received, exiting...",
+    ("Mar 03 09:12:06 box lemond[1200]: 2026-03-03 09:12:06.110 [Warn] (ProcessManager) Process did not respond to "
+    "SIGTERM, using SIGKILL"),
+    ("Mar 03 09:12:08 box lemond[1200]: 2026-03-03 09:12:08.111 [Error] (Router) Backend load failed: vllm-server "
+    "failed to start within timeout"),
+]
+
+
+def test_a_supervisors_own_records_have_its_level() -> None:
+    line = parse_line(_LEMOND[3])
+    assert (line.level, line.message) == ("ERROR", "(WrappedServer) vllm-server failed to start within timeout")
+    assert parse_line(_LEMOND[5]).level == "WARNING"
+
+
+def test_a_supervisor_that_gave_up_waiting_for_the_server_failed_its_start() -> None:
+    a = analyze_bytes(_log(*_LEMOND))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.line_no) == ("start_timeout", 4)
+    assert "failed to start within timeout" in a.root_cause.message
+
+
+def test_the_supervisors_give_up_outranks_the_error_lines_it_makes() -> None:
+    """What the supervisor logs after it gave up (its router's ``Backend load failed``, cut in a paste) is what
+    giving up did: the give-up says more."""
+    a = analyze_bytes(_log(*_LEMOND[:-1], _LEMOND[-1][:-20]))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.line_no) == ("start_timeout", 4)
+
+
+def test_a_launchers_give_up_is_a_symptom_of_the_servers_error_it_prints_after() -> None:
+    """A benchmark driver gives up on the server, then prints the tail of the server's log: the server's own
+    error, below the give-up, is the cause."""
+    a = analyze_bytes(_log(
+        "[online] Waiting for the server on port 30000 ...",
+        "[online] ERROR: Server failed to start within 600 seconds",
+        "[online] Last 3 lines of the server's log:",
+        "[2026-02-11 04:12:01 TP3] Init torch distributed begin.",
+        "Memory access fault by GPU node-6 (Agent handle: 0x55d1c0) on address 0x7f3a00000000. Reason: Unknown.",
+        "Fatal Python error: Aborted",
+    ))
+    assert a.failed and a.root_cause is not None
+    assert "Memory access fault by GPU node-6" in a.root_cause.message
+
+
+#: verl running vLLM (V0) on Ray (xg13's form): the driver shows the raylet's report of a dead worker first, then
+#: the worker's own lines: dumping the failed step's inputs failed on the CUDA error that killed it.
+_RAY_CUDA = [
+    ("(raylet) A worker died or was killed while executing a task by an unexpected system error. To troubleshoot the "
+    "problem, check the logs for the dead worker. RayTask ID: ffffffffffffffff5d1c Worker ID: 9a0b Node ID: 77c1 "
+    "Worker IP address: 127.0.0.1 Worker port: 40111 Worker PID: 5120 Worker exit type: SYSTEM_ERROR Worker exit "
+    "detail: Worker unexpectedly exits with a connection error code 2. End of file."),
+    ("(WorkerDict pid=5120) INFO 05-11 08:02:13 model_runner_base.py:120] Writing input of failed execution to "
+    "/tmp/err_execute_model_input_20260511-080213.pkl..."),
+    ("(WorkerDict pid=5120) WARNING 05-11 08:02:13 model_runner_base.py:143] Failed to pickle inputs of failed "
+    "execution: CUDA error: an illegal memory access was encountered"),
+    ("(WorkerDict pid=5120) WARNING 05-11 08:02:13 model_runner_base.py:143] CUDA kernel errors might be "
+    "asynchronously reported at some other API call, so the stacktrace below might be incorrect."),
+]
+
+
+def test_the_cuda_error_a_failed_steps_dump_ran_into_is_the_cause_of_the_workers_death() -> None:
+    a = analyze_bytes(_log(*_RAY_CUDA))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.process, a.root_cause.line_no) == ("cuda_error", "WorkerDict", 3)
+    assert a.root_cause.message.endswith("CUDA error: an illegal memory access was encountered")
