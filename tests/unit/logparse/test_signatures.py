@@ -69,6 +69,11 @@ EXAMPLES = {
     "shell_killed": "run.sh: line 12: 48213 Killed                  python -m vllm.entrypoints.openai.api_server",
     "ray_gpus_short": "The number of required GPUs exceeds the total number of available GPUs in the placement "
                       "group.",
+    "ray_oom_killed": ("Task was killed due to the node running low on memory. Memory on the node (IP: 127.0.0.1, "
+                       "ID: 8a1f) where the task was running was 61.2GB / 64.0GB (0.956), which exceeds the memory "
+                       "usage threshold of 0.95."),
+    "ray_job_failed": ("Status message: Job entrypoint command failed with exit code 1, last available logs "
+                       "(truncated to 20,000 chars):"),
     "ray_worker_crashed": "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR "
                           "Worker exit detail: Worker unexpectedly exits with a connection error code 2.",
     "sglang_watchdog_timeout": "[2025-10-29 11:25:58 TP3] Watchdog timeout (self.watchdog_timeout=300)",

@@ -1,5 +1,5 @@
-"""Forms the blind set wild172 found (session 42).  Every text here is written for the test, in the forms the real
-logs showed; the set itself stays a measure (``bench/verdict_score.py tests/data/wild172``)."""
+"""Forms the blind sets wild172 and wild173 found (session 42).  Every text here is written for the test, in the
+forms the real logs showed; the sets themselves stay a measure (``bench/verdict_score.py tests/data/wild172``)."""
 
 from __future__ import annotations
 
@@ -118,3 +118,30 @@ def test_the_cuda_error_a_failed_steps_dump_ran_into_is_the_cause_of_the_workers
     assert a.failed and a.root_cause is not None
     assert (a.root_cause.signature, a.root_cause.process, a.root_cause.line_no) == ("cuda_error", "WorkerDict", 3)
     assert a.root_cause.message.endswith("CUDA error: an illegal memory access was encountered")
+
+
+#: ``ray job submit`` of an RL job (wild173's form): Ray's status lines, then the job's last logs, in which a worker's
+#: lines end with the advice of Ray's out-of-memory error, and a progress bar the dump put after it.
+_RAY_JOB_OOM = [
+    "2026-04-02 09:14:20,118\tERR cli.py:70 -- ---------------------------------------",
+    ("2026-04-02 09:14:20,118\tINFO cli.py:83 -- Status message: Job entrypoint command failed with exit code 1, "
+    "last available logs (truncated to 20,000 chars):"),
+    "(PolicyActor pid=3120) 3388\t2.41\tray::RewardModelActor",
+    ("(PolicyActor pid=3120) Refer to the documentation on how to address the out of memory issue: "
+    "https://docs.ray.io/en/latest/ray-core/scheduling/ray-oom-prevention.html. Consider provisioning more memory "
+    "on this node or reducing task parallelism by requesting more CPUs per task."),
+    "Episode [1/20]:  12%|#2        | 9/75 [1:02:11<7:36:02, 414.58s/it, policy_loss=0.08]",
+]
+
+
+def test_rays_out_of_memory_kill_in_a_jobs_last_logs_is_the_cause() -> None:
+    a = analyze_bytes(_log(*_RAY_JOB_OOM))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.line_no) == ("ray_oom_killed", 4)
+    assert "host RAM" in (a.root_cause.hint or "")
+
+
+def test_a_ray_job_that_failed_with_no_reason_shown_failed() -> None:
+    a = analyze_bytes(_log(*_RAY_JOB_OOM[:2]))
+    assert a.failed and a.root_cause is not None
+    assert a.root_cause.signature == "ray_job_failed"
