@@ -133,9 +133,9 @@ def _reshaper(sample: bytes) -> tuple[Reshaper | None, Callable[[], str]]:
         sample = _through(Unescaper(spelling, returns), sample)
         stages.append(Unescaper(spelling, returns))
         shown = [f"colour codes ({spelling.decode()}[1;36m)" if spelling is not None else "",
-                 "carriage returns (^M)" if returns else ""]
-        said.append(lambda: f"{' and '.join(filter(None, shown))} written out as text, as less or cat -v show them: "
-                            "read as the bytes they stand for")
+                 f"carriage returns ({returns.decode()})" if returns else ""]
+        said.append(lambda: f"{' and '.join(filter(None, shown))} written out as text, as less, cat -v or rsyslog "
+                            "show them: read as the bytes they stand for")
     if newest_first(sample):
         sample = _through(Reverser(), sample)
         reverser = Reverser()

@@ -56,13 +56,16 @@ def shown_escapes(sample: bytes) -> bytes | None:
     return None
 
 
-def shown_returns(sample: bytes) -> bool:
-    """Whether the sample's carriage returns are written out as ``cat -v`` shows them: ``^M`` ending lines (a
-    vLLM record's lines but its last), on more than one line, and not one real carriage return."""
-    return b"\r" not in sample and sample.count(_SHOWN_CR) >= _MIN_LINES
+def shown_returns(sample: bytes) -> bytes | None:
+    """How the sample's carriage returns are written out, when they are: ``cat -v``'s ``^M`` or rsyslog's octal
+    ``#015`` ending lines (a vLLM record's lines but its last), on more than one line, and not one real carriage
+    return; else None."""
+    if b"\r" in sample:
+        return None
+    return next((cr for cr in _SHOWN_CRS if sample.count(cr + b"\n") >= _MIN_LINES), None)
 
 
-_SHOWN_CR = b"^M\n"
+_SHOWN_CRS = (b"^M", b"#015")
 
 
 def _code_re(spelling: bytes, tail: bytes) -> re.Pattern[bytes]:
@@ -70,10 +73,10 @@ def _code_re(spelling: bytes, tail: bytes) -> re.Pattern[bytes]:
 
 
 class Unescaper(WholeLines):
-    """Writes the escape byte back where ``spelling`` stands for it before a control sequence, and, with
-    ``returns``, the carriage return where ``^M`` ends a line."""
+    """Writes the escape byte back where ``spelling`` stands for it before a control sequence, and the carriage
+    return where ``returns`` (its spelling) ends a line."""
 
-    def __init__(self, spelling: bytes | None, returns: bool = False) -> None:
+    def __init__(self, spelling: bytes | None, returns: bytes | None = None) -> None:
         super().__init__()
         self._code = None if spelling is None else _code_re(spelling, _CSI_TAIL)
         self._returns = returns
@@ -81,7 +84,7 @@ class Unescaper(WholeLines):
     def _lines(self, block: bytes) -> bytes:
         if self._code is not None:
             block = self._code.sub(b"\x1b", block)
-        return block.replace(_SHOWN_CR, b"\r\n") if self._returns else block
+        return block.replace(self._returns + b"\n", b"\r\n") if self._returns else block
 
     def remap(self, analysis: Analysis) -> Analysis:
         """``analysis`` with the file's size (its lines are the file's)."""

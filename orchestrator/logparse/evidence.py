@@ -222,6 +222,12 @@ class Evidence:
         if self.died_line is None:
             self.demote(lambda item: item["line_no"] in served)
 
+    def only_error_lines_of(self, process: str) -> bool:
+        """Whether all the evidence is error lines, every one of them ``process``'s."""
+        return (bool(self.error_lines) and not (self.tb_causes or self.line_causes or self.symptoms or self.aftermath
+                                                or self.stall or self.livable)
+                and all(item["process"] == process for item in self.error_lines))
+
     def pending_error(self) -> bool:
         """An error line, or a cause a script may go on from (``livable``), with no sign of life after it."""
         return bool(self.error_lines or self.livable)

@@ -47,7 +47,7 @@ from orchestrator.logparse.tbforms import (
 )
 from orchestrator.logparse.tbtext import is_bare_exception, is_frame_line, is_header
 from orchestrator.logparse.tracebacks import TracebackAssembler
-from orchestrator.logparse.weighing import CALL_FAILED, ERROR_LINE
+from orchestrator.logparse.weighing import CALL_FAILED, ERROR_LINE, REQUEST_HANDLER
 
 #: A frame's source line raising an exception, indented or with its indentation lost.
 _RAISE = re.compile(r"\s*raise [A-Za-z_][\w.]*\(")
@@ -288,9 +288,16 @@ class LineRules(PhaseRules):
             for tb in self._tbs.close_all():
                 self._on_traceback(tb, events)
             return
-        if self._loose_frame is not None and self._ev.root_item() is None:
-            cut = cut_in_frames(self._loose_frame, shown)
+        frame = self._loose_frame
+        if frame is not None and (self._ev.root_item() is None or (
+                self._phase.rank < Phase.SERVING.rank and self._ev.only_error_lines_of(str(frame[1]))
+                and REQUEST_HANDLER.search(str(frame[4] or "")) is None)):
+            # (error records of the process the frames are of, before any serving and not a request handler's: the
+            # traceback's own lines, as a process that logs an exception writes each of them, the paste cut above
+            # and below them)
+            cut = cut_in_frames(frame, shown)
             if cut is not None:
+                self._ev.error_lines.clear()
                 self._on_traceback(cut, events)
 
     def _frame_above(self, key: str, line_no: int) -> bool:

@@ -163,11 +163,12 @@ def cut_in_frames(frame: Sequence[Any], shown: Sequence[str]) -> Traceback | Non
     above the exception line): ``frame`` is the last frame line read outside a traceback (``[line, process,
     writer, text, record]``), ``shown`` the log's last lines with text (four); None unless they end at that frame
     line, or at its source line and caret line (its writer's, in its record), and a fragment of a line the paste
-    cut (``Aug 19 1``) after them."""
+    cut (``Aug 19 1``; the next frame line, cut before its line number) after them."""
     text = str(frame[3])
     if not shown or not text:
         return None
-    if len(shown) > 1 and len(shown[-1]) <= _FRAGMENT and text[:200] not in shown[-1]:
+    if len(shown) > 1 and text[:200] not in shown[-1] and (
+            len(shown[-1]) <= _FRAGMENT or _cut_frame_line(parse_line(shown[-1]).message.strip())):
         shown = shown[:-1]
     at = next((i for i in range(len(shown) - 1, -1, -1) if text[:200] in shown[i]), None)
     if at is None:
@@ -183,5 +184,11 @@ def cut_in_frames(frame: Sequence[Any], shown: Sequence[str]) -> Traceback | Non
                      None, (), False)
 
 
+def _cut_frame_line(message: str) -> bool:
+    """Whether ``message`` is the start of a frame line, cut before its line number (where a paste ended)."""
+    return message.startswith('File "') and _FRAME_START.match(message) is None
+
+
+_FRAME_START = re.compile(r'File "[^"]*", line \d')
 #: The longest last line taken for a fragment a paste cut (a collector's stamp cut short: ``Aug 19 1``).
 _FRAGMENT = 16

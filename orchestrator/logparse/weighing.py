@@ -77,7 +77,7 @@ _REQUEST_FRAMES = (", in extract_tool_calls", ", in extract_reasoning_content", 
 #: The record header of vLLM's OpenAI request handlers (``serving_chat.py``, ``serving_completion.py``,
 #: ``serving_engine.py``, ...; ``chat_completion/serving.py`` since 0.17): they log a request's failure, then
 #: answer it with an error.
-_HANDLER = re.compile(r"(?:^|[\s[])(?:serving(?:_\w+)?|api_router)\.py:\d+\]")
+REQUEST_HANDLER = re.compile(r"(?:^|[\s[])(?:serving(?:_\w+)?|api_router)\.py:\d+\]")
 #: The engine's record of a utility call that failed: the caller gets the failure, the engine goes on.
 #: A call failed and its caller goes on: vLLM's ``collective_rpc``, ms-swift's rollout server's request handler.
 CALL_FAILED = re.compile(r"^(?:Invocation of \S+ method failed|Method execution failed: \S+)")
@@ -333,7 +333,7 @@ class EvidenceRules:
                 self._request_tbs.append(line.key)
             return
         if (line.level == "ERROR" and line.process in _FRONTENDS and line.record is not None
-                and _HANDLER.search(line.record) is not None):
+                and REQUEST_HANDLER.search(line.record) is not None):
             if line.key not in self._request_tbs:
                 self._request_tbs.append(line.key)
             return

@@ -69,6 +69,7 @@ EXAMPLES = {
     "shell_killed": "run.sh: line 12: 48213 Killed                  python -m vllm.entrypoints.openai.api_server",
     "ray_gpus_short": "The number of required GPUs exceeds the total number of available GPUs in the placement "
                       "group.",
+    "elastic_rank_signal": "  traceback : Signal 9 (SIGKILL) received by PID 3942775",
     "ray_oom_killed": ("Task was killed due to the node running low on memory. Memory on the node (IP: 127.0.0.1, "
                        "ID: 8a1f) where the task was running was 61.2GB / 64.0GB (0.956), which exceeds the memory "
                        "usage threshold of 0.95."),

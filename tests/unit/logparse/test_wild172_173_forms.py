@@ -145,3 +145,94 @@ def test_a_ray_job_that_failed_with_no_reason_shown_failed() -> None:
     a = analyze_bytes(_log(*_RAY_JOB_OOM[:2]))
     assert a.failed and a.root_cause is not None
     assert a.root_cause.signature == "ray_job_failed"
+
+
+def test_a_rank_torchrun_saw_killed_by_a_signal_is_the_cause_not_its_childfailederror() -> None:
+    """torchrun's ChildFailedError is what a rank's failure did; its Root Cause table says the rank was killed by
+    SIGKILL (wild174's form), with no error of the rank's own in the log."""
+    a = analyze_bytes(_log(
+        "Episode 2/1000: generating rollouts",
+        "W0611 20:21:40.118000 3942700 torch/distributed/elastic/multiprocessing/api.py:900] Sending process 3942776 "
+        "closing signal SIGTERM",
+        "E0611 20:21:46.702000 3942700 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: -9) "
+        "local_rank: 0 (pid: 3942775) of binary: /srv/env/bin/python",
+        "Traceback (most recent call last):",
+        '  File "/srv/env/lib/python3.12/site-packages/torch/distributed/launcher/api.py", line 269, in launch_agent',
+        "    raise ChildFailedError(",
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "========================================================",
+        "train.py FAILED",
+        "--------------------------------------------------------",
+        "Failures:",
+        "  <NO_OTHER_FAILURES>",
+        "--------------------------------------------------------",
+        "Root Cause (first observed failure):",
+        "[0]:",
+        "  time      : 2026-06-11_20:21:46",
+        "  host      : node-a",
+        "  rank      : 0 (local_rank: 0)",
+        "  exitcode  : -9 (pid: 3942775)",
+        "  error_file: <N/A>",
+        "  traceback : Signal 9 (SIGKILL) received by PID 3942775",
+        "========================================================",
+    ))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.line_no) == ("elastic_rank_signal", 21)
+    assert "Signal 9 (SIGKILL)" in a.root_cause.message
+
+
+#: V0's engine process logging the exception that kills it at start-up, one error record a line (wild174's
+#: form), the paste cut above and below: frames only, the next frame line cut before its line number.
+_ENGINE_FRAMES = [
+    ("ERROR 02-07 18:06:25 engine.py:389]   File \"/srv/vllm/model_executor/models/deepseek_v2.py\", line 496, in "
+    "__init__"),
+    "ERROR 02-07 18:06:25 engine.py:389]     self.self_attn = attn_cls(",
+    ("ERROR 02-07 18:06:25 engine.py:389]   File \"/srv/vllm/model_executor/layers/rotary_embedding.py\", line 1098, "
+    "in get_rope"),
+    "ERROR 02-07 18:06:25 engine.py:389]     rotary_emb = DeepseekScalingRotaryEmbedding(",
+    "ERROR 02-07 18:06:25 engine.py:389]   File \"/srv/vllm/model_executor/layers/rota",
+]
+
+
+def test_a_start_ups_error_records_that_are_a_tracebacks_frames_cut_both_ends_failed() -> None:
+    a = analyze_bytes(_log(*_ENGINE_FRAMES))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.line_no) == (None, 3)
+    assert a.root_cause.traceback is not None and "rotary_embedding.py\", line 1098" in a.root_cause.traceback
+
+
+def test_a_servers_error_records_of_frames_stay_error_lines() -> None:
+    """Once the server served, frames logged as error records may be one request's: not a failure by
+    themselves."""
+    a = analyze_bytes(_log("INFO 02-07 18:00:01 api_server.py:512] Application startup complete.",
+                           'INFO:     127.0.0.1:41022 - "POST /v1/completions HTTP/1.1" 200 OK', *_ENGINE_FRAMES))
+    assert not a.failed
+
+
+def test_rsyslogs_written_out_carriage_returns_are_read_as_carriage_returns() -> None:
+    """rsyslog writes control bytes in octal: ``#033`` for a colour code's escape, ``#015`` for the carriage
+    return vLLM ends a record's lines with but its last."""
+    lines = ["Jul 15 08:09:04 gpu1 vllm[382]: #033[1;36m(VllmWorkerProcess pid=382)#033[0;0m ERROR 07-15 08:09:04 "
+             f"[multiproc_worker_utils.py:239] {text}#015" for text in (
+                 "Exception in worker VllmWorkerProcess while processing method determine_num_available_blocks.",
+                 "Traceback (most recent call last):",
+                 '  File "/srv/vllm/worker/model_runner.py", line 1359, in _dummy_run',
+                 "    max_mm_tokens = self.mm_registry.get_max_multimodal_tokens(")]
+    lines.append("Jul 15 08:09:04 gpu1 vllm[382]: #033[1;36m(VllmWorkerProcess pid=382)#033[0;0m ERROR 07-15 "
+                 "08:09:04 [multiproc_worker_utils.py:239] KeyError: 'image'")
+    notes: list[str] = []
+    a = analyze_bytes(_log(*lines), notes)
+    assert any("carriage returns (#015)" in note for note in notes)
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.process) == ("KeyError", "VllmWorkerProcess")
+
+
+def test_a_request_handlers_error_records_of_frames_stay_error_lines() -> None:
+    """A request handler's records (``serving_chat.py``) log one request's failure, whatever the phase read."""
+    a = analyze_bytes(_log(
+        "ERROR 11-11 21:14:55 serving_chat.py:158] jinja2.exceptions.TemplateSyntaxError: expected token 'end of "
+        "print statement', got 'name'",
+        'ERROR 11-11 21:14:55 serving_chat.py:158]   File "<unknown>", line 27, in template',
+        "ERROR 11-11 21:14:55 serving_chat.py:158]     {{ messages[0].content }",
+    ))
+    assert not a.failed
