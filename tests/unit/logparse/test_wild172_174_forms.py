@@ -1,4 +1,4 @@
-"""Forms the blind sets wild172 and wild173 found (session 42).  Every text here is written for the test, in the
+"""Forms the blind sets wild172 to wild174 found (session 42).  Every text here is written for the test, in the
 forms the real logs showed; the sets themselves stay a measure (``bench/verdict_score.py tests/data/wild172``)."""
 
 from __future__ import annotations
