@@ -113,6 +113,7 @@ class LiteralSet:
     def __init__(self, needles: tuple[bytes, ...]) -> None:
         assert _hs is not None
         self._lens = [len(n) for n in needles]
+        self._mixed = len(set(self._lens)) > 1  # matches come in order of their end: starts then need sorting
         self._db = _database(needles)
         self._local = threading.local()
 
@@ -120,16 +121,14 @@ class LiteralSet:
         """Sorted positions in ``buf[start:end]`` where some needle starts (overlapping matches included)."""
         if end <= start:
             return []
-        ends: list[tuple[int, int]] = []
-        add = ends.append
+        hits: list[int] = []
+        add, lens = hits.append, self._lens
 
         def on_match(i: int, _from: int, to: int, _flags: int, _ctx: Any) -> None:
-            add((i, to))
+            add(start + to - lens[i])  # (the callback is most of a find's cost where matches are many: no more)
 
         self._db.scan(memoryview(buf)[start:end], match_event_handler=on_match, scratch=self._scratch())
-        lens = self._lens
-        hits = [start + to - lens[i] for i, to in ends]
-        if len(set(lens)) > 1:  # matches come in order of their end; starts differ by the needles' lengths
+        if self._mixed:
             hits.sort()
         return hits
 
