@@ -70,6 +70,8 @@ EXAMPLES = {
     "ray_gpus_short": "The number of required GPUs exceeds the total number of available GPUs in the placement "
                       "group.",
     "elastic_rank_signal": "  traceback : Signal 9 (SIGKILL) received by PID 3942775",
+    "k8s_oom_killed": "      Reason:       OOMKilled",
+    "k8s_crash_loop": "pod/vllm-server-5c87fbcddb-cg6q2   0/1     CrashLoopBackOff   216 (4m3s ago)   18h",
     "ray_oom_killed": ("Task was killed due to the node running low on memory. Memory on the node (IP: 127.0.0.1, "
                        "ID: 8a1f) where the task was running was 61.2GB / 64.0GB (0.956), which exceeds the memory "
                        "usage threshold of 0.95."),

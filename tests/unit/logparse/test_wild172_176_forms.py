@@ -1,4 +1,4 @@
-"""Forms the blind sets wild172 to wild174 found (session 42).  Every text here is written for the test, in the
+"""Forms the blind sets wild172 to wild176 found (session 42).  Every text here is written for the test, in the
 forms the real logs showed; the sets themselves stay a measure (``bench/verdict_score.py tests/data/wild172``)."""
 
 from __future__ import annotations
@@ -236,3 +236,30 @@ def test_a_request_handlers_error_records_of_frames_stay_error_lines() -> None:
         "ERROR 11-11 21:14:55 serving_chat.py:158]     {{ messages[0].content }",
     ))
     assert not a.failed
+
+
+#: ``kubectl get pods`` then ``kubectl describe pod`` of a vLLM server that keeps dying (wild176's form).
+_KUBECTL = [
+    "NAME                           READY   STATUS             RESTARTS        AGE",
+    "pod/router-5c5c865cc8-h46l2    1/1     Running            0               21h",
+    "pod/vllm-7bc97cf5c5-rdvgz      0/1     CrashLoopBackOff   41 (2m10s ago)  3h",
+    "Name:             vllm-7bc97cf5c5-rdvgz",
+    "    State:          Waiting",
+    "      Reason:       CrashLoopBackOff",
+    "    Last State:     Terminated",
+    "      Reason:       OOMKilled",
+    "      Exit Code:    137",
+]
+
+
+def test_a_crash_looping_pod_failed() -> None:
+    a = analyze_bytes(_log(*_KUBECTL[:3]))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.line_no) == ("k8s_crash_loop", 3)
+
+
+def test_a_pod_killed_at_its_memory_limit_is_the_cause_of_its_crash_loop() -> None:
+    a = analyze_bytes(_log(*_KUBECTL))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.line_no) == ("k8s_oom_killed", 8)
+    assert "memory limit" in (a.root_cause.hint or "")
