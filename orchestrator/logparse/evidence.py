@@ -350,8 +350,9 @@ class Evidence:
                 return died
             # A job stopped at its time limit after an error nothing went on from (a hub it could not reach, retried
             # for minutes by a node without internet): it hung on that error.
-            hung = [item for item in self.error_lines if item["line_no"] < first["line_no"]]
-            if first.get("signature") in _TIME_LIMITS and hung:
+            hung = [item for item in self.error_lines if item["line_no"] < first["line_no"]] if (
+                first.get("signature") in _TIME_LIMITS) else []
+            if hung:
                 picked = self._said_above(next((item for item in hung if item.get("traceback")), hung[0]))
                 hint = picked.get("hint")
                 return {**picked, "hint": f"{hint} {HUNG_NOTE}" if hint else HUNG_NOTE}
