@@ -125,7 +125,7 @@ def build_requests(path: Path, size: int) -> None:
     size, then its real clean shutdown."""
     lines = next(REAL.glob("r26_*.log")).read_bytes().splitlines(keepends=True)
     start = _index(lines, b"Application startup complete") + 1
-    stop = _index(lines, b"INFO:     Shutting down")
+    stop = _index(lines, b"WorkerProc was terminated")  # the shutdown's first line (its workers', then the server's)
     body = b"".join(lines[start:stop])
     with open(path, "wb") as out:
         out.write(b"".join(lines[:start]))

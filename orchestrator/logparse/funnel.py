@@ -91,15 +91,18 @@ class Funnel:
         return _candidate(relevant)(raw)
 
     @staticmethod
-    def scan(buf: bytes, start: int, end: int, relevant: tuple[bytes, ...]) -> list[int]:
-        """Sorted positions in ``buf[start:end]`` where some relevant needle starts.
+    def scan(buf: bytes, start: int, end: int, relevant: tuple[bytes, ...], native_ok: bool | None = None) -> list[int]:
+        """Sorted positions in ``buf[start:end]`` where some relevant needle starts (``native_ok``: as
+        ``native.finder`` takes it).
 
         Each needle is anchored on its rarest byte, as measured on a sample of the region.  Anchors rare
         enough are walked with ``bytes.find`` of one byte (a ``memchr``, ~10x faster than a regex pass) and
         checked with ``startswith``; the other needles get one compiled regex pass per leading byte.  With
         native search (``native.py``) all needles are found in one pass instead.
         """
-        native_find = native.finder(relevant)
+        if not relevant:
+            return []
+        native_find = native.finder(relevant, native_ok)
         if native_find is not None:
             return native_find(buf, start, end)
         hits: list[int] = []

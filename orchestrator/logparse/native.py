@@ -184,7 +184,8 @@ def occurs(needles: tuple[bytes, ...]) -> Callable[[bytes], bool] | None:
     return None if ls is None else ls.occurs_in
 
 
-def finder(needles: tuple[bytes, ...]) -> Callable[[bytes, int, int], list[int]] | None:
-    """``LiteralSet.find`` of ``needles`` when native search is available, else None."""
-    ls = _compiled_set(needles) if available() else None
+def finder(needles: tuple[bytes, ...], native_ok: bool | None = None) -> Callable[[bytes, int, int], list[int]] | None:
+    """``LiteralSet.find`` of ``needles`` when native search is available (``native_ok``: the caller asked
+    ``available()`` already; reading the environment costs a microsecond a call), else None."""
+    ls = _compiled_set(needles) if (available() if native_ok is None else native_ok) else None
     return None if ls is None else ls.find

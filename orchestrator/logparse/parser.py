@@ -11,6 +11,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from orchestrator.logparse import native
 from orchestrator.logparse.analysis import Analysis, SignatureCount
 from orchestrator.logparse.events import LogEvent
 from orchestrator.logparse.lines import LINE_CAP, Ending, ending_at, line_end
@@ -28,8 +29,10 @@ _MAX_WINDOW = 16 * 1024 * 1024
 #: When needles drop out of the funnel the rest is rescanned from a small window, doubling after: state changes
 #: come in bursts.
 _RESCAN_WINDOW = 4 * 1024
-#: How far needles that came into the funnel inside a window are looked for before the window is rescanned.
-_LOOKAHEAD = 16 * 1024
+#: How far needles that came into the funnel inside a window are looked for first (the signs of life looked for
+#: while an error line is pending: the next one usually clears it, and a server's request lines would make a long
+#: stretch cost a match each); the stretch doubles while they are still wanted, up to the window's end.
+_LOOKAHEAD = 2 * 1024
 _LF, _CR = 0x0A, 0x0D
 
 
@@ -276,10 +279,13 @@ class LogParser(TracebackLines):
         extra: list[int] = []  # where needles relevant now but not scanned for start (to ``w_end``), sorted
         ei = 0
         full_end = -1  # the scanned window's end while w_end is cut short for ``extra``
+        added: tuple[bytes, ...] = ()  # the needles ``extra`` holds hits of
+        ahead = _LOOKAHEAD  # the length of the stretch ``extra`` was looked for over
         gi = fi = 0
         window, w_end = self._window, start
         cursor = start
         rfind, find = buf.rfind, buf.find
+        native_ok = native.available()
         region: RegionHits | None = None  # after a rescan: hits found once per unit, sliced per window
         touched = False  # a rule ran on the last line: the state may have changed
         while cursor < end:
@@ -297,18 +303,27 @@ class LogParser(TracebackLines):
                         # Only the clean stop came: its needles (a burst of shutdown lines) drop out without a
                         # rescan; a line holding only them is checked again (``_general``) and skipped.
                         pass
-                    elif general is not None and (added := _added(relevant, wanted)) is not None:
+                    elif general is not None and (more := _added(relevant, wanted)) is not None:
                         if full_end >= 0:
                             w_end, full_end = full_end, -1
+                        added, ahead = more, _LOOKAHEAD
                         if added:  # look for them over a short stretch only: cut the window there
                             full_end = w_end
-                            w_end = _line_start_after(buf, min(w_end, cursor + _LOOKAHEAD), end)
-                        extra, ei = self._funnel.scan(buf, cursor, w_end, added), 0
+                            w_end = _line_start_after(buf, min(w_end, cursor + ahead), end)
+                        extra, ei = self._funnel.scan(buf, cursor, w_end, added, native_ok), 0
                     else:  # needles dropped out: rescan the rest with the smaller set, from a small window
                         general, window = None, _RESCAN_WINDOW
                         if region is None and end - cursor >= _RESCAN_WINDOW:
                             region = RegionHits(self._funnel, buf, cursor, end)
                         self._window = window
+            if full_end >= 0 and w_end <= cursor < full_end:
+                # The stretch looked over for the needles that came in is used up and they are still wanted: the
+                # next one, twice as long (the window's hits stand).
+                ahead = min(ahead * 2, _MAX_WINDOW)
+                w_end = _line_start_after(buf, min(full_end, cursor + ahead), end)
+                extra, ei = self._funnel.scan(buf, cursor, w_end, added, native_ok), 0
+                if w_end >= full_end:
+                    full_end = -1
             if general is None or cursor >= w_end:
                 # Scan a window (growing while nothing changes).
                 state = handled = self._funnel_state()
@@ -316,7 +331,7 @@ class LogParser(TracebackLines):
                 extra, full_end = [], -1
                 w_end = _line_start_after(buf, min(end, cursor + window), end)
                 if region is None:
-                    general = self._funnel.scan(buf, cursor, w_end, relevant)
+                    general = self._funnel.scan(buf, cursor, w_end, relevant, native_ok)
                     frames = self._funnel.scan_progress(buf, cursor, w_end)
                 else:
                     general, frames = region.scan(cursor, w_end, relevant), region.scan_progress(cursor, w_end)
