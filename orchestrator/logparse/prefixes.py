@@ -123,6 +123,9 @@ _SPACED = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? "
 #: A cloud console's severity before its UTC stamp (Google Cloud Logging's copy: ``ERROR 2025-04-05T00:01:19.5Z``):
 #: the collector's word for the stream, not the record's level.
 _SEVERITY = rf"(?:DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL|ALERT|EMERGENCY) (?={_ISO}Z)"
+#: A vLLM record's head (``ERROR 07-09 17:59:40 [core.py:586] ``): a spaced stamp in front of one is a collector's
+#: (a container console's copy: ``2025-07-10 08:59:40 ERROR 07-09 17:59:40 [core.py:586] ...``).
+_VLLM_HEAD = r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \["
 _COLLECTOR = (
     r"(?:" + _FASTCHAT + "|" + _SUPERVISED + "|" + _MPIRUN + r")?"
     r"(?:[A-Za-z0-9][\w.\-]*\s+\| |[ \xa0]*\| |\[pod/[^\]\s]+\] "
@@ -131,7 +134,8 @@ _COLLECTOR = (
     # journal), with ``srun --label``'s task number after them or in front of them (a job's own stamps).
     # (A stamp alone on a line, no blank after it, stamps an empty line: Buildkite's.)
     rf"(?:(?:\s{{0,3}}\d{{1,4}}: (?={_STAMP}))?(?:{_SPACED}(?={_STAMP})|{_SEVERITY})?"
-    rf"(?:{_STAMP}(?:{_LABELS} |(?=[\r\n]|$))){{1,2}}(?:\s{{0,3}}\d{{1,4}}: )?|\s{{0,3}}\d{{1,4}}: )?"
+    rf"(?:{_STAMP}(?:{_LABELS} |(?=[\r\n]|$))){{1,2}}(?:\s{{0,3}}\d{{1,4}}: )?|\s{{0,3}}\d{{1,4}}: "
+    rf"|{_SPACED}(?={_VLLM_HEAD}))?"
     r"(?:[A-Za-z0-9][\w.\-]*\s+\| | *\| )?"  # a collector in front of a docker compose column
     # The job's own output through pdsh, a supervisor or mpirun, collected again (kubectl's, the journal's stamps).
     r"(?:" + _PDSH + "|" + _FASTCHAT + "|" + _SUPERVISED + "|" + _MPIRUN + r")?"

@@ -163,12 +163,14 @@ def cut_in_frames(frame: Sequence[Any], shown: Sequence[str]) -> Traceback | Non
     above the exception line): ``frame`` is the last frame line read outside a traceback (``[line, process,
     writer, text, record]``), ``shown`` the log's last lines with text (four); None unless they end at that frame
     line, or at its source line and caret line (its writer's, in its record), and a fragment of a line the paste
-    cut (``Aug 19 1``; the next frame line, cut before its line number) after them."""
+    cut (``Aug 19 1``; the next record's head, cut in its stamp: the start of the line before; the next frame line,
+    cut before its line number) after them."""
     text = str(frame[3])
     if not shown or not text:
         return None
     if len(shown) > 1 and text[:200] not in shown[-1] and (
-            len(shown[-1]) <= _FRAGMENT or _cut_frame_line(parse_line(shown[-1]).message.strip())):
+            len(shown[-1]) <= _FRAGMENT or shown[-2].startswith(shown[-1])
+            or _cut_frame_line(parse_line(shown[-1]).message.strip())):
         shown = shown[:-1]
     at = next((i for i in range(len(shown) - 1, -1, -1) if text[:200] in shown[i]), None)
     if at is None:

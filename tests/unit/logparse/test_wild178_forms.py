@@ -1,0 +1,58 @@
+"""Forms the blind sets of session 43 found.  Every text here is written for the test, in the forms the real logs
+showed; the sets themselves stay a measure (``bench/verdict_score.py tests/data/wild178``)."""
+
+from __future__ import annotations
+
+from orchestrator.logparse import analyze_bytes
+from orchestrator.logparse.prefixes import parse_line
+
+
+def _log(*lines: str) -> bytes:
+    return "".join(line + "\n" for line in lines).encode()
+
+
+#: The engine process logging the exception that kills it at start-up, one error record a line, the paste cut
+#: above the exception line and below in the next record's head (wild178's form).
+_ENGINE_RECORDS = [
+    ("(EngineCore pid=311) ERROR 05-02 09:12:40 [core.py:1200]   File \"/opt/venv/vllm/v1/engine/core.py\", "
+     "line 140, in __init__"),
+    "(EngineCore pid=311) ERROR 05-02 09:12:40 [core.py:1200]     num_blocks = self._initialize_kv_caches(config)",
+    ("(EngineCore pid=311) ERROR 05-02 09:12:40 [core.py:1200]   File \"/opt/venv/vllm/v1/executor/abstract.py\", "
+     "line 120, in initialize_from_config"),
+    "(EngineCore pid=311) ERROR 05-02 09:12:40 [core.py:1200]     self.collective_rpc(\"compile_or_warm_up_model\")",
+    "(EngineCore pid=311) ERROR 05-0",
+]
+
+
+def test_frames_in_error_records_cut_in_the_next_records_stamp_failed() -> None:
+    """The last line is the next record's head cut in its stamp (the start of the line above): the log ends in
+    the frames, a traceback cut before its exception line."""
+    a = analyze_bytes(_log(*_ENGINE_RECORDS))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.process) == (None, "EngineCore")
+    assert a.root_cause.traceback is not None and "initialize_from_config" in a.root_cause.traceback
+
+
+def test_a_last_line_that_is_not_a_cut_head_keeps_its_meaning() -> None:
+    """A last line of its own (not the start of the line above) after the frames: not a cut paste, so not a
+    traceback cut in its frames."""
+    a = analyze_bytes(_log(*_ENGINE_RECORDS[:-1], "(EngineCore pid=311) INFO 05-02 09:12:41 [core.py:90] Retrying."))
+    assert not a.failed
+
+
+def test_a_consoles_stamp_in_front_of_vllm_records_is_a_collectors() -> None:
+    """A container console's copy stamps every line (``YYYY-MM-DD HH:MM:SS``) in front of vLLM's own record: the
+    record's level, place and message are vLLM's."""
+    line = parse_line("2025-07-10 08:59:40 ERROR 07-09 17:59:40 [core.py:586]   File \"/x/core.py\", line 82, in f")
+    assert (line.level, line.record) == ("ERROR", "ERROR 07-09 17:59:40 [core.py:586]")
+    assert line.message == '  File "/x/core.py", line 82, in f'
+    # Python logging's own ``asctime levelname message`` keeps its stamp as the record's.
+    own = parse_line("2025-07-10 08:59:40,123 ERROR boom")
+    assert (own.level, own.message) == ("ERROR", "boom")
+
+
+def test_frames_in_stamped_error_records_cut_at_the_end_failed() -> None:
+    stamped = ["2025-07-10 08:59:40 " + line.split(") ", 1)[1].replace("05-02", "07-09") for line in _ENGINE_RECORDS[:-1]]
+    a = analyze_bytes(_log(*stamped, "20"))
+    assert a.failed and a.root_cause is not None
+    assert a.root_cause.traceback is not None and "initialize_from_config" in a.root_cause.traceback
