@@ -76,15 +76,17 @@ def shows_life(match: re.Match[str]) -> bool:
     return status is None or int(status) < 500
 
 
-# A clean end: vLLM's orderly shutdown, uvicorn stopping, a script saying it finished, or Slurm cancelling the
-# job or step (``scancel``, the job script ending a server step; not its time limit nor a node failure).  The
-# executor's ``[shutdown] Executor: ...`` alone is not one: it also tears down the workers of a failed start.
+# A clean end: vLLM's orderly shutdown, uvicorn stopping, a script saying it finished, SGLang's server draining on
+# a SIGTERM, or Slurm cancelling the job or step (``scancel``, the job script ending a server step; not its time
+# limit nor a node failure).  The executor's ``[shutdown] Executor: ...`` alone is not one: it also tears down the
+# workers of a failed start.
 _SLURM_CANCEL = r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+ (?:DUE TO PREEMPTION )?\*\*\*"
+_SGLANG_SIGTERM = r"SIGTERM received\. .*Draining requests and shutting down"
 CLEAN_NEEDLES: tuple[str, ...] = ("[shutdown]", "Shutting down", "Application shutdown complete", "Done.",
-                                  "Data generation complete!", "CANCELLED AT")
+                                  "Data generation complete!", "CANCELLED AT", "Draining requests")
 CLEAN_RE = re.compile(
     r"^\[shutdown\](?! Executor:)|^(?:INFO:\s+)?Shutting down\.?$|Application shutdown complete|^\s*Done\.\s*$"
-    r"|Data generation complete!|" + _SLURM_CANCEL
+    r"|Data generation complete!|" + _SLURM_CANCEL + "|" + _SGLANG_SIGTERM
 )
 # A fresh start after a clean stop: a later run appended to the same log (``>>``, a requeued Slurm job).
 RESTART_NEEDLES: tuple[str, ...] = ("Initializing a",)
@@ -93,10 +95,10 @@ RESTART_RE = re.compile(r"Initializing an? (?:V1 )?LLM engine")
 # than CLEAN_RE: vLLM also logs ``[shutdown] Executor: ...`` while tearing down after a failed start.
 STOP_RE = re.compile(
     r"received signal|shutdown triggered|^(?:INFO:\s+)?Shutting down(?: FastAPI HTTP server)?\.?$"
-    r"|Application shutdown complete|^\s*Done\.\s*$|Data generation complete!|" + _SLURM_CANCEL
+    r"|Application shutdown complete|^\s*Done\.\s*$|Data generation complete!|" + _SLURM_CANCEL + "|" + _SGLANG_SIGTERM
 )
 #: The stops asked for from outside (a signal, a shutdown request, a scheduler's cancel), not a job's own end.
-ASKED_STOP_RE = re.compile(r"received signal|shutdown triggered|" + _SLURM_CANCEL)
+ASKED_STOP_RE = re.compile(r"received signal|shutdown triggered|" + _SLURM_CANCEL + "|" + _SGLANG_SIGTERM)
 
 @dataclass(frozen=True)
 class Mentions:

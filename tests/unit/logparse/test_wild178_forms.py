@@ -1,5 +1,5 @@
-"""Forms the blind sets of session 43 found.  Every text here is written for the test, in the forms the real logs
-showed; the sets themselves stay a measure (``bench/verdict_score.py tests/data/wild178``)."""
+"""Forms the blind sets of session 43 found (wild178, wild179).  Every text here is written for the test, in the
+forms the real logs showed; the sets themselves stay a measure (``bench/verdict_score.py tests/data/wild178``)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,24 @@ def test_a_consoles_stamp_in_front_of_vllm_records_is_a_collectors() -> None:
 
 
 def test_frames_in_stamped_error_records_cut_at_the_end_failed() -> None:
-    stamped = ["2025-07-10 08:59:40 " + line.split(") ", 1)[1].replace("05-02", "07-09") for line in _ENGINE_RECORDS[:-1]]
+    stamped = ["2025-07-10 08:59:40 " + line.split(") ", 1)[1] for line in _ENGINE_RECORDS[:-1]]
     a = analyze_bytes(_log(*stamped, "20"))
     assert a.failed and a.root_cause is not None
     assert a.root_cause.traceback is not None and "initialize_from_config" in a.root_cause.traceback
+
+
+def test_sglang_draining_on_a_sigterm_is_a_clean_stop() -> None:
+    """SGLang's server told to stop (wild179's form): it drains, its children end on the signal (exit code -15)
+    and it sends itself SIGQUIT; the job stopped, it did not fail."""
+    a = analyze_bytes(_log(
+        "[2026-04-06 01:30:02] INFO:     Application startup complete.",
+        '[2026-04-06 01:36:34] INFO:     127.0.0.1:56180 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+        ("[2026-04-06 01:36:35] Decode batch, #running-req: 16, #token: 4267, token usage: 0.00, cuda graph: True, "
+         "gen throughput (token/s): 2928.33, #queue-req: 0"),
+        "[2026-04-06 01:36:35] SIGTERM received. signum=None frame=None. Draining requests and shutting down...",
+        ("[2026-04-06 01:36:35] Subprocess detokenizer (pid=3450052) crashed with exit code -15. Triggering SIGQUIT "
+         "for cleanup..."),
+        "[2026-04-06 01:36:35] SIGQUIT received. signum=None, frame=None. It usually means one child failed.",
+    ))
+    assert not a.failed
+    assert a.phase.value == "stopped"
