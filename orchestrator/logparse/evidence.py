@@ -41,6 +41,7 @@ _UNWRITTEN = ("hs_write_failed",)  # causes whose later tracebacks are their doi
 #: A server that could not listen, and the connection failures of what then tried to reach it (its own warmup,
 #: a client): the failures are its doing (``root_item``).
 _UNLISTENING = ("port_in_use",)
+_CUDA_ENUM = re.compile(r"`cudaError\w+'")
 _UNREACHED = re.compile(r"Connection|RemoteDisconnected|ProtocolError|MaxRetryError|ClientConnector")
 
 #: Causes that announce a worker's exception whose own lines follow ("WorkerProc hit an exception.").
@@ -330,7 +331,13 @@ class Evidence:
             earlier = min((item for item in lines if item["line_no"] < chosen["line_no"]
                            and item["process"] != chosen["process"] and item.get("message")),
                           key=lambda item: item["line_no"], default=None)
+            # Else the tail of a CUDA error's message its own process logged above it, the paste begun below the
+            # error's first line (PyTorch names the error's enum on a line of its own: ``cudaErrorIllegalAddress``).
+            cuda = next((item for item in lines if item["line_no"] < chosen["line_no"]
+                         and item["process"] == chosen["process"] and _CUDA_ENUM.search(str(item.get("message")))),
+                        None)
             said = header_text(chosen) if earlier is None else earlier
+            said = said if cuda is None else {**cuda, "traceback": chosen.get("traceback")}
             return next(named, self.line_causes[0] if self.line_causes else next(before, next(head, said)))
         if self.line_causes:
             first = self.line_causes[0]

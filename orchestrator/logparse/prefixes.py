@@ -36,8 +36,9 @@ _CLIENT_TAG_BYTES = CLIENT_TAG.encode()
 
 #: A process's name in its group; 0.10 wrote the worker's place after a blank (``VllmWorker TP0``, ``TP1_PP0``).
 _NAME = r"[A-Za-z0-9_.\-:]+(?: (?:TP|PP|DP|EP)\d+(?:_(?:TP|PP|DP|EP)\d+)*)?"
-#: A process group: ``(name pid=N)``, ``(name rank=R pid=N)``, ``(pid=N, ip=...)``.
-_PROC = r"\((?:(?P<proc>" + _NAME + r")(?P<rank> rank=\d+)? )?pid=(?P<pid>\d+)(?:, ip=[^)]*)?\)"
+#: A process group: ``(name pid=N)``, ``(name rank=R pid=N)``, ``(pid=N, ip=...)``; SkyPilot's around its job's
+#: output, with commas: ``(task, pid=N)``, ``(worker1, rank=1, pid=N, ip=...)``.
+_PROC = r"\((?:(?P<proc>" + _NAME + r")(?P<rank>,? rank=\d+)?,? )?pid=(?P<pid>\d+)(?:, ip=[^)]*)?\)"
 _PROC_RE = re.compile(_PROC + " ?")
 #: PyTorch's prefix of every stderr line of a distributed rank (``[rank0]: Traceback ...``).
 _RANK_RE = re.compile(r"\[rank(?P<rank>\d+)\]: ?")
@@ -141,6 +142,9 @@ _COLLECTOR = (
     r"(?:" + _PDSH + "|" + _FASTCHAT + "|" + _SUPERVISED + "|" + _MPIRUN + r")?"
 )
 _COLLECTOR_RE = re.compile(_COLLECTOR, re.ASCII)  # as the bytes pattern reads it (``quick_key``)
+#: FastChat's column behind a launcher's process prefix (SkyPilot's ``(task, pid=N)`` in front of each line of its
+#: job's output).
+_FASTCHAT_RE = re.compile(_FASTCHAT)
 _COLLECTOR_BYTES_RE = re.compile(_COLLECTOR.encode())
 # Both match the empty string; a line starting with "(" (a process prefix) has no collector's prefix.
 
@@ -166,7 +170,7 @@ def head_before_record(head: str) -> str:
 def _name(m: re.Match[str]) -> str:
     proc = m.group("proc") or "pid"
     rank = m.group("rank")
-    return f"{proc}{rank}" if rank else proc
+    return f"{proc}{rank.lstrip(',')}" if rank else proc
 _MP_HEADER_RE = re.compile(r"^Process (?P<proc>[A-Za-z0-9_.\-:]+):$")
 
 
@@ -218,6 +222,8 @@ def _parse(text: str, inherited: tuple[str, int] | None = None) -> ParsedLine:
             break
         process, pid = _name(m), int(m.group("pid"))
         pos = m.end()
+    if pid is not None and rest[pos:pos + 1].isdigit() and (f := _FASTCHAT_RE.match(rest, pos)) is not None:
+        pos = f.end()
     if rest.startswith(".", pos):  # progress dots printed without a line end, the next record glued to them
         dots = len(rest) - len(rest[pos:].lstrip("."))
         pos = dots if rest.startswith("[rank", dots) else pos

@@ -73,3 +73,60 @@ def test_sglang_draining_on_a_sigterm_is_a_clean_stop() -> None:
     ))
     assert not a.failed
     assert a.phase.value == "stopped"
+
+
+def test_a_traceback_behind_skypilots_prefix_and_fastchats_column_names_its_exception() -> None:
+    """SkyPilot's ``(task, pid=N)`` in front of each line of its job, FastChat's ``ts | ERROR | stderr |``
+    column behind it (wild180's form): the exception line is read as one."""
+    col = "(task, pid=4411) 2024-02-01 10:00:07 | ERROR | stderr | "
+    a = analyze_bytes(_log(
+        "(task, pid=4411) Waiting for model worker to start...",
+        col + "Traceback (most recent call last):",
+        col + '  File "/opt/conda/lib/python3.10/site-packages/fastchat/serve/vllm_worker.py", line 220, in <module>',
+        col + "    engine = AsyncLLMEngine.from_engine_args(engine_args)",
+        col + "ValueError: The model's max seq len (32768) is larger than the maximum number of tokens (20000)",
+    ))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.process) == ("ValueError", "task")
+    assert "max seq len (32768)" in a.root_cause.message
+
+
+def test_skypilots_multi_node_prefix_names_the_node_and_rank() -> None:
+    line = parse_line("(worker1, rank=1, pid=4567, ip=127.0.0.2) INFO 01-02 10:00:00 [core.py:61] Initializing")
+    assert (line.process, line.pid, line.level) == ("worker1 rank=1", 4567, "INFO")
+
+
+def test_the_cuda_error_a_paste_begins_with_outranks_a_cut_traceback_after_it() -> None:
+    """A paste that begins in a CUDA error's message (PyTorch names the error's enum on a line of its own), then
+    the engine's traceback, cut before its exception line (wild181's form): the CUDA error is the cause."""
+    rec = "(EngineCore_DP0 pid=131) ERROR 02-24 19:04:56 [core.py:902] "
+    a = analyze_bytes(_log(
+        rec + ("Search for `cudaErrorLaunchFailure' in https://docs.nvidia.com/cuda/cuda-runtime-api/"
+               "group__CUDART__TYPES.html for more information."),
+        rec + "For debugging consider passing CUDA_LAUNCH_BLOCKING=1",
+        "(EngineCore_DP0 pid=131) Process EngineCore_DP0:",
+        "(EngineCore_DP0 pid=131) Traceback (most recent call last):",
+        '(EngineCore_DP0 pid=131)   File "/usr/lib/python3.12/multiprocessing/process.py", line 314, in _bootstrap',
+        "(EngineCore_DP0 pid=131)     self.run()",
+    ))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.process, a.root_cause.line_no) == ("EngineCore_DP0", 1)
+    assert "cudaErrorLaunchFailure" in a.root_cause.message
+    assert a.root_cause.traceback is not None and "_bootstrap" in a.root_cause.traceback
+
+
+def test_the_tail_of_a_cuda_errors_message_under_its_exception_line_stays_part_of_it() -> None:
+    """The enum's line under the exception line it goes on (a worker's traceback, other workers' lines between):
+    the exception line is the cause."""
+    a = analyze_bytes(_log(
+        "(Worker_TP0 pid=11) ERROR 02-24 19:04:50 [multiproc_executor.py:700] WorkerProc hit an exception.",
+        "(Worker_TP0 pid=11) Traceback (most recent call last):",
+        '(Worker_TP0 pid=11)   File "/srv/vllm/v1/worker/gpu_worker.py", line 412, in execute_model',
+        "(Worker_TP0 pid=11)     torch.accelerator.synchronize()",
+        "(Worker_TP0 pid=11) torch.AcceleratorError: CUDA error: an illegal memory access was encountered",
+        "(Worker_TP1 pid=12) INFO 02-24 19:04:50 [multiproc_executor.py:720] Parent process exited, terminating.",
+        ("(Worker_TP0 pid=11) Search for `cudaErrorIllegalAddress' in https://docs.nvidia.com/cuda/cuda-runtime-api/"
+         "group__CUDART__TYPES.html for more information."),
+    ))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception or "").endswith("AcceleratorError") and a.root_cause.line_no == 2
