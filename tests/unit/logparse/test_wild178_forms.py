@@ -130,3 +130,17 @@ def test_the_tail_of_a_cuda_errors_message_under_its_exception_line_stays_part_o
     ))
     assert a.failed and a.root_cause is not None
     assert (a.root_cause.exception or "").endswith("AcceleratorError") and a.root_cause.line_no == 2
+
+
+def test_an_uncorrectable_ecc_error_is_told_as_a_hardware_fault() -> None:
+    """wild183's form: the CUDA error is the GPU's memory failing, not a kernel's bug; the hint says what to do
+    with the GPU (a kernel's illegal access has another)."""
+    a = analyze_bytes(_log(
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "/srv/bench/profile_lora.py", line 88, in <module>',
+        "[rank0]:     torch.cuda.synchronize()",
+        "[rank0]: RuntimeError: CUDA error: uncorrectable ECC error encountered",
+    ))
+    assert a.failed and a.root_cause is not None
+    assert a.root_cause.signature == "cuda_ecc_error"
+    assert "ECC" in (a.root_cause.hint or "") and "CUDA_LAUNCH_BLOCKING" not in (a.root_cause.hint or "")
