@@ -1,4 +1,4 @@
-"""Forms the blind sets of session 43 found (wild178, wild179).  Every text here is written for the test, in the
+"""Forms the blind sets of session 43 found (wild178 to wild185).  Every text here is written for the test, in the
 forms the real logs showed; the sets themselves stay a measure (``bench/verdict_score.py tests/data/wild178``)."""
 
 from __future__ import annotations
@@ -144,3 +144,18 @@ def test_an_uncorrectable_ecc_error_is_told_as_a_hardware_fault() -> None:
     assert a.failed and a.root_cause is not None
     assert a.root_cause.signature == "cuda_ecc_error"
     assert "ECC" in (a.root_cause.hint or "") and "CUDA_LAUNCH_BLOCKING" not in (a.root_cause.hint or "")
+
+
+def test_the_raylets_count_of_workers_it_killed_for_memory_is_the_cause() -> None:
+    """wild185's form: the raylet's report of the workers it killed for host memory comes before its advice; the
+    report is the cause.  With none killed (only crashed ones counted) it is not an OOM kill."""
+    report = ("(raylet) [2026-03-01 10:00:00,000 E 311 311] (raylet) node_manager.cc:3007: {n} Workers (tasks / "
+              "actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: abd4, "
+              "IP: 127.0.0.1) over the last time period.")
+    advice = ("(raylet) Refer to the documentation on how to address the out of memory issue: "
+              "https://docs.ray.io/en/latest/ray-core/scheduling/ray-oom-prevention.html.")
+    a = analyze_bytes(_log(report.format(n=2), "(raylet)", advice))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.line_no) == ("ray_oom_killed", 1)
+    none_killed = analyze_bytes(_log(report.format(n=0)))
+    assert "ray_oom_killed" not in {s.id for s in none_killed.signatures}
