@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from orchestrator.logparse.analysis import Analysis
-from orchestrator.logparse.escapes import Unescaper, shown_escapes, shown_returns
+from orchestrator.logparse.escapes import DROPPED, Unescaper, shown_escapes, shown_returns
 from orchestrator.logparse.gutter import Ungutter, gutter
 from orchestrator.logparse.jsonlines import JsonLines, json_key, pretty_json_key
 from orchestrator.logparse.padded import Repadder, padded_width
@@ -129,6 +129,13 @@ def _reshaper(sample: bytes) -> tuple[Reshaper | None, Callable[[], str]]:
         stages.append(Ungutter(found))
         said.append(found.note)
     spelling, returns = shown_escapes(sample), shown_returns(sample)
+    # Codes that lost their escape byte were text where the log was reshaped (a web page's rows wrapped with them):
+    # they are made codes again last.
+    dropped = spelling == DROPPED
+    if dropped:
+        spelling = None
+        said.append(lambda: "colour codes without their escape byte ([1;36m), as a copy from a web page leaves "
+                            "them: read as colour codes")
     if spelling is not None or returns:
         sample = _through(Unescaper(spelling, returns), sample)
         stages.append(Unescaper(spelling, returns))
@@ -144,6 +151,8 @@ def _reshaper(sample: bytes) -> tuple[Reshaper | None, Callable[[], str]]:
     inner, note = _reshaped(sample)
     if inner is not None:
         stages.append(inner)
+    if dropped:
+        stages.append(Unescaper(DROPPED))
     reshaper = None
     for stage in reversed(stages):
         reshaper = stage if reshaper is None else _Chained(stage, reshaper)

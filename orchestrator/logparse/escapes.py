@@ -3,9 +3,9 @@
 vLLM colours its process prefixes (``\\x1b[1;36m(EngineCore pid=114)\\x1b[0;0m``).  A log that was looked at
 before it was copied often shows those codes as text: ``less`` without ``-R`` writes ``ESC[1;36m``, ``cat -v``
 writes ``^[[1;36m``, a log passed through a program's ``repr`` or a shell script shows ``\\x1b[``,
-``\\033[``, ``\\e[`` or ``\\u001b[``, and rsyslog's files ``#033[``.  Then no line starts with a process
-prefix, the engine's records read as the main process's, and a worker's traceback is not told from the
-engine's.
+``\\033[``, ``\\e[`` or ``\\u001b[``, and rsyslog's files ``#033[``; a copy from a web page drops the escape byte
+and keeps the rest (``[1;36m(EngineCore pid=114)[0;0m``).  Then no line starts with a process prefix, the
+engine's records read as the main process's, and a worker's traceback is not told from the engine's.
 
 ``shown_escapes`` recognises one such spelling on a sample (several colour codes written that way, and not
 one real escape byte); ``Unescaper`` writes the escape byte back for each, chunk by chunk.  No line is added
@@ -25,6 +25,12 @@ SPELLINGS: tuple[bytes, ...] = (b"ESC", b"^[", b"\\x1b", b"\\x1B", b"\\033", b"\
                                b"#033")
 #: Lines with a colour code (SGR: ``[`` + numbers + ``m``) written that way needed in the sample.
 _MIN_LINES = 2
+#: The escape byte dropped (the spelling is empty): recognised only around a vLLM process prefix at a line's start
+#: (or after a collector's column), as vLLM colours it, and then only colour codes (a number at least, then ``m``)
+#: are made codes again.
+DROPPED = b""
+_DROPPED_PREFIX = re.compile(rb"(?m)(?:^|(?<= ))\[[0-9;]{1,16}m\((?:[^()\n]{1,80} )?pid=\d+[^()\n]{0,80}\)\[[0-9;]{1,16}m")
+_SGR_TAIL = rb"\[[0-9;]{1,16}m"
 _TAIL = re.compile(rb"\[[0-9;]{1,16}m")  # one with a number at least: ``[m`` starts many a ``[module.py:N]``
 _LONGEST = max(map(len, SPELLINGS))
 _HEAD = 128 * 1024
@@ -41,6 +47,8 @@ def shown_escapes(sample: bytes) -> bytes | None:
     if b"\x1b" in sample:
         return None
     sample = sample[:_HEAD]
+    if len(_DROPPED_PREFIX.findall(sample)) >= _MIN_LINES:
+        return DROPPED
     lines: dict[bytes, set[int]] = {}
     line = at = 0
     for m in _TAIL.finditer(sample):
@@ -78,7 +86,7 @@ class Unescaper(WholeLines):
 
     def __init__(self, spelling: bytes | None, returns: bytes | None = None) -> None:
         super().__init__()
-        self._code = None if spelling is None else _code_re(spelling, _CSI_TAIL)
+        self._code = None if spelling is None else _code_re(spelling, _SGR_TAIL if spelling == DROPPED else _CSI_TAIL)
         self._returns = returns
 
     def _lines(self, block: bytes) -> bytes:

@@ -62,6 +62,8 @@ EXAMPLES = {
     "cpp_terminate": "terminate called after throwing an instance of 'c10::Error'",
     "cuda_error": "CUDA error: an illegal memory access was encountered",
     "cuda_ecc_error": "RuntimeError: CUDA error: uncorrectable ECC error encountered",
+    "exec_format_error": "exec /usr/local/bin/python3: exec format error",
+    "wrapper_start_failed": "vLLM failed to start.  Retry with --enable-serving-output to learn more about the failure.",
     "cuda_runtime_oom": "torch.AcceleratorError: CUDA error: out of memory",
     "device_assert": "/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [0,0,0], thread: "
                      "[5,0,0] Assertion `-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"` failed.",

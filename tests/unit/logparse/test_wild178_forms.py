@@ -3,6 +3,8 @@ forms the real logs showed; the sets themselves stay a measure (``bench/verdict_
 
 from __future__ import annotations
 
+from logforms import hard_wrapped
+
 from orchestrator.logparse import analyze_bytes
 from orchestrator.logparse.prefixes import parse_line
 
@@ -159,3 +161,59 @@ def test_the_raylets_count_of_workers_it_killed_for_memory_is_the_cause() -> Non
     assert (a.root_cause.signature, a.root_cause.line_no) == ("ray_oom_killed", 1)
     none_killed = analyze_bytes(_log(report.format(n=0)))
     assert "ray_oom_killed" not in {s.id for s in none_killed.signatures}
+
+
+def test_colour_codes_that_lost_their_escape_byte_are_read_as_codes() -> None:
+    """wild186's form: a copy from a web page keeps ``[1;36m(EngineCore_DP0 pid=149)[0;0m`` without the escape
+    byte; read as codes, the prefix is the engine's and its error records' traceback names the exception."""
+    rec = "[1;36m(EngineCore_DP0 pid=149)[0;0m ERROR 12-08 22:23:04 [core.py:842] "
+    notes: list[str] = []
+    a = analyze_bytes(_log(
+        rec + "EngineCore failed to start.",
+        rec + "Traceback (most recent call last):",
+        rec + '  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/utils.py", line 116, in __init__',
+        rec + "    self.gpu = torch.zeros_like(self.cpu, device=device)",
+        rec + "torch.AcceleratorError: HIP error: invalid device function",
+    ), notes)
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.process) == ("torch.AcceleratorError", "EngineCore_DP0")
+    assert any("escape byte" in note for note in notes)
+
+
+def test_codes_without_their_escape_byte_in_a_hard_wrapped_copy_are_read() -> None:
+    """The rows were wrapped with the codes as text (a web page's): both reshapings are undone, the rows joined and
+    the codes read as codes (the rows are joined first: wild97's fo06, a Ray log, lost its verdict hard-wrapped when
+    the codes were made codes first)."""
+    lines = [("[36m(RayWorkerWrapper pid=860)[0m " if i % 2 else "") + f"INFO 04-16 10:28:{i:02d} [worker.py:61] "
+             f"step {i}: all ranks are waiting on the compiled graph's channel to be read by the driver" for i in range(20)]
+    rec = "[36m(RayWorkerWrapper pid=860)[0m ERROR 04-16 10:35:25 [worker.py:88] "
+    lines += [rec + "Traceback (most recent call last):",
+              rec + '  File "/srv/vllm/worker.py", line 3, in read',
+              rec + ("ray.exceptions.RayChannelTimeoutError: System error: Timed out waiting for object "
+                     "available to read.")]
+    notes: list[str] = []
+    a = analyze_bytes(hard_wrapped(_log(*lines), 120), notes)
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception or "").endswith("RayChannelTimeoutError")
+    assert "Timed out waiting for object available to read" in a.root_cause.message
+    assert any("hard-wrapped" in note for note in notes) and any("escape byte" in note for note in notes)
+
+
+def test_a_bracketed_number_and_m_in_a_plain_log_is_left_alone() -> None:
+    """Without vLLM's coloured prefix at line starts, ``[5m`` is text (a duration), not a colour code."""
+    notes: list[str] = []
+    a = analyze_bytes(_log("step took [5m 3s] on node 3", "step took [6m 1s] on node 4"), notes)
+    assert not a.failed and not any("escape byte" in note for note in notes)
+
+
+def test_a_program_for_another_architecture_is_the_cause() -> None:
+    a = analyze_bytes(_log("exec /usr/local/bin/python3: exec format error"))
+    assert a.failed and a.root_cause is not None and a.root_cause.signature == "exec_format_error"
+
+
+def test_a_wrappers_word_that_vllm_failed_to_start_fails_the_log() -> None:
+    """wild187's form: InstructLab's ``vLLM failed to start.`` alone: failed, its cause not shown (the hint says
+    how to see it)."""
+    a = analyze_bytes(_log("vLLM failed to start.  Retry with --enable-serving-output to learn more about the failure.",
+                           "Using unknown model family: meta-llama specified by user."))
+    assert a.failed and a.root_cause is not None and a.root_cause.signature == "wrapper_start_failed"
