@@ -18,6 +18,7 @@ import re
 
 from orchestrator.logparse.analysis import Analysis
 from orchestrator.logparse.lines import WholeLines
+from orchestrator.logparse.prefixes import PROC
 
 #: How the escape byte is written out, by who wrote it: ``less``, ``cat -v``, ``repr``/``printf`` spellings, and
 #: rsyslog's escape of a control character as ``#`` and its octal code (``/var/log/syslog``).
@@ -29,9 +30,8 @@ _MIN_LINES = 2
 #: (or after a collector's column), as vLLM colours it, and then only colour codes (a number at least, then ``m``)
 #: are made codes again.
 DROPPED = b""
-_DROPPED_PREFIX = re.compile(rb"(?m)(?:^|(?<= ))\[[0-9;]{1,16}m\((?:[^()\n]{1,80} )?pid=\d+[^()\n]{0,80}\)\[[0-9;]{1,16}m")
-_SGR_TAIL = rb"\[[0-9;]{1,16}m"
 _TAIL = re.compile(rb"\[[0-9;]{1,16}m")  # one with a number at least: ``[m`` starts many a ``[module.py:N]``
+_DROPPED_PREFIX = re.compile(rb"(?m)(?:^|(?<= ))" + _TAIL.pattern + PROC.encode() + _TAIL.pattern)
 _LONGEST = max(map(len, SPELLINGS))
 _HEAD = 128 * 1024
 #: Any control sequence (a cursor move, ``[K`` clearing the line: tqdm's), written back once the log is known
@@ -86,7 +86,7 @@ class Unescaper(WholeLines):
 
     def __init__(self, spelling: bytes | None, returns: bytes | None = None) -> None:
         super().__init__()
-        self._code = None if spelling is None else _code_re(spelling, _SGR_TAIL if spelling == DROPPED else _CSI_TAIL)
+        self._code = None if spelling is None else _code_re(spelling, _TAIL.pattern if spelling == DROPPED else _CSI_TAIL)
         self._returns = returns
 
     def _lines(self, block: bytes) -> bytes:

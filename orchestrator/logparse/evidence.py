@@ -331,13 +331,13 @@ class Evidence:
             earlier = min((item for item in lines if item["line_no"] < chosen["line_no"]
                            and item["process"] != chosen["process"] and item.get("message")),
                           key=lambda item: item["line_no"], default=None)
-            # Else the tail of a CUDA error's message its own process logged above it, the paste begun below the
-            # error's first line (PyTorch names the error's enum on a line of its own: ``cudaErrorIllegalAddress``).
+            # Before that, the tail of a CUDA error's message its own process logged above it, the paste begun below
+            # the error's first line (PyTorch names the error's enum on a line of its own: ``cudaErrorIllegalAddress``).
             cuda = next((item for item in lines if item["line_no"] < chosen["line_no"]
                          and item["process"] == chosen["process"] and _CUDA_ENUM.search(str(item.get("message")))),
                         None)
-            said = header_text(chosen) if earlier is None else earlier
-            said = said if cuda is None else {**cuda, "traceback": chosen.get("traceback")}
+            said = ({**cuda, "traceback": chosen.get("traceback")} if cuda is not None
+                    else header_text(chosen) if earlier is None else earlier)
             return next(named, self.line_causes[0] if self.line_causes else next(before, next(head, said)))
         if self.line_causes:
             first = self.line_causes[0]

@@ -38,8 +38,8 @@ _CLIENT_TAG_BYTES = CLIENT_TAG.encode()
 _NAME = r"[A-Za-z0-9_.\-:]+(?: (?:TP|PP|DP|EP)\d+(?:_(?:TP|PP|DP|EP)\d+)*)?"
 #: A process group: ``(name pid=N)``, ``(name rank=R pid=N)``, ``(pid=N, ip=...)``; SkyPilot's around its job's
 #: output, with commas: ``(task, pid=N)``, ``(worker1, rank=1, pid=N, ip=...)``.
-_PROC = r"\((?:(?P<proc>" + _NAME + r")(?P<rank>,? rank=\d+)?,? )?pid=(?P<pid>\d+)(?:, ip=[^)]*)?\)"
-_PROC_RE = re.compile(_PROC + " ?")
+PROC = r"\((?:(?P<proc>" + _NAME + r")(?P<rank>,? rank=\d+)?,? )?pid=(?P<pid>\d+)(?:, ip=[^)]*)?\)"
+_PROC_RE = re.compile(PROC + " ?")
 #: PyTorch's prefix of every stderr line of a distributed rank (``[rank0]: Traceback ...``).
 _RANK_RE = re.compile(r"\[rank(?P<rank>\d+)\]: ?")
 _RANK_BYTES_RE = re.compile(_RANK_RE.pattern.encode())
@@ -96,7 +96,7 @@ _LEVEL_NAMES = {"WARN": "WARNING", "FATAL": "CRITICAL", "SUCCESS": "INFO", "TRAC
 #: main process's).  Only a record's first line carries it (a traceback's lines after it have none).
 _SGLANG_RE = re.compile(r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?P<place>(?: (?:DP|PP|TP|EP|CP|ATTN_DP)\d+)*)\] ")
 # Only a prefix and blanks: 0.16 writes "(Worker_TP0 pid=1) " then "\r" + a tqdm frame.
-_PREFIX_ONLY_RE = re.compile(r"^\s*" + _PROC + r"\s*$")
+_PREFIX_ONLY_RE = re.compile(r"^\s*" + PROC + r"\s*$")
 #: What a log collector prepends: docker compose's service column (its name lost in a paste: `` | ``; Buildkite's web
 #: view copies a no-break space before it),
 #: ``kubectl logs --prefix``'s pod or stern's pod and container (a Deployment's pod: ``name-<hash>-<id>``),
@@ -279,7 +279,7 @@ def _parse(text: str, inherited: tuple[str, int] | None = None) -> ParsedLine:
 
 _parsed: Memo[ParsedLine] = Memo(_parse)
 
-_QUICK_RE = re.compile(rb"(?:" + _PROC.encode() + rb" ?)+")
+_QUICK_RE = re.compile(rb"(?:" + PROC.encode() + rb" ?)+")
 
 
 def quick_key(raw: bytes) -> str | None:
@@ -315,7 +315,7 @@ def prefix_only(text: str) -> tuple[str, int] | None:
     return (_name(m), int(m.group("pid"))) if m else None
 
 
-_GLUED_HEADER_RE = re.compile(r"(?:" + _PROC + r" ?|\[rank\d+\]: ?)+(?:Exception Group )?"
+_GLUED_HEADER_RE = re.compile(r"(?:" + PROC + r" ?|\[rank\d+\]: ?)+(?:Exception Group )?"
                               r"Traceback \(most recent call last\):\s*$")
 
 
