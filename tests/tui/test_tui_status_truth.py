@@ -45,8 +45,9 @@ class TestReadOnlyChecks:
             await until(pilot, lambda: screen.detail is not None and screen.detail.row.status == "failed",
                         "failed status", seconds=60)
             assert screen.detail is not None and screen.detail.row.exit_code == 3
-            assert app.monitor_state == "checked"
-            assert "as of" not in _text(screen, "#run-header")
+            # The round's state message is posted after it drained the run: a refresh may show `failed` first.
+            await until(pilot, lambda: app.monitor_state == "checked", "the checked state", seconds=30)
+            await until(pilot, lambda: "as of" not in _text(screen, "#run-header"), "a header without as-of", 30)
 
     async def test_an_unreachable_host_is_labelled_as_of(self, eorch_home: Path, tmp_path: Path, cli, sshd) -> None:
         """A host that cannot be reached: `running?` and "as of HH:MM, no monitor running; gpu unreachable"."""
