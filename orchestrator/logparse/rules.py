@@ -13,6 +13,7 @@ import dataclasses
 import re
 from typing import Any
 
+from orchestrator.logparse import native
 from orchestrator.logparse.events import (
     ErrorSeen,
     LogEvent,
@@ -60,6 +61,7 @@ class LineRules(PhaseRules):
 
     def __init__(self, catalogue: Catalogue | None = None) -> None:
         self._cat = catalogue or load_catalogue()
+        self._match = self._cat.matcher(native.available())
         self._funnel: Funnel = build_funnel(self._cat)
         self._tbs = TracebackAssembler()
         self._tb_sigs: dict[str, list[str]] = {}
@@ -248,7 +250,7 @@ class LineRules(PhaseRules):
         # Nor does a frame's source line (``    raise RuntimeError("Engine core initialization failed. "``): the
         # exception line below it says what was raised.
         shown_source = msg.lstrip().startswith("raise ") and _RAISE.match(msg) is not None
-        sigs = () if shown_source or (msg.startswith("frame #") and _CPP_FRAME.match(msg)) else self._cat.match(msg)
+        sigs = () if shown_source or (msg.startswith("frame #") and _CPP_FRAME.match(msg)) else self._match(msg)
         for sig in sigs:
             self._count(sig, line_no, line.process, events)
             if sig.handled:

@@ -83,7 +83,7 @@ class TracebackLines(LineRules):
         block pass cannot vouch for is taken the long way."""
         taken: tuple[int, bytes | None, bool] | None = None
         n = len(head)
-        match, add, may_match = self._cat.match, self._tbs.add_frame, self._cat.may_match
+        match, add, may_match = self._match, self._tbs.add_frame, self._cat.may_match
         crlf_record = self._tbs.frame_head(key, Ending.LF) is None  # a bare "\n" would end the traceback
         while True:
             run = self._runs.at(buf, cursor, end, head, crlf_record)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 
 from orchestrator.logparse.events import LogEvent, RootCause, SignatureMatched, TracebackCompleted
 from orchestrator.logparse.evidence import SAME_BURST, Evidence
@@ -90,6 +91,7 @@ class EvidenceRules:
     """Weighing of lines and tracebacks; the state lives in ``LineRules`` (declared here for the type checker)."""
 
     _cat: Catalogue
+    _match: Callable[[str], tuple[Signature, ...]]  # ``_cat.match``, its gate chosen once (``Catalogue.matcher``)
     _ev: Evidence
     _phase: Phase
     _serving_seen: bool
@@ -212,7 +214,7 @@ class EvidenceRules:
         events.append(SignatureMatched(sig.id, sig.severity.value, sig.hint, line_no, process))
 
     def _traceback_line(self, line: ParsedLine, line_no: int, events: list[LogEvent]) -> None:
-        sigs = self._cat.match(line.message)
+        sigs = self._match(line.message)
         if not sigs:
             return
         found = self._tb_sigs.setdefault(line.key, [])
@@ -225,7 +227,7 @@ class EvidenceRules:
         events.append(TracebackCompleted(tb.process, tb.exception, tb.message, tb.text, tb.line_no))
         ids = self._tb_sigs.pop(tb.key, [])
         for exc_line in tb.exception_lines if tb.joined else ():  # (one wrapped over lines, rich's, or a panic's)
-            for sig in self._cat.match(exc_line):
+            for sig in self._match(exc_line):
                 if sig.id not in ids and len(ids) < 16:
                     ids.append(sig.id)
                     self._count(sig, tb.line_no, tb.process, events)
@@ -278,7 +280,7 @@ class EvidenceRules:
             # A consequence, a signal, or a traceback printed while the job was shutting down in order.
             self._ev.add_symptom(cause, symptom and self._aftermath_only(first_exc))
             if symptom and stop is None and self._ev.clean_line is None and self._ev.died_line is None and any(
-                    s.fatal for s in self._cat.match(first_exc)):
+                    s.fatal for s in self._match(first_exc)):
                 # The engine died (``EngineDeadError`` raised in a request handler): the shutdown that follows
                 # is the death's, not an orderly one.
                 self._ev.died_line = tb.line_no
@@ -304,7 +306,7 @@ class EvidenceRules:
         if _ENGINE_LOOP in tb.text:
             return True
         return len(tb.exception_lines) > 1 and any(
-            s.fatal and s.severity is Severity.SYMPTOM for s in self._cat.match(tb.exception_lines[-1]))
+            s.fatal and s.severity is Severity.SYMPTOM for s in self._match(tb.exception_lines[-1]))
 
     def _lived_with(self, tb: Traceback) -> bool:
         """Whether ``tb`` is an error its writer, or another, lived through (``repeats.py``); the earlier
@@ -318,7 +320,7 @@ class EvidenceRules:
 
     def _aftermath_only(self, text: str) -> bool:
         """Whether every symptom ``text`` shows is one of the teardown itself (a socket closed under a client)."""
-        symptoms = [s for s in self._cat.match(text) if s.severity is Severity.SYMPTOM]
+        symptoms = [s for s in self._match(text) if s.severity is Severity.SYMPTOM]
         return bool(symptoms) and all(s.aftermath for s in symptoms)
 
     def _mark_request(self, line: ParsedLine, line_no: int) -> None:
