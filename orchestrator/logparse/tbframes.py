@@ -3,7 +3,8 @@
 ``TracebackAssembler._step`` hands a traceback's line here while it reads frames: a frame line, its source
 and caret lines (also when the paste lost their indentation, and a statement shown over several lines), a
 frame line a terminal wrapped, frames a paster left out (``...``), grep's ``--`` between groups, another
-process's ``Process SpawnProcess-1:`` written into it; Ray's re-raise of a remote worker's exception; else the
+process's ``Process SpawnProcess-1:`` written into it; Ray's re-raise of a remote worker's exception; the program's own output printed between a frame line and its
+source line; else the
 traceback's exception line (``tbmessage.exception_line``).
 """
 
@@ -17,6 +18,7 @@ from orchestrator.logparse.tbmessage import exception_line
 from orchestrator.logparse.tbstate import OpenTraceback, remote_line
 from orchestrator.logparse.tbtext import (
     ELISION_RE,
+    EXC_RE,
     FRAME_RE,
     STATEMENT_GOES_ON,
     brackets,
@@ -29,6 +31,7 @@ _WHOLE_FRAME = re.compile(r'File "[^"]*", line \d+, in \S')
 _FRAME_LINE_END = re.compile(r'File "[^"]*", line \d+, in \w*$')
 #: A lower-case word alone: no exception is named so.
 _WORD = re.compile(r"^[a-z_][a-z0-9_]*$")
+_PRINTED = 4  # the program's lines taken between a frame line and its source line, at most
 
 
 def frames_step(tb: OpenTraceback, msg: str, line_no: int) -> bool:
@@ -78,8 +81,20 @@ def frames_step(tb: OpenTraceback, msg: str, line_no: int) -> bool:
         # writers on one stderr): not this traceback's exception line.
         tb.interleaved += 1
         return True
+    if tb.printed < _PRINTED and EXC_RE.match(msg) is None and _source_awaited(tb.lines):
+        # What the program printed (stdout) between a frame line and its source line (stderr), both going to one
+        # log: transformers' ``trust_remote_code`` prompt above ``answer = input(``.  No exception line starts so.
+        tb.printed += 1
+        return True
     exception_line(tb, msg, line_no)
     return True
+
+
+def _source_awaited(lines: list[str]) -> bool:
+    """Whether the last line of a traceback that is not blank is an indented frame line: its source line (or the
+    next frame, or the exception line) comes next."""
+    last = next((line for line in reversed(lines) if line.strip()), "")
+    return last[:1].isspace() and FRAME_RE.match(last.lstrip()) is not None and last.lstrip()[:1] == "F"
 
 
 def _wrapped_remote(before: str, row: str) -> bool:

@@ -70,6 +70,7 @@ class OpenTraceback:
     interleaved: int = 0  # log records of the same writer read between its lines (a raw traceback's)
     joined: bool = False  # ``Traceback.joined``
     framed: bool = False  # its header cut off, under a frame line its writer's record holds (``relayed``)
+    printed: int = 0  # the program's own lines read between a frame line and its source line (``frames_step``)
     edge: int = 0  # the window a terminal cut its exception line at (``cut_at_edge``), -1 not known; 0: none
 
     def add(self, text: str, line_no: int, important: bool = False) -> None:
