@@ -27,6 +27,7 @@ from orchestrator.logparse.phases import (
     Phase,
 )
 from orchestrator.logparse.signatures import Catalogue
+from orchestrator.logparse.tbforms import IPYTHON_FRAME_NEEDLES
 from orchestrator.logparse.tbtext import HEADERS
 
 #: Short needles that cover many rule needles: a rule needle containing one of these is found through it,
@@ -244,6 +245,7 @@ def build_funnel(catalogue: Catalogue) -> Funnel:
     # for until the job serves (a serving log's tracebacks have their headers, and one per request makes frame
     # lines the bulk of it: each would cost a match).
     needles.append(Needle(FRAME_NEEDLE, until_phase=Phase.SERVING))
+    needles += [Needle(t.encode(), until_phase=Phase.SERVING) for t in IPYTHON_FRAME_NEEDLES]  # (a notebook's)
     needles += [Needle(t.encode(), until_clean=True) for t in CLEAN_NEEDLES]
     # Always relevant (rare lines): a fresh start after a clean stop, a later run appended to the same log.
     needles += [Needle(t.encode()) for t in RESTART_NEEDLES]

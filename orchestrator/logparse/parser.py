@@ -137,7 +137,7 @@ class LogParser(TracebackLines):
         for tb in self._tbs.close_all():
             self._on_traceback(tb, events)
         tail = self._tail.lines
-        self._last_words(tail[-4:], events)
+        self._last_words(tail, events)
         self._settle(self._line_no, "", events)
         return events
 

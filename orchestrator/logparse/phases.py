@@ -59,7 +59,10 @@ MARKERS: tuple[Marker, ...] = (
     _m(Phase.SERVING, ("Starting vLLM",), r"Starting vLLM (?:API )?server"),
     _m(Phase.SERVING, ("Application startup complete",), r"Application startup complete"),
     _m(Phase.RUNNING, ('"POST /',), r'"POST /\S+ HTTP/[\d.]+" (?P<status>\d{3})'),
-    _m(Phase.RUNNING, ("Avg prompt throughput",), r"Avg prompt throughput: [\d.]+ tokens/s"),
+    # (the engine's periodic stats, also as a paste that elided their first fields: ``Engine 000: ..., GPU KV
+    # cache usage: 4.7%``)
+    _m(Phase.RUNNING, ("Avg prompt throughput", "GPU KV cache usage"),
+       r"Avg prompt throughput: [\d.]+ tokens/s|GPU KV cache usage: [\d.]+%"),
     _m(Phase.RUNNING, ("Processing ",), r"^Processing \d+ samples"),
 )
 

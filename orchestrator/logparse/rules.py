@@ -39,8 +39,15 @@ from orchestrator.logparse.prefixes import (
 )
 from orchestrator.logparse.repeats import Repeats
 from orchestrator.logparse.signatures import Catalogue, load_catalogue
-from orchestrator.logparse.tbfacts import after_frame, cut_exception_line, cut_in_frames, failed_statement
+from orchestrator.logparse.tbfacts import (
+    after_frame,
+    cut_exception_line,
+    cut_in_frames,
+    cut_in_ipython_frames,
+    failed_statement,
+)
 from orchestrator.logparse.tbforms import (
+    IPYTHON_FRAME,
     debugger_exception,
     is_ipython_header,
     is_remote_exception,
@@ -230,7 +237,8 @@ class LineRules(PhaseRules):
             return
         if msg.startswith('File "') and is_frame_line(msg):
             self._frame_at = [line.key, line_no]  # a frame line (a record's, or a paste's) with its indentation lost
-        if 'File "' in msg and is_frame_line(msg.lstrip()):  # (one the log may end at: ``_last_words``)
+        if ('File "' in msg and is_frame_line(msg.lstrip())) or (msg[:1] in "FC" and IPYTHON_FRAME.match(msg)):
+            # (one the log may end at, IPython's too: ``_last_words``)
             self._loose_frame = [line_no, line.process, line.key, msg.strip()[:4096], line.record]
         if cut_exception_line(line, prev_raw, line_no, self._frame_above(line.key, line_no)):
             self._headless(line, line_no, ending, prev_raw, events)
@@ -278,12 +286,14 @@ class LineRules(PhaseRules):
         self._mark_request(line, line_no)
         self._traceback_line(line, line_no, events)
 
-    def _last_words(self, shown: list[str], events: list[LogEvent]) -> None:
-        """At the log's end (``shown``: its last lines with text): an exception line standing alone (no header,
-        no frame above it) that is the last is what the process died of, as Python prints that last (a paste of a
-        tail: ``collect2: error: ld returned 1 exit status``, then ``subprocess.CalledProcessError: ...``).  A log
-        that ends at a frame line outside any traceback, or the source line under it, with no cause before (a
-        paste of frames, its header and exception line cut): a traceback cut before its exception line."""
+    def _last_words(self, tail: list[str], events: list[LogEvent]) -> None:
+        """At the log's end (``tail``: its last lines with text, ``LogTail``): an exception line standing alone (no
+        header, no frame above it) that is the last is what the process died of, as Python prints that last (a
+        paste of a tail: ``collect2: error: ld returned 1 exit status``, then ``subprocess.CalledProcessError:
+        ...``).  A log that ends at a frame line outside any traceback, or the source line under it (IPython's: its
+        context lines), with no cause before (a paste of frames, its header and exception line cut): a traceback
+        cut before its exception line."""
+        shown = tail[-4:]
         word = self._last_word
         if word is not None and not self._tbs.any_open() and str(word[5])[:200] in (shown[-1] if shown else ""):
             self._headless(ParsedLine(*word[1:]), int(word[0]), Ending.EOF, None, events)
@@ -297,7 +307,8 @@ class LineRules(PhaseRules):
             # (error records of the process the frames are of, before any serving and not a request handler's: the
             # traceback's own lines, as a process that logs an exception writes each of them, the paste cut above
             # and below them)
-            cut = cut_in_frames(frame, shown)
+            text = str(frame[3])
+            cut = (cut_in_ipython_frames(frame, tail) if IPYTHON_FRAME.match(text) else cut_in_frames(frame, shown))
             if cut is not None:
                 self._ev.error_lines.clear()
                 self._on_traceback(cut, events)

@@ -186,6 +186,26 @@ def cut_in_frames(frame: Sequence[Any], shown: Sequence[str]) -> Traceback | Non
                      None, (), False)
 
 
+def cut_in_ipython_frames(frame: Sequence[Any], shown: Sequence[str]) -> Traceback | None:
+    """The IPython report a log ends inside (a paste of a notebook's frames, cut above its exception line):
+    ``frame`` is the last IPython frame line read outside a traceback (as for ``cut_in_frames``), ``shown`` the
+    log's last lines with text; None unless every line after that frame line is one of its context lines
+    (``    124 if ...``), the line that was running among them (``--> 127 ...``)."""
+    text = str(frame[3])
+    at = next((i for i in range(len(shown) - 1, -1, -1) if text[:200] in shown[i]), None)
+    after = [] if at is None else list(shown[at + 1:])
+    if not after or not all(_IPYTHON_CONTEXT.match(line) for line in after) or not any(
+            line.lstrip().startswith("-") for line in after):
+        return None
+    line_no = int(frame[0])
+    return Traceback(str(frame[2]), str(frame[1]), None, "", "\n".join([text, *after]), line_no,
+                     line_no + len(after), None, (), False)
+
+
+#: A context line of IPython's frame: the source line's number, an arrow in front of the one that ran.
+_IPYTHON_CONTEXT = re.compile(r"^(?:\s+|-*> ?)\d+(?:\s|$)")
+
+
 def _cut_frame_line(message: str) -> bool:
     """Whether ``message`` is the start of a frame line, cut before its line number (where a paste ended)."""
     return message.startswith('File "') and _FRAME_START.match(message) is None

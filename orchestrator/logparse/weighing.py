@@ -78,6 +78,10 @@ STOP_WINDOW = 2000
 _FRONTENDS = frozenset({"APIServer", "main"})
 #: Frames of code the server runs only for a request: a tool-call or reasoning parser's.
 _REQUEST_FRAMES = (", in extract_tool_calls", ", in extract_reasoning_content", ", in safe_apply_chat_template")
+#: vLLM's answer to a request longer than the model's context: that request's failure, wherever it was logged,
+#: unless it unwound a script to its top level (an offline script's ``llm.generate``: the script died of it).
+_REQUEST_REJECTED = re.compile(r"(?:[\w.]+\.)?(?:ValueError|VLLMValidationError|BadRequestError): This model's "
+                               r"maximum context length is \d+ tokens")
 #: The record header of vLLM's OpenAI request handlers (``serving_chat.py``, ``serving_completion.py``,
 #: ``serving_engine.py``, ...; ``chat_completion/serving.py`` since 0.17): they log a request's failure, then
 #: answer it with an error.
@@ -251,6 +255,8 @@ class EvidenceRules:
             self._request_tbs.remove(tb.key)
         elif tb.process in _FRONTENDS and any(f in tb.text for f in _REQUEST_FRAMES):
             request = True  # through code that runs only for a request (a tool-call parser): its failure
+        elif _REQUEST_REJECTED.match(first_exc) is not None and ", in <module>" not in tb.text:
+            request = True  # a request the server would not take, however it was pasted (not one a script died of)
         if request:
             # A request that failed because the engine had died of the exception its chain starts with
             # (``TypeError`` ... direct cause of ``AsyncEngineDeadError: Background loop has errored``): not one

@@ -54,3 +54,61 @@ def test_a_not_found_that_is_no_shells_is_no_missing_command() -> None:
     a = analyze_bytes(_log("INFO 05-02 10:00:01 [api_server.py:900] model: not found in cache, downloading",
                            "INFO 05-02 10:00:09 [api_server.py:1000] Starting vLLM API server on http://0.0.0.0:8000"))
     assert not a.failed
+
+
+def test_a_request_longer_than_the_context_pasted_alone_then_the_engines_stats_is_lived_with() -> None:
+    """vLLM's answer to a too-long request, pasted as its exception line alone, then the engine's periodic stats
+    with their first fields elided (wild190's form): one request failed, the server went on."""
+    a = analyze_bytes(_log(
+        "ValueError: This model's maximum context length is 40000 tokens. However, your request has 78344 input "
+        "tokens. Please reduce the length of the input messages.",
+        "INFO 10-14 16:59:08 [loggers.py:123] Engine 000: ..., GPU KV cache usage: 4.7%",
+        "...",
+        "INFO 10-14 17:04:08 [loggers.py:123] Engine 000: ..., GPU KV cache usage: 3.1%"))
+    assert not a.failed
+
+
+def test_a_request_longer_than_the_context_that_ends_an_offline_script_fails_it() -> None:
+    a = analyze_bytes(_log(
+        "Traceback (most recent call last):", '  File "/app/gen.py", line 12, in <module>',
+        "    outputs = llm.generate(prompts, params)",
+        "ValueError: This model's maximum context length is 4096 tokens. However, you requested 5000 tokens."))
+    assert a.failed and a.root_cause is not None and a.root_cause.exception == "ValueError"
+
+
+def test_transformers_unknown_model_type_wrapped_after_but_is_read() -> None:
+    """The message wrapped over two lines, no exception class and no level in front (wild190's form)."""
+    a = analyze_bytes(_log("The checkpoint you are trying to load has model type `gemma4` but",
+                           "Transformers does not recognize this architecture."))
+    assert a.failed and a.root_cause is not None and a.root_cause.signature == "model_type_unknown"
+
+
+#: A notebook's report of ``LLM(...)`` failing, pasted from the middle of its frames to the middle of the last
+#: one's context lines: IPython's frame lines and numbered context lines, no header, no exception line (wild187).
+_IPYTHON_FRAMES = [
+    "    712 )",
+    "--> 714 self.language_model = init_vllm_registered_model(",
+    "    715     vllm_config=vllm_config,",
+    "",
+    ("File ~/venvs/vllm/lib/python3.12/site-packages/vllm/model_executor/model_loader/loader.py:127, in "
+     "_initialize_model(vllm_config, prefix)"),
+    "    125     # new-style model class",
+    "    126     with set_current_vllm_config(vllm_config, check_compile=True):",
+    "--> 127         return model_class(vllm_config=vllm_config, prefix=prefix)",
+    '    129 msg = ("vLLM model class should accept `vllm_config` and `p',
+]
+
+
+def test_a_notebooks_frames_cut_before_the_exception_line_failed() -> None:
+    a = analyze_bytes(_log(*_IPYTHON_FRAMES))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.line_no) == (None, 5)
+    assert a.root_cause.traceback is not None and "--> 127" in a.root_cause.traceback
+
+
+def test_a_notebooks_frame_followed_by_other_output_is_no_cut_traceback() -> None:
+    """The frame line and its context, then a line of another kind (the cell went on, or its output was pasted
+    after): not a report cut in its frames."""
+    a = analyze_bytes(_log(*_IPYTHON_FRAMES, "Processed prompts: 100%|##########| 4/4"))
+    assert not a.failed
+
