@@ -45,6 +45,7 @@ from orchestrator.logparse.tbfacts import (
     cut_in_frames,
     cut_in_ipython_frames,
     failed_statement,
+    framed_below,
 )
 from orchestrator.logparse.tbforms import (
     IPYTHON_FRAME,
@@ -290,12 +291,14 @@ class LineRules(PhaseRules):
         """At the log's end (``tail``: its last lines with text, ``LogTail``): an exception line standing alone (no
         header, no frame above it) that is the last is what the process died of, as Python prints that last (a
         paste of a tail: ``collect2: error: ld returned 1 exit status``, then ``subprocess.CalledProcessError:
-        ...``).  A log that ends at a frame line outside any traceback, or the source line under it (IPython's: its
+        ...``), or the last but for the frame Databricks prints below it (``framed_below``).  A log that ends at a
+        frame line outside any traceback, or the source line under it (IPython's: its
         context lines), with no cause before (a paste of frames, its header and exception line cut): a traceback
         cut before its exception line."""
         shown = tail[-4:]
         word = self._last_word
-        if word is not None and not self._tbs.any_open() and str(word[5])[:200] in (shown[-1] if shown else ""):
+        if word is not None and not self._tbs.any_open() and (
+                str(word[5])[:200] in (shown[-1] if shown else "") or framed_below(str(word[5]), tail)):
             self._headless(ParsedLine(*word[1:]), int(word[0]), Ending.EOF, None, events)
             for tb in self._tbs.close_all():
                 self._on_traceback(tb, events)

@@ -15,6 +15,7 @@ from typing import Any
 
 from orchestrator.logparse.lines import decode
 from orchestrator.logparse.prefixes import MAIN, ParsedLine, parse_line
+from orchestrator.logparse.tbforms import IPYTHON_FRAME
 from orchestrator.logparse.tbstate import Traceback
 from orchestrator.logparse.tbtext import (
     CHAIN_MARKERS,
@@ -194,12 +195,26 @@ def cut_in_ipython_frames(frame: Sequence[Any], shown: Sequence[str]) -> Traceba
     text = str(frame[3])
     at = next((i for i in range(len(shown) - 1, -1, -1) if text[:200] in shown[i]), None)
     after = [] if at is None else list(shown[at + 1:])
-    if not after or not all(_IPYTHON_CONTEXT.match(line) for line in after) or not any(
-            line.lstrip().startswith("-") for line in after):
+    if not ran_in_context(after):
         return None
     line_no = int(frame[0])
     return Traceback(str(frame[2]), str(frame[1]), None, "", "\n".join([text, *after]), line_no,
                      line_no + len(after), None, (), False)
+
+
+def ran_in_context(lines: Sequence[str]) -> bool:
+    """Whether ``lines`` are context lines of an IPython frame, the line that ran among them."""
+    return bool(lines) and all(_IPYTHON_CONTEXT.match(line) for line in lines) and any(
+        line.lstrip().startswith("-") for line in lines)
+
+
+def framed_below(text: str, shown: Sequence[str]) -> bool:
+    """Whether the last of ``shown`` (a log's last lines) that holds ``text`` (an exception line) is followed by
+    an IPython frame line and its context lines, to the end: Databricks prints a cell's exception line first,
+    then where it was raised (``File <command-...>, line 3``, ``----> 3 generator = ...``)."""
+    at = next((i for i in range(len(shown) - 1, -1, -1) if text[:200] in shown[i]), None)
+    after = [] if at is None else list(shown[at + 1:])
+    return len(after) > 1 and IPYTHON_FRAME.match(after[0]) is not None and ran_in_context(after[1:])
 
 
 #: A context line of IPython's frame: the source line's number, an arrow in front of the one that ran.

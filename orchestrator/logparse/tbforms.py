@@ -31,10 +31,12 @@ _REMOTE_RE = re.compile(r"^(?:[A-Za-z_]\w*\.)*RayTaskError\([A-Za-z_][\w.]*\): "
 #: rpyc's banner over the traceback of the exception raised on the other side of the connection.
 _REMOTE_BANNER_RE = re.compile(r"=+ Remote Traceback \(\d+\) =+\s*$")
 #: IPython's frame line (8.x): ``File ~/.../loader.py:127, in _initialize_model(vllm_config, prefix)``, a module's
-#: without ``, in``, a notebook cell's ``Cell In[3], line 5``; its context lines follow (``--> 127 ...``).
-IPYTHON_FRAME = re.compile(r"^(?:File (?:~|/|[A-Za-z]:\\)\S*\.py:\d+(?:, in \S.*)?|Cell In ?\[\d+\], line \d+)$")
+#: without ``, in``, a notebook cell's ``Cell In[3], line 5`` (Databricks': ``File <command-8946128544>, line 3``);
+#: its context lines follow (``--> 127 ...``).
+IPYTHON_FRAME = re.compile(r"^(?:File (?:~|/|[A-Za-z]:\\)\S*\.py:\d+(?:, in \S.*)?|Cell In ?\[\d+\], line \d+"
+                           r"|File <command-\d+>, line \d+)$")
 #: The needles that find IPython's frame lines (``rules._classify``).
-IPYTHON_FRAME_NEEDLES = ("File ~", "File /", "Cell In")
+IPYTHON_FRAME_NEEDLES = ("File ~", "File /", "Cell In", "File <command-")
 _IPYTHON_RE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*)\s+Traceback \(most recent call last\)\s*$")  # 1 blank: flattened
 
 

@@ -112,3 +112,19 @@ def test_a_notebooks_frame_followed_by_other_output_is_no_cut_traceback() -> Non
     a = analyze_bytes(_log(*_IPYTHON_FRAMES, "Processed prompts: 100%|##########| 4/4"))
     assert not a.failed
 
+
+def test_a_databricks_cells_exception_line_above_its_frame_is_the_cause() -> None:
+    """Databricks prints a cell's exception line first, then where it was raised: the cell's frame line and its
+    context lines, the line that ran behind an arrow (wild187's form)."""
+    a = analyze_bytes(_log(
+        "vLLM STDOUT: INFO 05-13 23:43:20 [__init__.py:239] Automatically detected platform cuda.",
+        "Stdout stream ended before readiness message detected.",
+        "RuntimeError: Unsloth: vllm_process failed to load!",
+        "File <command-8946128544250743>, line 3",
+        "      1 from unsloth.dataprep import SyntheticDataKit",
+        "----> 3 generator = SyntheticDataKit.from_pretrained(",
+        '      4     model_name = "unsloth/Llama-3.2-3B-Instruct",'))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.line_no) == ("RuntimeError", 3)
+    assert "vllm_process failed to load" in a.root_cause.message
+
