@@ -376,8 +376,14 @@ class Evidence:
                 # A process died; the errors after it, what its death did.  But an error record with the
                 # traceback of a named exception right after it is the dead process's own, logged late (V0's
                 # ``MQLLMEngine is already dead``, then the engine's ``RuntimeError(...)`` and its traceback).
-                late = next((item for item in self.error_lines if item.get("exception") and item.get("traceback")
-                             and item["line_no"] - died["line_no"] <= SAME_BURST), None)
+                # (its traceback cut after the header: the record's first line names the exception, the next
+                # goes on with the traceback)
+                burst = [item for item in self.error_lines if item.get("exception")
+                         and item["line_no"] - died["line_no"] <= SAME_BURST]
+                below = {(t["line_no"] - 1, t["process"]): t for t in self.error_lines if t.get("traceback")}
+                headed = ({**item, "traceback": below[(item["line_no"], item["process"])].get("traceback")}
+                          for item in burst if (item["line_no"], item["process"]) in below)
+                late = next((item for item in burst if item.get("traceback")), next(headed, None))
                 return quoting(self.symptoms, self.echo_refs) or late or died
             # An engine's echo that quotes a worker's error says what failed; error records that name no
             # exception (a worker's frame lines, its exception line cut from the paste) say less.

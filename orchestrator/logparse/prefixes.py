@@ -116,7 +116,12 @@ _SUPERVISED = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[(?:Error|Warning|Info
 #: address, or a host name ending in a number in front of PyTorch's ``[rank3]: `` (a word and a colon alone is
 #: how a message starts: ``ValueError: ``).
 _PDSH = r"(?:\d{1,3}(?:\.\d{1,3}){3}: |[a-z][a-z0-9\-]*\d: (?=\[rank\d))"
-_STAMP = rf"(?:(?:{_ISO}[+-]\d\d:?\d\d|{_SYSLOG})(?:{_JOURNAL})?|{_ISO}Z?|\[{_ISO}Z?\])"
+#: (an RFC 3339 stamp with its offset, or one a log shipper wrote with a blank before the offset and the zone's
+#: name after it: ``2025-10-24T17:12:08.363544040 +08:00 CST``; in brackets, with its offset: a job runner's)
+_STAMP = (rf"(?:(?:{_ISO}[+-]\d\d:?\d\d|{_SYSLOG})(?:{_JOURNAL})?|{_ISO} [+-]\d\d:\d\d [A-Z]{{2,5}}|{_ISO}Z?"
+          rf"|\[{_ISO}(?:Z|[+-]\d\d:?\d\d)?\])")
+#: A job runner's name for the job between its stamp and the job's line (``[ts] job-name-3da56-cfcd2 >> ``).
+_JOB_NAME = r"(?:[A-Za-z0-9][\w.\-]* >> )?"
 _LABELS = r"(?: \{[^{}]*\})?"  # Loki's logcli: the stream's labels after its stamp
 #: A stamp with a space for the ``T`` (``ts``'s, a script's): only in front of another collector's stamp, as it
 #: is also how Python logging starts its records.
@@ -135,7 +140,7 @@ _COLLECTOR = (
     # journal), with ``srun --label``'s task number after them or in front of them (a job's own stamps).
     # (A stamp alone on a line, no blank after it, stamps an empty line: Buildkite's.)
     rf"(?:(?:\s{{0,3}}\d{{1,4}}: (?={_STAMP}))?(?:{_SPACED}(?={_STAMP})|{_SEVERITY})?"
-    rf"(?:{_STAMP}(?:{_LABELS} |(?=[\r\n]|$))){{1,2}}(?:\s{{0,3}}\d{{1,4}}: )?|\s{{0,3}}\d{{1,4}}: "
+    rf"(?:{_STAMP}(?:{_LABELS} |(?=[\r\n]|$))){{1,2}}{_JOB_NAME}(?:\s{{0,3}}\d{{1,4}}: )?|\s{{0,3}}\d{{1,4}}: "
     rf"|{_SPACED}(?={_VLLM_HEAD}))?"
     r"(?:[A-Za-z0-9][\w.\-]*\s+\| | *\| )?"  # a collector in front of a docker compose column
     # The job's own output through pdsh, a supervisor or mpirun, collected again (kubectl's, the journal's stamps).

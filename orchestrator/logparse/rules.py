@@ -38,7 +38,7 @@ from orchestrator.logparse.prefixes import (
     sglang_place,
 )
 from orchestrator.logparse.repeats import Repeats
-from orchestrator.logparse.signatures import Catalogue, load_catalogue
+from orchestrator.logparse.signatures import Catalogue, Signature, load_catalogue
 from orchestrator.logparse.tbfacts import (
     after_frame,
     cut_exception_line,
@@ -62,6 +62,8 @@ from orchestrator.logparse.weighing import CALL_FAILED, ERROR_LINE, REQUEST_HAND
 _RAISE = re.compile(r"\s*raise [A-Za-z_][\w.]*\(")
 _FRAME_REACH = 5  # lines from a flattened frame line to the exception line it may be the last frame of
 _CPP_FRAME = re.compile(r"frame #\d+: ")
+_FRAMED_CAP = 256  # writers remembered as having shown frames outside a traceback
+_WORKERS = ("Worker", "VllmWorker")  # vLLM's worker processes (``Worker_TP0``, ``Worker_DP0_TP6_EP6``, ``VllmWorker-0``)
 
 
 class LineRules(PhaseRules):
@@ -70,6 +72,8 @@ class LineRules(PhaseRules):
     def __init__(self, catalogue: Catalogue | None = None) -> None:
         self._cat = catalogue or load_catalogue()
         self._match = self._cat.matcher(native.available())
+        worker_exception = self._cat.by_id("worker_exception")
+        self._worker_exception: tuple[Signature, ...] = () if worker_exception is None else (worker_exception,)
         self._funnel: Funnel = build_funnel(self._cat)
         self._tbs = TracebackAssembler()
         self._tb_sigs: dict[str, list[str]] = {}
@@ -97,6 +101,7 @@ class LineRules(PhaseRules):
         self._frame_at: list[Any] | None = None  # [writer, line] of the last frame line outside a traceback
         self._head: str | None = None  # the text before the message of the line being classified
         self._last_word: list[Any] | None = None  # [line, *ParsedLine] of an exception line standing alone
+        self._framed: set[str] = set()  # writers that showed a frame line outside a traceback
         self._loose_frame: list[Any] | None = None  # [line, process, writer, text, record]: a frame line outside one
 
     def _rules_state(self) -> dict[str, Any]:
@@ -128,6 +133,7 @@ class LineRules(PhaseRules):
             "serving_seen": self._serving_seen,
             "last_word": self._last_word,
             "loose_frame": self._loose_frame,
+            "framed": sorted(self._framed),
         }
 
     def _load_rules_state(self, snap: dict[str, Any]) -> None:
@@ -155,6 +161,7 @@ class LineRules(PhaseRules):
         self._pytest_at = snap.get("pytest_at")
         self._serving_seen = bool(snap.get("serving_seen", False))
         self._last_word = snap.get("last_word")
+        self._framed = {str(k) for k in snap.get("framed", [])}
         self._loose_frame = snap.get("loose_frame")
 
     def _funnel_state(self) -> tuple[Phase, bool, bool]:
@@ -241,6 +248,8 @@ class LineRules(PhaseRules):
         if ('File "' in msg and is_frame_line(msg.lstrip())) or (msg[:1] in "FC" and IPYTHON_FRAME.match(msg)):
             # (one the log may end at, IPython's too: ``_last_words``)
             self._loose_frame = [line_no, line.process, line.key, msg.strip()[:4096], line.record]
+            if len(self._framed) < _FRAMED_CAP:
+                self._framed.add(line.key)
         if cut_exception_line(line, prev_raw, line_no, self._frame_above(line.key, line_no)):
             self._headless(line, line_no, ending, prev_raw, events)
             return
@@ -260,12 +269,14 @@ class LineRules(PhaseRules):
         # exception line below it says what was raised.
         shown_source = msg.lstrip().startswith("raise ") and _RAISE.match(msg) is not None
         sigs = () if shown_source or (msg.startswith("frame #") and _CPP_FRAME.match(msg)) else self._match(msg)
+        is_error = line.level == "ERROR" or (line.level is None and (msg.startswith(("Error: ", "CUDA Error: ")) or "ERROR" in msg
+                                                                      and ERROR_LINE.match(msg) is not None))
+        if is_error and not sigs and self._reported_by_executor(line, line_no):
+            sigs = self._worker_exception
         for sig in sigs:
             self._count(sig, line_no, line.process, events)
             if sig.handled:
                 self._handled_at[line.key] = line_no
-        is_error = line.level == "ERROR" or (line.level is None and (msg.startswith(("Error: ", "CUDA Error: ")) or "ERROR" in msg
-                                                                      and ERROR_LINE.match(msg) is not None))
         if is_error:
             self._errors += 1
             if self._first_error_at is None:
@@ -315,6 +326,21 @@ class LineRules(PhaseRules):
             if cut is not None:
                 self._ev.error_lines.clear()
                 self._on_traceback(cut, events)
+
+    def _reported_by_executor(self, line: ParsedLine, line_no: int) -> bool:
+        """Whether ``line`` is a line of a worker's exception as vLLM's executor reports it (``WorkerProc hit an
+        exception.``, then each line of it headed ``[multiproc_executor.py:N]``; every such record of a worker is
+        one) outside any traceback read: an excerpt of its message, header and exception line cut (an NPU kernel's
+        ``Check ... failed`` lines).  Not a frame's line (a caret line, a frame line, the source line under one)."""
+        record = line.record
+        if record is None or "multiproc_executor.py:" not in record or not line.process.startswith(_WORKERS):
+            return False
+        text = line.message.strip()
+        if not text or text.strip("^~") == "" or is_frame_line(text):
+            return False
+        # Frames shown outside a traceback (workers' tracebacks interleaved, a paste begun in their frames): the
+        # workers' lines are of those tracebacks, read without their headers (a source line, a message's line).
+        return not self._framed and not self._frame_above(line.key, line_no)
 
     def _frame_above(self, key: str, line_no: int) -> bool:
         """Whether ``key`` logged a frame line (``File "...", line N``, flattened) just above ``line_no``: its

@@ -123,6 +123,8 @@ class EvidenceRules:
         m = _EXC_LINE.match(text)
         if m is not None:
             exc, text = m.group("exc"), m.group("msg").strip()
+            if text[:2] in ("('", '("') and text[-2:] == text[1] + ")" and len(text) > 4:
+                text = text[2:-2]  # logged as ``repr(e)`` (V0's engine: ``RuntimeError('stack expects ...')``)
         elif text.startswith("FAILED ") and (p := _PYTEST_SUMMARY.search(text)) is not None:
             exc = p.group("exc") or "AssertionError"  # the text stays whole: it names the test
         elif (e := _NAMED_AFTER.search(text)) is not None:

@@ -21,7 +21,8 @@ JOINED = {"q03_vllm_nccl_unhandled_cuda_error_flattened.log", "t08_specforge_tra
           "ra08_qwen3_8b_compiled_graph_hash_assert.log",  # rows of a terminal copy run together (wild124)
           "g03_stepcodex_tp2_rtx3090_fa2_illegal_memory_oneline.log",
           "wg05_vllm13067_oneline_request_error.log",  # an issue's paste with its line breaks lost (wild171)
-          "xc08_seedoss10_vllm_chat_template_preprocessing_error_caret_escapes.log"}  # ``^M`` for "\r" (wild188)
+          "xc08_seedoss10_vllm_chat_template_preprocessing_error_caret_escapes.log",  # ``^M`` for "\r" (wild188)
+          "xj08_vllmascend2123_qwen3_embedding_flattened_enginecore_failed_quote.log"}  # (wild195)
 PARAGRAPH = 40  # lines a rendered paragraph joined
 
 

@@ -4,6 +4,7 @@ the real logs showed; the sets themselves stay a measure (``bench/verdict_score.
 from __future__ import annotations
 
 from orchestrator.logparse import analyze_bytes
+from orchestrator.logparse.prefixes import parse_line
 
 
 def _log(*lines: str) -> bytes:
@@ -128,3 +129,70 @@ def test_a_databricks_cells_exception_line_above_its_frame_is_the_cause() -> Non
     assert (a.root_cause.exception, a.root_cause.line_no) == ("RuntimeError", 3)
     assert "vllm_process failed to load" in a.root_cause.message
 
+
+
+def test_an_excerpt_of_a_workers_exception_as_the_executor_reports_it_fails_the_log() -> None:
+    """Only the indented lines of an NPU kernel's error message, each headed by the executor's record in a worker
+    (wild193's form): the worker hit an exception, fatal to the engine."""
+    head = "(Worker pid=9411) (Worker_DP0_TP6_EP6 pid=9411) ERROR 03-25 01:52:21 [multiproc_executor.py:880]        "
+    a = analyze_bytes(_log(head + "Check NnopbaseExecutorDoTiling(executor) failed",
+                           head + "Check NnopbaseRunForWorkspace(*executor, workspaceSize) failed"))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.process) == ("worker_exception", "Worker_DP0_TP6_EP6")
+    assert "NnopbaseExecutorDoTiling" in a.root_cause.message
+
+
+def test_a_frame_fragment_in_a_workers_records_is_not_taken_for_its_message() -> None:
+    """A caret line, a frame line and the source line under it: the traceback's frames, not its message."""
+    head = "(Worker_DP0_EP0 pid=26) ERROR 05-20 10:42:56 [multiproc_executor.py:962] "
+    a = analyze_bytes(_log(head + "           ^^^^^^^^^^^^",
+                           head + '  File "/opt/vllm/model_executor/models/deepseek_v2.py", line 1067, in forward',
+                           head + "    return self.mla_attn(positions, hidden_states)"))
+    assert a.root_cause is None or a.root_cause.signature != "worker_exception"
+
+
+def test_v0s_engine_error_logged_after_the_servers_already_dead_line_is_the_cause() -> None:
+    """The API server's ``MQLLMEngine is already dead`` first, then the engine's own record of its exception (as
+    ``repr(e)``) and its traceback, cut after the header (wild195's form)."""
+    a = analyze_bytes(_log(
+        "CRITICAL 11-20 19:56:18 launcher.py:99] MQLLMEngine is already dead, terminating server process",
+        'INFO:     127.0.0.1:34172 - "POST /v1/embeddings HTTP/1.1" 500 Internal Server Error',
+        "ERROR 11-20 19:56:18 engine.py:135] RuntimeError('stack expects each tensor to be equal size')",
+        "ERROR 11-20 19:56:18 engine.py:135] Traceback (most recent call last):"))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.message) == ("RuntimeError", "stack expects each tensor to be equal size")
+
+
+def test_a_shippers_stamp_with_a_blank_before_its_offset_and_the_zones_name_is_a_collectors() -> None:
+    """``2025-10-24T17:12:08.363544040 +08:00 CST `` in front of each line (wild193's form): the record behind it
+    is read, not kept in the message."""
+    line = parse_line("2025-10-24T17:12:08.363544040 +08:00 CST (APIServer pid=1) ERROR 10-24 17:12:08 "
+                      "[async_llm.py:480] vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.")
+    assert (line.process, line.level) == ("APIServer", "ERROR")
+    assert line.message.startswith("vllm.v1.engine.exceptions.EngineDeadError")
+
+
+def test_a_job_runners_bracketed_stamp_with_its_offset_and_the_jobs_name_is_a_collectors() -> None:
+    """``[2025-12-18T16:24:02+08:00] job-name >> `` in front of each line (wild192's form): the scheduler's
+    traceback behind it is read as it is without it."""
+    head = "[2025-12-18T16:24:02+08:00] rl-eagle3-20251218-162008s-3da56-cfcd2 >> (SGLangEngine pid=3111) "
+    a = analyze_bytes(_log(head + "[2025-12-18 08:24:01 TP7] Scheduler hit an exception: Traceback (most recent "
+                                  "call last):",
+                           head + '  File "/sgl/python/sglang/srt/managers/scheduler.py", line 2683, in run',
+                           head + "    scheduler.event_loop_normal()",
+                           head + "ValueError: bad batch"))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.message) == ("ValueError", "bad batch")
+
+
+def test_interleaved_workers_frames_are_not_taken_for_a_workers_message() -> None:
+    """Workers' tracebacks interleaved, the paste begun in their frames (wild109's form): a worker's source line
+    whose own frame line is not above it is still a frame's, and the engine's echo names what failed."""
+    a = analyze_bytes(_log(
+        "ERROR 06-13 15:32:09 [core.py:515] RuntimeError: Worker failed with error 'Expected result >= 0 to be "
+        "true, but got false.', please check the stack trace above for the root cause",
+        "(VllmWorker rank=1 pid=11) ERROR 06-13 15:32:09 [multiproc_executor.py:527]   File "
+        '"/opt/vllm/compilation/cuda_piecewise_backend.py", line 156, in __call__',
+        "(VllmWorker rank=2 pid=12) ERROR 06-13 15:32:09 [multiproc_executor.py:527]     return entry.runnable(*args)"))
+    assert a.root_cause is not None and a.root_cause.signature != "worker_exception"
+    assert "Expected result >= 0" in a.root_cause.message
