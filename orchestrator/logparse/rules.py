@@ -303,9 +303,8 @@ class LineRules(PhaseRules):
         header, no frame above it) that is the last is what the process died of, as Python prints that last (a
         paste of a tail: ``collect2: error: ld returned 1 exit status``, then ``subprocess.CalledProcessError:
         ...``), or the last but for the frame Databricks prints below it (``framed_below``).  A log that ends at a
-        frame line outside any traceback, or the source line under it (IPython's: its
-        context lines), with no cause before (a paste of frames, its header and exception line cut): a traceback
-        cut before its exception line."""
+        frame line outside any traceback, or the source line under it (IPython's: its context lines), with no cause
+        before (a paste of frames, its header and exception line cut): a traceback cut before its exception line."""
         shown = tail[-4:]
         word = self._last_word
         if word is not None and not self._tbs.any_open() and (

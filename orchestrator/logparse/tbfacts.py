@@ -193,8 +193,7 @@ def cut_in_ipython_frames(frame: Sequence[Any], shown: Sequence[str]) -> Traceba
     log's last lines with text; None unless every line after that frame line is one of its context lines
     (``    124 if ...``), the line that was running among them (``--> 127 ...``)."""
     text = str(frame[3])
-    at = next((i for i in range(len(shown) - 1, -1, -1) if text[:200] in shown[i]), None)
-    after = [] if at is None else list(shown[at + 1:])
+    after = _after_last(text, shown)
     if not ran_in_context(after):
         return None
     line_no = int(frame[0])
@@ -212,9 +211,14 @@ def framed_below(text: str, shown: Sequence[str]) -> bool:
     """Whether the last of ``shown`` (a log's last lines) that holds ``text`` (an exception line) is followed by
     an IPython frame line and its context lines, to the end: Databricks prints a cell's exception line first,
     then where it was raised (``File <command-...>, line 3``, ``----> 3 generator = ...``)."""
-    at = next((i for i in range(len(shown) - 1, -1, -1) if text[:200] in shown[i]), None)
-    after = [] if at is None else list(shown[at + 1:])
+    after = _after_last(text, shown)
     return len(after) > 1 and IPYTHON_FRAME.match(after[0]) is not None and ran_in_context(after[1:])
+
+
+def _after_last(text: str, shown: Sequence[str]) -> list[str]:
+    """The lines of ``shown`` after the last one that holds ``text`` (none when none holds it)."""
+    at = next((i for i in range(len(shown) - 1, -1, -1) if text[:200] in shown[i]), None)
+    return [] if at is None else list(shown[at + 1:])
 
 
 #: A context line of IPython's frame: the source line's number, an arrow in front of the one that ran.
