@@ -8,11 +8,17 @@ alternating, each in a fresh interpreter.  The revisions are checked out in temp
 defaults to the working tree).  Each parse is timed in CPU seconds after a warm-up parse of an empty log:
 loading the catalogue and compiling patterns is start-up, which ``logparse_bench.py`` measures.  The logs are
 ``logparse_bench.py``'s mixes.  Prints medians, bests and the ratio new/old of the medians.
+
+Each side runs its own build of the parser by mypyc (``scripts/build_parser.py``): a revision in a worktree gets an
+interpreter environment of its own (a venv without pip whose ``.pth`` reaches this one's packages) to build into,
+as the build lives under ``sys.prefix`` and is used only where its stamp matches the sources.  A side whose build
+fails or is stale runs on the Python modules, and the script says so: its ratio then compares unlike things.
 """
 
 from __future__ import annotations
 
 import argparse
+import site
 import statistics
 import subprocess
 import sys
@@ -39,9 +45,27 @@ def _worktree(rev: str, into: Path) -> Path:
     return into
 
 
-def _speed(root: Path, log: Path, empty: Path) -> float:
-    out = subprocess.run([sys.executable, "-c", _TIMED, str(root), str(log), str(empty)], capture_output=True,
-                         text=True, check=True, cwd=empty.parent)
+def _interpreter(root: Path, into: Path) -> str:
+    """The Python that runs ``root``'s parser: this one for the working tree, else a venv of its own (reaching this
+    one's packages) with ``root``'s sources compiled into it; warns when the parser there is not compiled."""
+    python = sys.executable
+    if root != REPO:
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(into)], check=True)
+        python = str(into / "bin" / "python")
+        own = subprocess.run([python, "-c", "import site; print(site.getsitepackages()[0])"], capture_output=True,
+                             text=True, check=True).stdout.strip()
+        Path(own, "eorch-ab.pth").write_text(site.getsitepackages()[0] + "\n")
+        subprocess.run([python, str(root / "scripts" / "build_parser.py")], cwd=root, capture_output=True, check=False)
+    check = subprocess.run([python, str(root / "scripts" / "build_parser.py"), "--check"], cwd=root,
+                           capture_output=True, text=True, check=False)
+    if check.returncode != 0:
+        print(f"note: {root.name}'s parser is not compiled; it runs on the Python modules", file=sys.stderr)
+    return python
+
+
+def _speed(python: str, root: Path, log: Path, empty: Path) -> float:
+    out = subprocess.run([python, "-c", _TIMED, str(root), str(log), str(empty)], capture_output=True,
+                         text=True, check=True, cwd=root)
     return float(out.stdout)
 
 
@@ -59,6 +83,7 @@ def main() -> None:
         roots = {"old": _worktree(args.old, base / "old"),
                  "new": _worktree(args.new, base / "new") if args.new else REPO}
         try:
+            pythons = {which: _interpreter(root, base / f"venv-{which}") for which, root in roots.items()}
             empty = base / "empty.log"
             empty.write_bytes(b"")
             logs = {}
@@ -69,7 +94,7 @@ def main() -> None:
             for _ in range(args.runs):
                 for mix, log in logs.items():
                     for which, root in roots.items():
-                        speeds.setdefault((mix, which), []).append(_speed(root, log, empty))
+                        speeds.setdefault((mix, which), []).append(_speed(pythons[which], root, log, empty))
             print(f"parse CPU speed, MB/s (median and best of {args.runs} alternated rounds, {args.mb} MiB logs)")
             for mix in mixes:
                 old, new = speeds[(mix, "old")], speeds[(mix, "new")]
