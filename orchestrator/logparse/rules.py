@@ -62,7 +62,6 @@ from orchestrator.logparse.weighing import CALL_FAILED, ERROR_LINE, REQUEST_HAND
 _RAISE = re.compile(r"\s*raise [A-Za-z_][\w.]*\(")
 _FRAME_REACH = 5  # lines from a flattened frame line to the exception line it may be the last frame of
 _CPP_FRAME = re.compile(r"frame #\d+: ")
-_FRAMED_CAP = 256  # writers remembered as having shown frames outside a traceback
 _WORKERS = ("Worker", "VllmWorker")  # vLLM's worker processes (``Worker_TP0``, ``Worker_DP0_TP6_EP6``, ``VllmWorker-0``)
 
 
@@ -101,7 +100,7 @@ class LineRules(PhaseRules):
         self._frame_at: list[Any] | None = None  # [writer, line] of the last frame line outside a traceback
         self._head: str | None = None  # the text before the message of the line being classified
         self._last_word: list[Any] | None = None  # [line, *ParsedLine] of an exception line standing alone
-        self._framed: set[str] = set()  # writers that showed a frame line outside a traceback
+        self._framed = False  # a frame line was read outside a traceback (``_reported_by_executor``)
         self._loose_frame: list[Any] | None = None  # [line, process, writer, text, record]: a frame line outside one
 
     def _rules_state(self) -> dict[str, Any]:
@@ -133,7 +132,7 @@ class LineRules(PhaseRules):
             "serving_seen": self._serving_seen,
             "last_word": self._last_word,
             "loose_frame": self._loose_frame,
-            "framed": sorted(self._framed),
+            "framed": self._framed,
         }
 
     def _load_rules_state(self, snap: dict[str, Any]) -> None:
@@ -161,7 +160,7 @@ class LineRules(PhaseRules):
         self._pytest_at = snap.get("pytest_at")
         self._serving_seen = bool(snap.get("serving_seen", False))
         self._last_word = snap.get("last_word")
-        self._framed = {str(k) for k in snap.get("framed", [])}
+        self._framed = bool(snap.get("framed", False))
         self._loose_frame = snap.get("loose_frame")
 
     def _funnel_state(self) -> tuple[Phase, bool, bool]:
@@ -248,8 +247,7 @@ class LineRules(PhaseRules):
         if ('File "' in msg and is_frame_line(msg.lstrip())) or (msg[:1] in "FC" and IPYTHON_FRAME.match(msg)):
             # (one the log may end at, IPython's too: ``_last_words``)
             self._loose_frame = [line_no, line.process, line.key, msg.strip()[:4096], line.record]
-            if len(self._framed) < _FRAMED_CAP:
-                self._framed.add(line.key)
+            self._framed = True
         if cut_exception_line(line, prev_raw, line_no, self._frame_above(line.key, line_no)):
             self._headless(line, line_no, ending, prev_raw, events)
             return
