@@ -393,8 +393,11 @@ class Evidence:
                     return echo
             # A traceback says more than the line that announced it ("Exception in ASGI application",
             # "Invocation of wake_up method failed", a bare ERROR record): the first pending one with a
-            # traceback, when there is one.
-            picked = next((item for item in self.error_lines if item.get("traceback")), self.error_lines[0])
+            # traceback, when there is one; else the first that says something (not a caret line, ``^^^^``, the
+            # one of a worker's traceback records a paste begins at).
+            worded = (item for item in self.error_lines if any(c.isalnum() for c in str(item["message"])))
+            picked = next((item for item in self.error_lines if item.get("traceback")),
+                          next(worded, self.error_lines[0]))
             return self._said_above(picked)
         if (self.symptoms or self.aftermath) and self.failed():
             items = self.symptoms or self.aftermath

@@ -29,6 +29,8 @@ from orchestrator.logparse.tbtext import (
 #: A whole frame line, and one that ends with its function's name (which a terminal may have cut short).
 _WHOLE_FRAME = re.compile(r'File "[^"]*", line \d+, in \S')
 _FRAME_LINE_END = re.compile(r'File "[^"]*", line \d+, in \w*$')
+#: A frame line cut in its file's path (a paste's end): no exception line starts so.
+_CUT_FRAME = re.compile(r'File "[^"]*$')
 #: A lower-case word alone: no exception is named so.
 _WORD = re.compile(r"^[a-z_][a-z0-9_]*$")
 _PRINTED = 4  # the program's lines taken between a frame line and its source line, at most
@@ -44,11 +46,12 @@ def frames_step(tb: OpenTraceback, msg: str, line_no: int) -> bool:
     if not msg or msg[:1].isspace() or is_header(msg):
         tb.add(msg, line_no)
         return True
-    if (msg[0] in "F^~" and FRAME_RE.match(msg) is not None) or (code and not exception_like(msg)):
+    if (msg[0] in "F^~" and (FRAME_RE.match(msg) is not None or _CUT_FRAME.match(msg) is not None)) or (
+            code and not exception_like(msg)):
         # The traceback lost its indentation on the way (pasted as text): a frame line, and the source
         # line after it, are still frames; so are the next lines of a statement shown over several
         # (Python 3.13: while a bracket is open, after a trailing comma, ``...<7 lines>...``), and a
-        # caret line keeps what came before it.
+        # caret line keeps what came before it.  A frame line cut in its path is one too.
         if msg[0] in "^~" and FRAME_RE.match(msg) is not None:
             tb.code_next = code
         elif msg.startswith("File "):
@@ -71,6 +74,9 @@ def frames_step(tb: OpenTraceback, msg: str, line_no: int) -> bool:
     if is_remote_exception(msg) and (tb.message is None or tb.remote):
         remote_line(tb, msg, line_no)  # Ray's driver re-raising a remote worker's exception
         return True
+    if tb.remote and not any(c.isalpha() for c in msg):
+        tb.add(msg, line_no)  # no word after Ray's wrapper line (a paste cut in the next record's ``[20``): the
+        return True  # wrapper's line still says what the worker raised
     if tb.interleaved and not exception_like(msg):
         return False  # records came, then a line that is no exception's: the traceback was cut before
     if msg[0] in ".[(<\u2026" and ELISION_RE.match(msg) is not None:
