@@ -62,6 +62,7 @@ from orchestrator.logparse.weighing import CALL_FAILED, ERROR_LINE, REQUEST_HAND
 _RAISE = re.compile(r"\s*raise [A-Za-z_][\w.]*\(")
 _FRAME_REACH = 5  # lines from a flattened frame line to the exception line it may be the last frame of
 _CPP_FRAME = re.compile(r"frame #\d+: ")
+_VLLM_RECORD = re.compile(r"CRITICAL \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w.]+\.py:\d+\]")
 _WORKERS = ("Worker", "VllmWorker")  # vLLM's worker processes (``Worker_TP0``, ``Worker_DP0_TP6_EP6``, ``VllmWorker-0``)
 
 
@@ -73,6 +74,8 @@ class LineRules(PhaseRules):
         self._match = self._cat.matcher(native.available())
         worker_exception = self._cat.by_id("worker_exception")
         self._worker_exception: tuple[Signature, ...] = () if worker_exception is None else (worker_exception,)
+        critical = self._cat.by_id("critical_record")
+        self._critical: tuple[Signature, ...] = () if critical is None else (critical,)
         self._funnel: Funnel = build_funnel(self._cat)
         self._tbs = TracebackAssembler()
         self._tb_sigs: dict[str, list[str]] = {}
@@ -271,6 +274,8 @@ class LineRules(PhaseRules):
                                                                       and ERROR_LINE.match(msg) is not None))
         if is_error and not sigs and self._reported_by_executor(line, line_no):
             sigs = self._worker_exception
+        elif line.level == "CRITICAL" and not sigs and _VLLM_RECORD.match(line.record or "") is not None:
+            sigs, is_error = self._critical, True  # vLLM's CRITICAL record: its process is going down
         for sig in sigs:
             self._count(sig, line_no, line.process, events)
             if sig.handled:

@@ -39,6 +39,8 @@ _RIGHT_COLUMN = re.compile(rb"\S {2,}\S{1,40}$")
 _TQDM_END = re.compile(rb"\d+/\d+ \[[\d:<?]+(?:, *[\d.?]+ ?(?:it/s|s/it|\w+/s))?\]$")
 _HEADER = "Traceback (most recent call last):"
 _FRAME = re.compile(rb'File "[^"]*", line \d+, in ')
+_FRAME_CUT_IN_NAME = re.compile(rb'File "[^"]*", line \d+, in \w+$')  # (``..., in cutl`` / ``ass_scaled_mm``)
+_NAME_REST = re.compile(rb"\w+$")
 _WARNING = re.compile(rb"\.py:\d+: \w*Warning: ")
 #: gcc's and clang's diagnostic line, and the source excerpt (or its caret line) they print under it.
 _DIAGNOSTIC = re.compile(rb":\d+:\d+: (?:warning|note|error|fatal error): ")
@@ -72,14 +74,19 @@ def wrap_width(sample: bytes) -> Wrapping | None:
     if len(lines) < 2 * _MIN_ROWS and not pair:
         return None
     enough = len(rows) >= _MIN_ROWS or pair
-    if width not in _WIDTHS or not enough or len({lines[i] for i in rows}) < min(_MIN_ROWS, len(rows)):
+    if width not in _WIDTHS or not enough:
         return None
-    if len({_DIGITS.sub(b"0", lines[i]) for i in rows}) < 2:
-        return None  # one line logged again and again with other numbers (a timestamp): a length, not a width
+    # Rows cut inside frame lines that the lines after them complete are a terminal's cut however alike they are
+    # (a worker's frames: one prefix and one long path, cut at the same place).
+    if not all(i + 1 < len(lines) and _split_frame(lines[i], lines[i + 1]) for i in rows):
+        if len({lines[i] for i in rows}) < min(_MIN_ROWS, len(rows)):
+            return None
+        if len({_DIGITS.sub(b"0", lines[i]) for i in rows}) < 2:
+            return None  # one line logged again and again with other numbers (a timestamp): a length, not a width
+        if len(rows) >= 2 and len({lines[i][-_END:] for i in rows}) == 1:
+            return None  # rows that all end alike (``.hlo_module.pb``, ``input_type=str]``) are whole lines, not cuts
     if 2 * sum(lines[i].endswith(b"  ") for i in rows) > len(rows):
         return None  # rows padded to the width (a layout drawn in columns, ``rich``'s), not cut at it
-    if len(rows) >= 2 and len({lines[i][-_END:] for i in rows}) == 1:
-        return None  # rows that all end alike (``.hlo_module.pb``, ``input_type=str]``) are whole lines, not cuts
     # How lines start, counted on lines that surely start one (not after a row of the width).
     usual = Counter(ln[:_START] for i, ln in enumerate(lines) if i == 0 or len(lines[i - 1]) != width)
     common = {start for start, n in usual.most_common(8) if n >= max(2, sum(usual.values()) // 20)}
@@ -100,6 +107,15 @@ def wrap_width(sample: bytes) -> Wrapping | None:
                       or (_word_end(row) and _SENTENCE_START.match(nxt) is not None))
     most = _MAX_NORMAL_NEXT * len(after) if len(rows) >= _MIN_ROWS else 0
     return Wrapping(width, frozenset(common)) if after and normal <= most else None
+
+
+def _split_frame(row: bytes, nxt: bytes) -> bool:
+    """Whether ``row`` ends inside a frame line that ``nxt`` completes (a worker's frames, one prefix and one
+    long path, are all cut at the same place: ``.../core.py"`` then ``, line 846, in run_engine_core``), or in
+    its function's name."""
+    if _FRAME.search(row) is None:
+        return _FRAME.search(row[-200:] + nxt[:200]) is not None
+    return _FRAME_CUT_IN_NAME.search(row) is not None and _NAME_REST.match(nxt) is not None
 
 
 def _word_end(row: bytes) -> bool:

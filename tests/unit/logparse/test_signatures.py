@@ -147,6 +147,9 @@ EXAMPLES = {
     "cann_error": "[Error]: The aicore execution times out.",
     "command_not_found": "/var/spool/slurmd/job152421/slurm_script: line 12: conda: command not found",
     "pip_install_failed": "ERROR: Cannot install vllm because these package versions have conflicting dependencies.",
+    "wheel_unsupported": "ERROR: vllm-0.8.5+cu118-cp38-abi3-manylinux1_x86_64.whl is not a supported wheel on this platform.",
+    "build_configure_failed": "CMake Error at CMakeLists.txt:3 (project):",
+    "critical_record": "CRITICAL 11-12 21:18:52 lau",
     "triton_model_load_failed": "failed to load 'vllm_model' version 1: Internal: TypeError: 'NoneType' object is "
                                 "not subscriptable",
     "segfault": "segmentation fault (SIGSEGV)",

@@ -64,3 +64,98 @@ def test_a_frame_line_cut_in_its_path_without_indentation_is_a_frame() -> None:
         'File "/sgl/python/sglang/srt/managers'))
     assert a.failed and a.root_cause is not None
     assert "Connection refused" in a.root_cause.message
+
+
+def _wrapped(text: str, width: int) -> bytes:
+    """``text`` as a terminal of ``width`` columns copies it: every longer line broken into rows of the width."""
+    rows = []
+    for line in text.splitlines():
+        while len(line) > width:
+            rows.append(line[:width])
+            line = line[width:]
+        rows.append(line)
+    return "".join(row + "\n" for row in rows).encode()
+
+
+_CORE = '(EngineCore_DP0 pid=37135)   File "/home/user/conda/envs/vllmenv/lib/python3.12/site-packages/vllm/v1/engine/core.py"'
+_FRAMES_CUT = "\n".join([
+    _CORE + ", line 846, in run_engine_core", "(EngineCore_DP0 pid=37135)     raise e",
+    _CORE + ", line 833, in run_engine_core", "(EngineCore_DP0 pid=37135)     engine_core = EngineCoreProc(*args)",
+    _CORE + ", line 606, in __init__", "(EngineCore_DP0 pid=37135)     super().__init__(",
+    _CORE + ", line 109, in __init__", "(EngineCore_DP0 pid=37135)     num_gpu_blocks = self._initialize_kv_caches(",
+    "(EngineCore_D"])
+
+
+def test_a_workers_frames_cut_alike_at_a_terminals_edge_are_joined() -> None:
+    """One prefix and one long path: every frame line is cut at the same column, so the rows are alike and end
+    alike; the lines after them complete them (wild197-199's form, hard-wrapped)."""
+    width = len(_CORE)
+    a = analyze_bytes(_wrapped(_FRAMES_CUT, width))
+    assert a.failed and a.root_cause is not None and a.root_cause.process == "EngineCore_DP0"
+    assert a.root_cause.traceback is not None and 'core.py", line 109, in __init__' in a.root_cause.traceback
+    assert analyze_bytes(_FRAMES_CUT.encode() + b"\n").failed  # as it was logged
+
+
+def test_a_frame_cut_in_its_functions_name_counts_as_one_cut_alike() -> None:
+    head = '(EngineCore pid=15940)   File "C:\\env\\Lib\\site-packages\\vllm\\model_executor\\kernels\\linear\\scal'
+    lines = [head + 'ed_mm\\cutlass.py", line 265, in apply_scaled_mm', "(EngineCore pid=15940)     output = ops.mm(",
+             head + 'ed_mm\\Kernel.py", line 162, in apply_weights', "(EngineCore pid=15940)     return self.apply(",
+             '(EngineCore pid=15940)   File "C:\\env\\Lib\\site-packages\\vllm\\_custom_ops.py", line 802, in cutlass_mm',
+             "(EngineCore pid=15940)     torch.ops._C.cutlass_scaled_mm(out, a, b,"]
+    a = analyze_bytes(_wrapped("\n".join(lines), len(head)))
+    assert a.failed and a.root_cause is not None and a.root_cause.process == "EngineCore"
+    assert a.root_cause.traceback is not None and "in cutlass_mm" in a.root_cause.traceback
+
+
+def test_uvs_resolver_failure_fails_the_log() -> None:
+    a = analyze_bytes(_log("  × No solution found when resolving dependencies:",
+                           "  ╰─▶ Because there is no version of xformers==0.0.33 and vllm==0.11.1 depends on "
+                           "xformers==0.0.33, we can conclude that vllm==0.11.1 cannot be used."))
+    assert a.failed and a.root_cause is not None and a.root_cause.signature == "pip_install_failed"
+
+
+def test_a_wheel_for_another_platform_fails_the_install() -> None:
+    a = analyze_bytes(_log("PS D:\\work> pip install vllm-0.8.5+cu118-cp38-abi3-manylinux1_x86_64.whl",
+                           "ERROR: vllm-0.8.5+cu118-cp38-abi3-manylinux1_x86_64.whl is not a supported wheel on "
+                           "this platform."))
+    assert a.failed and a.root_cause is not None and a.root_cause.signature == "wheel_unsupported"
+
+
+def test_cmakes_configure_error_inside_pips_build_is_the_cause_not_the_hooks_cut_traceback() -> None:
+    a = analyze_bytes(_log(
+        "  Building wheel for vllm (pyproject.toml) ... error", "  error: subprocess-exited-with-error",
+        "      running build_ext", "      CMake Error at CMakeLists.txt:3 (project):", "        Running",
+        "         '/env/bin/ninja' '--version'", "        failed with:", "         no such file or directory",
+        "      -- Configuring incomplete, errors occurred!", "      Traceback (most recent call last):",
+        '        File "/env/pip/_vendor/pyproject_hooks/_in_process/_in_process.py", line 3'))
+    assert a.failed and a.root_cause is not None and a.root_cause.signature == "build_configure_failed"
+    assert a.root_cause.message.startswith("CMake Error at CMakeLists.txt:3")
+
+
+def test_a_vllm_critical_record_is_a_process_going_down() -> None:
+    """vLLM logs at CRITICAL only as a process goes down; a paste cut in the record's head still shows it
+    (wild201's form: 500s, then ``CRITICAL 11-12 21:18:52 lau``)."""
+    serving = ["INFO 11-12 21:18:40 [api_server.py:1] Starting vLLM API server on http://0.0.0.0:8000",
+               'INFO:     127.0.0.1:44716 - "POST /v1/completions HTTP/1.1" 500 Internal Server Error']
+    for last in ("CRITICAL 11-12 21:18:52 lau",
+                 "CRITICAL 11-12 21:18:52 [launcher.py:99] Engine is gone, terminating server process"):
+        a = analyze_bytes(_log(*serving, last))
+        assert a.failed and a.root_cause is not None and a.root_cause.signature == "critical_record"
+
+
+def test_a_critical_word_in_a_message_is_no_record() -> None:
+    a = analyze_bytes(_log("INFO 11-12 21:18:40 [api_server.py:1] Starting vLLM API server on http://0.0.0.0:8000",
+                           "INFO 11-12 21:18:41 [logger.py:3] Received request: prompt: 'Rate it CRITICAL 11-12 "
+                           "21:18:52 or not'"))
+    assert not a.failed
+
+
+def test_v0s_engine_background_task_failed_is_the_engine_dying() -> None:
+    a = analyze_bytes(_log("INFO 02-12 12:19:02 api_server.py:212] Started server process [4121]",
+                           'INFO:     127.0.0.1:59542 - "POST /v1/completions HTTP/1.1" 200 OK',
+                           "INFO 02-12 12:20:21 async_llm_engine.py:211] Added request cmpl-b5-0.",
+                           "ERROR 02-12 12:20:21 async_llm_engine.py:68] Engine background task failed",
+                           "ERROR 02-12 12:20:21 async_llm_engine.py:68] Traceback (most recent call last):",
+                           'ERROR 02-12 12:20:21 async_llm_engine.py:68]   File "/env/vllm/engine/async_llm_engine.py",'
+                           " line 58, in _log_task_completion"))
+    assert a.failed and a.root_cause is not None
