@@ -67,18 +67,20 @@ _BASIC_RE = re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[
 #: The same in brackets, as ms-swift's loggers write it (``[WARNING:swift] max_model_len(8096) - ...``).
 _BRACKETED_RE = re.compile(r"\[(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[A-Za-z_][\w.]*)\] ?")
 _LEVELS = r"DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|SUCCESS|TRACE"
-_ASCTIME = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?"  # logging's %(asctime)s, with or without its ms
+#: logging's %(asctime)s, with or without its ms (or a ``datefmt`` without seconds: genai-perf's ``2025-03-10 10:13``)
+_ASCTIME = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?"
 #: Python logging's layouts that start with ``%(asctime)s``, as scripts and tools around vLLM configure them:
 #: ``ts - name - LEVEL - msg`` (the logging cookbook's), loguru's ``ts | LEVEL    | module:fn:12 - msg``,
-#: ``ts [LEVEL] name: msg``, ``ts LEVEL msg`` (with the pid and a bracketed source after the level, as some SGLang
-#: builds write: ``ts ERROR 31423 [ TP6 PP0 scheduler.py:2547] msg``, on every line of a record) and
-#: ``ts - LEVEL - msg``, and a supervisor's own ``ts [Error] (Component) msg`` (Lemonade's; its child's lines come as
-#: ``(Process)`` records: ``_SUPERVISED``).  Only a record's first line carries the others.
+#: ``ts [LEVEL] name: msg`` (genai-perf's ``ts [LEVEL] name:12 - msg``), ``ts LEVEL msg`` (with the pid and a
+#: bracketed source after the level, as some SGLang builds write: ``ts ERROR 31423 [ TP6 PP0 scheduler.py:2547] msg``,
+#: on every line of a record) and ``ts - LEVEL - msg``, and a supervisor's own ``ts [Error] (Component) msg``
+#: (Lemonade's; its child's lines come as ``(Process)`` records: ``_SUPERVISED``).  Only a record's first line
+#: carries the others.
 _ASCTIME_RE = re.compile(
     rf"(?P<ts>{_ASCTIME})"
     rf"(?: - (?P<l1>[\w.\-]+) - (?P<v1>{_LEVELS}) - "
     rf"| \| (?P<v2>{_LEVELS}) *\| (?P<l2>[\w.\-:<>]+) - "
-    rf"| \[(?P<v3>{_LEVELS})\] (?:(?P<l3>[\w.\-]+): )?"
+    rf"| \[(?P<v3>{_LEVELS})\] (?:(?P<l3>[\w.\-]+)(?::\d+ -|:) )?"
     rf"| (?P<v4>{_LEVELS}) (?:(?P<pid4>\d+) \[ ?(?P<at4>[^\]]*?\.py:\d+)\] )?"
     rf"| - (?P<v5>{_LEVELS}) - "
     rf"| \[(?P<v6>Error|Warning|Warn|Info|Debug|Trace)\] (?=\()"

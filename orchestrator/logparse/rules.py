@@ -260,6 +260,8 @@ class LineRules(PhaseRules):
             self._call_failed_at[line.key] = self._asgi_at[line.key] = line_no
         elif "ethod " in msg and CALL_FAILED.search(msg):
             self._call_failed_at[line.key] = line_no
+        elif "ailed for request " in msg:
+            self._one_request_failed(line, line_no)
         if self._aborted_at is not None:
             self._after_terminate(msg, line_no)
         if self._pytest_at is not None:

@@ -85,6 +85,10 @@ _REQUEST_REJECTED = re.compile(r"(?:[\w.]+\.)?(?:ValueError|VLLMValidationError|
 #: The record header of vLLM's OpenAI request handlers (``serving_chat.py``, ``serving_completion.py``,
 #: ``serving_engine.py``, ...; ``chat_completion/serving.py`` since 0.17): they log a request's failure, then
 #: answer it with an error.
+#: A process's word that one request failed (``Handshake failed for request chatcmpl-...``, ``Decode transfer failed
+#: for request rank=0 ...``), and how many lines after its exception's last it may come.
+_FAILED_FOR_REQUEST = re.compile(r"^[A-Z][\w ]{0,40} failed for request \S")
+_REQUEST_REACH = 3
 REQUEST_HANDLER = re.compile(r"(?:^|[\s[])(?:serving(?:_\w+)?|api_router)\.py:\d+\]")
 #: The engine's record of a utility call that failed: the caller gets the failure, the engine goes on.
 #: A call failed and its caller goes on: vLLM's ``collective_rpc``, ms-swift's rollout server's request handler.
@@ -325,6 +329,15 @@ class EvidenceRules:
         if self._repeats.seen(tb.key, place):
             self._ev.demote(lambda item: site(str(item.get("traceback") or "")) == place)
         return place in self._repeats.survived
+
+    def _one_request_failed(self, line: ParsedLine, line_no: int) -> None:
+        """``Handshake failed for request ID`` (a KV connector's, a P/D transfer's) just after its writer's
+        traceback or exception record: that exception was the one request's, caught; the process goes on."""
+        if _FAILED_FOR_REQUEST.search(line.message) is None:
+            return
+        self._ev.demote(lambda item: item["process"] == line.process and 0 < line_no - int(item["line_no"]) - str(
+            item.get("traceback") or "").count("\n") <= _REQUEST_REACH)
+        self._dirty = True
 
     def _aftermath_only(self, text: str) -> bool:
         """Whether every symptom ``text`` shows is one of the teardown itself (a socket closed under a client)."""

@@ -150,6 +150,9 @@ EXAMPLES = {
     "wheel_unsupported": "ERROR: vllm-0.8.5+cu118-cp38-abi3-manylinux1_x86_64.whl is not a supported wheel on this platform.",
     "build_configure_failed": "CMake Error at CMakeLists.txt:3 (project):",
     "critical_record": "CRITICAL 11-12 21:18:52 lau",
+    "hccl_no_connection": ("[ERROR] HCCL(747049,):2026-06-05-03:43:35.946.209 [rank_info_detect.cc:199][754710]"
+                           "[SetupRankInfoDetectService]Failed, exception caught:Internal exception: no rank "
+                           "connection success"),
     "triton_model_load_failed": "failed to load 'vllm_model' version 1: Internal: TypeError: 'NoneType' object is "
                                 "not subscriptable",
     "segfault": "segmentation fault (SIGSEGV)",

@@ -159,3 +159,55 @@ def test_v0s_engine_background_task_failed_is_the_engine_dying() -> None:
                            'ERROR 02-12 12:20:21 async_llm_engine.py:68]   File "/env/vllm/engine/async_llm_engine.py",'
                            " line 58, in _log_task_completion"))
     assert a.failed and a.root_cause is not None
+
+
+def test_rays_memory_monitor_kill_is_host_ram_not_gpu_memory() -> None:
+    """Ray's ``OutOfMemoryError`` is its memory monitor killing a worker for the node's RAM: not ``cuda_oom``,
+    whose advice (lower --gpu-memory-utilization) would be wrong (wild197's form)."""
+    text = ("OutOfMemoryError: Task was killed due to the node running low on memory.")
+    for line in (f"ERROR 03-21 17:27:44 [core.py:340] ray.exceptions.{text}", text):
+        a = analyze_bytes(_log(line, "Memory on the node (IP: 127.0.0.1) where the task was running was 2152.43GB / "
+                                     "2265.25GB (0.950196), which exceeds the memory usage threshold of 0.95."))
+        assert a.failed and a.root_cause is not None and a.root_cause.signature == "ray_oom_killed"
+        assert [s.id for s in a.signatures] == ["ray_oom_killed"]
+    a = analyze_bytes(_log("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."))
+    assert a.root_cause is not None and a.root_cause.signature == "cuda_oom"
+
+
+_NIXL = "(Worker_DP0_EP0 pid=2823) ERROR 10-16 17:22:56 [nixl_connector.py:{}] {}"
+
+
+def test_an_exception_one_request_failed_of_is_lived_with() -> None:
+    """A KV connector's handshake error, then its word that the request failed: that request's error, caught (the
+    decode node recomputes the prompt), not the worker's death (wild202's form)."""
+    exc = _NIXL.format(815, "RuntimeError: Remote NIXL agent engine ID mismatch. Expected 4612_dp0, received 96b1_dp0.")
+    a = analyze_bytes(_log(exc, _NIXL.format(827, "Handshake failed for request chatcmpl-7f3a")))
+    assert not a.failed and a.root_cause is not None and a.root_cause.exception == "RuntimeError"
+    a = analyze_bytes(_log(exc))  # alone: what the worker died of, as far as the log shows
+    assert a.failed
+
+
+def test_a_clients_error_record_above_its_cut_traceback_says_what_failed() -> None:
+    """genai-perf's records (a ``datefmt`` without seconds, ``name:line - msg``): its error record, then the
+    traceback it goes on with, cut before its exception line (wild201's form)."""
+    a = analyze_bytes(_log("2025-03-10 10:13 [ERROR] genai_perf.utils:93 - Failed to parse JSON string: '[DONE]'",
+                           "Traceback (most recent call last):",
+                           '  File "/venv/genai_perf/subcommand/common.py", line 77, in calculate_metrics',
+                           "    return LLMProfileDataParser("))
+    assert a.failed and a.root_cause is not None
+    assert a.root_cause.message == "Failed to parse JSON string: '[DONE]'"
+
+
+def test_hccls_failure_to_connect_the_ranks_fails_the_log() -> None:
+    a = analyze_bytes(_log("[ERROR] HCCL(747049,):2026-06-05-03:43:35.945.631 [rank_info_detect_service.cc:114]"
+                           "[754710][RankInfoDetectService::GetConnections] no rank connection success."))
+    assert a.failed and a.root_cause is not None and a.root_cause.signature == "hccl_no_connection"
+
+
+def test_a_wrapper_saying_its_container_stopped_with_an_error_fails_the_log() -> None:
+    a = analyze_bytes(_log("[switch] waiting for http://localhost:8031/v1/models (timeout 600s)...",
+                           "[switch]   28s — Loading weights",
+                           "[switch] ERROR: container 'vllm-gemma' is no longer running (state=false, exit=1)."))
+    assert a.failed and a.root_cause is not None and a.root_cause.signature == "process_exited"
+    a = analyze_bytes(_log("[switch] container 'vllm-gemma' is no longer running (state=false, exit=0)."))
+    assert not a.failed
