@@ -28,7 +28,9 @@ WRAPPED = {"g05_issue_vllm_xpu_kv_cache_too_small_max_seq_len.log": 119, "k803_c
            "vd13_vllm6829_quoted_gunicorn.log": 160, "vd18_intelarc4_kv_hardwrapped.log": 119,  # (wild168)
            # a startup log committed as a terminal showed it, and a Slurm output of a wrapped vLLM 0.5 (wild170)
            "vf01_dennisleebench_tp2_startup_hardwrap.log": 147, "vf19_vllm9738_slurm_working_run.log": 162,
-           "wz06_vllm1160_raylet_workers_killed_memory_pressure_oom.log": 116}  # an issue paste (wild185)
+           "wz06_vllm1160_raylet_workers_killed_memory_pressure_oom.log": 116,  # an issue paste (wild185)
+           # a worker's frames a terminal cut alike, one prefix and one long path (wild204)
+           "xs02_vllm29360_qwen3coder480b_8xh20_deepgemm_warmup_wrapped_traceback_cut.log": 136}
 LOGS = [p for p in sorted(DATA.glob("*/*.log")) if p.name not in WRAPPED]
 #: Logs with a stretch that was cut or wrapped at a width on its way to us (the whole log is not): a short
 #: stretch of them is rightly taken for a wrap.
