@@ -58,6 +58,7 @@ MARKERS: tuple[Marker, ...] = (
     _m(Phase.SERVING, ("init engine",), r"init engine \(profile, create kv cache, warmup model\) took"),
     _m(Phase.SERVING, ("Starting vLLM",), r"Starting vLLM (?:API )?server"),
     _m(Phase.SERVING, ("Application startup complete",), r"Application startup complete"),
+    _m(Phase.SERVING, ("ready to roll",), r"The server is fired up and ready to roll"),  # (SGLang's)
     _m(Phase.RUNNING, ('"POST /',), r'"POST /\S+ HTTP/[\d.]+" (?P<status>\d{3})'),
     # (the engine's periodic stats, also as a paste that elided their first fields: ``Engine 000: ..., GPU KV
     # cache usage: 4.7%``)

@@ -211,3 +211,9 @@ def test_a_wrapper_saying_its_container_stopped_with_an_error_fails_the_log() ->
     assert a.failed and a.root_cause is not None and a.root_cause.signature == "process_exited"
     a = analyze_bytes(_log("[switch] container 'vllm-gemma' is no longer running (state=false, exit=0)."))
     assert not a.failed
+
+
+def test_sglangs_ready_line_is_serving() -> None:
+    a = analyze_bytes(_log("[2025-11-05 16:35:02] The server is fired up and ready to roll!",
+                           '[2025-11-05 16:38:04] INFO:     127.0.0.1:32770 - "GET /health HTTP/1.1" 200 OK'))
+    assert not a.failed and a.phase.value == "serving"
