@@ -56,10 +56,11 @@ from orchestrator.logparse.tbforms import (
 )
 from orchestrator.logparse.tbtext import is_bare_exception, is_frame_line, is_header
 from orchestrator.logparse.tracebacks import TracebackAssembler
-from orchestrator.logparse.weighing import CALL_FAILED, ERROR_LINE, REQUEST_HANDLER
+from orchestrator.logparse.weighing import CALL_FAILED, ERROR_LINE, FAILED_FOR_REQUEST_NEEDLE, REQUEST_HANDLER
 
 #: A frame's source line raising an exception, indented or with its indentation lost.
 _RAISE = re.compile(r"\s*raise [A-Za-z_][\w.]*\(")
+_RAISING = re.compile(r"\s+raise [A-Za-z_]")  # (cut anywhere after the name's first letter)
 _FRAME_REACH = 5  # lines from a flattened frame line to the exception line it may be the last frame of
 _CPP_FRAME = re.compile(r"frame #\d+: ")
 _VLLM_RECORD = re.compile(r"CRITICAL \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w.]+\.py:\d+\]")
@@ -247,8 +248,10 @@ class LineRules(PhaseRules):
             return
         if msg.startswith('File "') and is_frame_line(msg):
             self._frame_at = [line.key, line_no]  # a frame line (a record's, or a paste's) with its indentation lost
-        if ('File "' in msg and is_frame_line(msg.lstrip())) or (msg[:1] in "FC" and IPYTHON_FRAME.match(msg)):
-            # (one the log may end at, IPython's too: ``_last_words``)
+        if ('File "' in msg and is_frame_line(msg.lstrip())) or (msg[:1] in "FC" and IPYTHON_FRAME.match(msg)) or (
+                line.level == "ERROR" and msg[:1] == " " and _RAISING.match(msg) is not None):
+            # (one the log may end at, IPython's too, or the ``raise`` statement under one, logged as an error
+            # record: ``_last_words``)
             self._loose_frame = [line_no, line.process, line.key, msg.strip()[:4096], line.record]
             self._framed = True
         if cut_exception_line(line, prev_raw, line_no, self._frame_above(line.key, line_no)):
@@ -260,7 +263,7 @@ class LineRules(PhaseRules):
             self._call_failed_at[line.key] = self._asgi_at[line.key] = line_no
         elif "ethod " in msg and CALL_FAILED.search(msg):
             self._call_failed_at[line.key] = line_no
-        elif "ailed for request " in msg:
+        elif FAILED_FOR_REQUEST_NEEDLE in msg:
             self._one_request_failed(line, line_no)
         if self._aborted_at is not None:
             self._after_terminate(msg, line_no)

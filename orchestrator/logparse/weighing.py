@@ -87,6 +87,7 @@ _REQUEST_REJECTED = re.compile(r"(?:[\w.]+\.)?(?:ValueError|VLLMValidationError|
 #: answer it with an error.
 #: A process's word that one request failed (``Handshake failed for request chatcmpl-...``, ``Decode transfer failed
 #: for request rank=0 ...``), and how many lines after its exception's last it may come.
+FAILED_FOR_REQUEST_NEEDLE = "ailed for request "
 _FAILED_FOR_REQUEST = re.compile(r"^[A-Z][\w ]{0,40} failed for request \S")
 _REQUEST_REACH = 3
 REQUEST_HANDLER = re.compile(r"(?:^|[\s[])(?:serving(?:_\w+)?|api_router)\.py:\d+\]")

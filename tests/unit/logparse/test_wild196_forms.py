@@ -217,3 +217,33 @@ def test_sglangs_ready_line_is_serving() -> None:
     a = analyze_bytes(_log("[2025-11-05 16:35:02] The server is fired up and ready to roll!",
                            '[2025-11-05 16:38:04] INFO:     127.0.0.1:32770 - "GET /health HTTP/1.1" 200 OK'))
     assert not a.failed and a.phase.value == "serving"
+
+
+def test_an_infiniband_completion_error_in_ncclwarn_is_nccls_failure() -> None:
+    a = analyze_bytes(_log("node-a:4121:4190 [0] NCCL WARN NET/IB : Got completion from peer 127.0.0.1<50212> with "
+                           "error 12, opcode 0, len 0, vendor err 129 (Recv)",
+                           "node-a:4121:4190 [0] NCCL INFO transport/net.cc:1302 -> 6"))
+    assert a.failed and a.root_cause is not None and a.root_cause.signature == "nccl_error"
+
+
+def test_a_transfer_threads_error_for_one_request_is_lived_with() -> None:
+    """SGLang's P/D transfer worker: a traceback, then its word that the request's transfer failed (no needle of
+    an error in it), then the request answered with a 500: the server goes on (wild205's form)."""
+    a = analyze_bytes(_log(
+        "Unexpected transfer worker error for room 1788380104266545413", "Traceback (most recent call last):",
+        '  File "/sgl/python/sglang/srt/disaggregation/nixl/conn.py", line 2062, in maybe_send_extra',
+        "    raise RuntimeError(",
+        "RuntimeError: PD Disaggregation does NOT support PD different TP sizes for non-MLA SWA hybrid models yet.",
+        "Prefill transfer failed for request rank=0 req.rid='5b02' with exception PD Disaggregation does NOT support",
+        'INFO: 127.0.0.1:54838 - "POST /v1/completions HTTP/1.1" 500 Internal Server Error'))
+    assert not a.failed and a.root_cause is not None and a.root_cause.exception == "RuntimeError"
+
+
+def test_a_log_cut_at_a_logged_raise_statement_is_a_traceback_cut_before_its_exception_line() -> None:
+    """An engine core's traceback logged as error records, the paste cut at the frame's ``raise`` line (wild206's
+    form, behind a Ray actor's prefix)."""
+    a = analyze_bytes(_log("(vLLMHttpServer pid=3616) INFO 01-22 09:41:50 [api_server.py:1] vLLM API server version 0.13",
+                           "(vLLMHttpServer pid=3616) (EngineCore_DP0 pid=3634) ERROR 01-22 09:42:00 [patch_core.py:58]"
+                           "     raise ValueErro"))
+    assert a.failed and a.root_cause is not None and a.root_cause.process == "EngineCore_DP0"
+    assert a.root_cause.exception is None and a.root_cause.traceback is not None
