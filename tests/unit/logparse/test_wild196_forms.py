@@ -247,3 +247,16 @@ def test_a_log_cut_at_a_logged_raise_statement_is_a_traceback_cut_before_its_exc
                            "     raise ValueErro"))
     assert a.failed and a.root_cause is not None and a.root_cause.process == "EngineCore_DP0"
     assert a.root_cause.exception is None and a.root_cause.traceback is not None
+
+
+def test_pm2s_column_is_a_collectors_prefix() -> None:
+    """pm2's ``0|app  | `` in front of each line of the process it runs (wild206's form): a client's request
+    cancelled under the ASGI app, its traceback behind the column, the paste cut in the column of a frame line."""
+    pm2 = "0|startvllm72b  | "
+    lines = [pm2 + line for line in (
+        "Traceback (most recent call last):", '  File "/env/sse_starlette/sse.py", line 221, in listen_for_disconnect',
+        "    message = await receive()", "asyncio.exceptions.CancelledError: Cancelled by cancel scope 7f81f02e3be0",
+        "During handling of the above exception, another exception occurred:", "Traceback (most recent call last):",
+        '  File "/env/uvicorn/protocols/http/httptools_impl.py", line 419, in run_asgi')]
+    a = analyze_bytes(_log("RROR:    Exception in ASGI application", *lines, "0|star"))
+    assert a.root_cause is not None and a.root_cause.exception == "asyncio.exceptions.CancelledError"
