@@ -173,7 +173,7 @@ class LogParser(TracebackLines):
             "skip_lf": self._skip_lf,
             "prev": None if self._prev_raw is None else self._prev_raw.decode("latin-1"),
             "prev_cr": self._prev_cr,
-            "tail": self._tail.to_json(),
+            "tail": self._tail.to_json(self._pending_len),
             **self._rules_state(),
         }
 

@@ -90,12 +90,21 @@ class LogTail:
             self._lines.append(line)
         self._carry = b""
 
-    def to_json(self) -> list[str]:
-        """The complete lines (the unterminated one is fed again after a restore)."""
-        return list(self._lines)
+    def to_json(self, fed_again: int = 0) -> list[str] | dict[str, Any]:
+        """The complete lines, and the start of the unterminated one that will not be fed again after a restore
+        (``fed_again``: the bytes of its end the parser has not read: a line the parser ended at a ``\r``, whose
+        ``\n`` is still to come, is the tail's unterminated one)."""
+        kept = len(self._carry) - fed_again
+        if kept <= 0 or len(self._carry) >= _CARRY_CAP:
+            return list(self._lines)
+        return {"lines": list(self._lines), "carry": self._carry[:kept].decode("latin-1")}
 
     @classmethod
     def from_json(cls, data: Any) -> LogTail:
+        if isinstance(data, dict):
+            tail = cls([str(x) for x in data.get("lines") or []])
+            tail._carry = str(data.get("carry") or "").encode("latin-1")
+            return tail
         return cls([str(x) for x in data] if isinstance(data, list) else None)
 
 
@@ -107,7 +116,7 @@ def failure_evidence(snapshot: dict[str, Any] | None, lines_before: int = 0) -> 
     ``lines_before``: the log's lines before the snapshot's run (``runs.lines_before``).
     """
     snap = snapshot or {}
-    tail = [str(x) for x in snap.get("tail") or []]
+    tail = LogTail.from_json(snap.get("tail")).lines
     first = (snap.get("evidence") or {}).get("first_error") or {}
     line: str | None = None
     if first.get("message") or first.get("exception"):

@@ -138,3 +138,18 @@ def test_restored_mid_line_after_a_bare_cr_numbers_on(data: bytes) -> None:
         events += parser.feed(data[parser.line_end_offset:]) + parser.finish()
         assert _dicts(events) == _dicts(whole_events), cut
         assert parser.analysis() == whole.analysis()
+
+
+def test_a_line_a_restore_cut_between_its_cr_and_lf_stays_in_the_tail() -> None:
+    """The parser ends a line at its ``\\r``; the tail waits for the ``\\n``.  A snapshot between them kept the
+    line for neither, and a restored follower's verdict differed (an offline script's end, which the tail
+    shows, read as its workers' deaths)."""
+    data = b"Parent process exited, terminating worker\r\nParent process exited, terminating worker"
+    _, whole = parse_all(data)
+    parser = LogParser()
+    parser.feed(data[:42])  # up to the "\r"
+    parser = LogParser.restore(json.loads(json.dumps(parser.snapshot())))
+    parser.feed(data[parser.line_end_offset:])
+    parser.finish()
+    assert parser.tail_lines == whole.tail_lines
+    assert parser.analysis() == whole.analysis() and not whole.analysis().failed
