@@ -83,13 +83,14 @@ def shows_life(match: re.Match[str]) -> bool:
 # A clean end: vLLM's orderly shutdown, uvicorn stopping, a script saying it finished, SGLang's server draining on
 # a SIGTERM, or Slurm cancelling the job or step (``scancel``, the job script ending a server step; not its time
 # limit nor a node failure).  The executor's ``[shutdown] Executor: ...`` alone is not one: it also tears down the
-# workers of a failed start.
+# workers of a failed start; nor is the process manager's ``send sigterm to process EngineCore`` (the API server
+# ending its engine after the engine's start failed), nor the client's word that its engine core exited.
 _SLURM_CANCEL = r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+ (?:DUE TO PREEMPTION )?\*\*\*"
 _SGLANG_SIGTERM = r"SIGTERM received\. .*Draining requests and shutting down"
 CLEAN_NEEDLES: tuple[str, ...] = ("[shutdown]", "Shutting down", "Application shutdown complete", "Done.",
                                   "Data generation complete!", "CANCELLED AT", "Draining requests")
 CLEAN_RE = re.compile(
-    r"^\[shutdown\](?! Executor:)|^(?:INFO:\s+)?Shutting down\.?$|Application shutdown complete|^\s*Done\.\s*$"
+    r"^\[shutdown\](?! Executor:| Process manager: send sigterm| MPClient: engine core exited)|^(?:INFO:\s+)?Shutting down\.?$|Application shutdown complete|^\s*Done\.\s*$"
     r"|Data generation complete!|" + _SLURM_CANCEL + "|" + _SGLANG_SIGTERM
 )
 # A fresh start after a clean stop: a later run appended to the same log (``>>``, a requeued Slurm job).

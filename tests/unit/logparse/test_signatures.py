@@ -150,6 +150,9 @@ EXAMPLES = {
     "wheel_unsupported": "ERROR: vllm-0.8.5+cu118-cp38-abi3-manylinux1_x86_64.whl is not a supported wheel on this platform.",
     "build_configure_failed": "CMake Error at CMakeLists.txt:3 (project):",
     "critical_record": "CRITICAL 11-12 21:18:52 lau",
+    "rust_main_error": 'Error: "failed to start: PVD vector coordinator health check failed after 30 retries"',
+    "python_module_missing": ("/usr/bin/python3: Error while finding module specification for 'eagle.ge_data.allocation' "
+                              "(ModuleNotFoundError: No module named 'eagle.ge_data')"),
     "hccl_no_connection": ("[ERROR] HCCL(747049,):2026-06-05-03:43:35.946.209 [rank_info_detect.cc:199][754710]"
                            "[SetupRankInfoDetectService]Failed, exception caught:Internal exception: no rank "
                            "connection success"),

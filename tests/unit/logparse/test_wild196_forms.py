@@ -260,3 +260,34 @@ def test_pm2s_column_is_a_collectors_prefix() -> None:
         '  File "/env/uvicorn/protocols/http/httptools_impl.py", line 419, in run_asgi')]
     a = analyze_bytes(_log("RROR:    Exception in ASGI application", *lines, "0|star"))
     assert a.root_cause is not None and a.root_cause.exception == "asyncio.exceptions.CancelledError"
+
+
+def test_pythons_own_line_for_a_module_it_cannot_run_fails_the_log() -> None:
+    a = analyze_bytes(_log("Error while finding module specification for 'eagle.ge_data.allocation' "
+                           "(ModuleNotFoundError: No module named 'eagle.ge_data')"))
+    assert a.failed and a.root_cause is not None and a.root_cause.signature == "python_module_missing"
+    assert a.root_cause.exception == "ModuleNotFoundError"
+
+
+def test_a_rust_mains_error_is_its_programs_end() -> None:
+    """sglang-router's start-up failing: a Rust ``main`` returning an error prints its Debug form, quoted, and
+    exits (wild209's form); an error line that merely starts so is not one."""
+    a = analyze_bytes(_log("2026-01-10T08:00:01Z  INFO sglang_router: starting router",
+                           'Error: "PVD vector coordinator health check failed: error sending request"'))
+    assert a.failed and a.root_cause is not None and a.root_cause.signature == "rust_main_error"
+    a = analyze_bytes(_log('Error: "x" is not a valid value, using the default',
+                           "INFO 05-02 10:00:09 [api_server.py:1000] Starting vLLM API server on http://0.0.0.0:8000"))
+    assert not a.failed
+
+
+def test_the_process_managers_sigterm_after_a_failed_start_is_no_orderly_stop() -> None:
+    """vLLM's API server ends its engine after the engine's start failed (``[shutdown] Process manager: send
+    sigterm to process EngineCore``), then raises: the start failed (wild209's form)."""
+    a = analyze_bytes(_log(
+        "(EngineCore pid=451) Exception: WorkerProc initialization failed due to an exception in a background "
+        "process. See stack trace for root cause.",
+        "(APIServer pid=1) INFO 09-22 07:22:29 [utils.py:620] [shutdown] Process manager: send sigterm to process "
+        "EngineCore",
+        "(APIServer pid=1) RuntimeError: Engine core initialization failed. See root cause above. Failed core "
+        "proc(s): {}"))
+    assert a.failed and a.phase.value == "failed"
