@@ -325,7 +325,7 @@ class Evidence:
             # writes the exception's text there), says what the cut traceback would have.
             head = ({**item, "traceback": chosen.get("traceback")} for item in lines
                     if item["line_no"] == chosen["line_no"] - 1 and item["process"] == chosen["process"]
-                    and item.get("message"))
+                    and _worded(item))
             # Else another process's error line above it (a worker's CUDA error text, its exception line above the
             # paste's start, and then the engine's start-up traceback, cut): what the engine failed on.
             earlier = min((item for item in lines if item["line_no"] < chosen["line_no"]
@@ -395,7 +395,7 @@ class Evidence:
             # "Invocation of wake_up method failed", a bare ERROR record): the first pending one with a
             # traceback, when there is one; else the first that says something (not a caret line, ``^^^^``, the
             # one of a worker's traceback records a paste begins at).
-            worded = (item for item in self.error_lines if any(c.isalnum() for c in str(item["message"])))
+            worded = (item for item in self.error_lines if _worded(item))
             picked = next((item for item in self.error_lines if item.get("traceback")),
                           next(worded, self.error_lines[0]))
             return self._said_above(picked)
@@ -444,3 +444,8 @@ class Evidence:
 
     def first_error_cause(self) -> RootCause | None:
         return None if self.first_error is None else RootCause.from_dict(self.first_error)
+
+
+def _worded(item: dict[str, Any]) -> bool:
+    """Whether an error line's text says something (not a caret line, ``^^^^``: a traceback's line a paste begins at)."""
+    return any(c.isalnum() for c in str(item.get("message") or ""))

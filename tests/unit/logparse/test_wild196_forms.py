@@ -291,3 +291,13 @@ def test_the_process_managers_sigterm_after_a_failed_start_is_no_orderly_stop() 
         "(APIServer pid=1) RuntimeError: Engine core initialization failed. See root cause above. Failed core "
         "proc(s): {}"))
     assert a.failed and a.phase.value == "failed"
+
+
+def test_a_caret_line_just_above_a_cut_traceback_is_not_its_message() -> None:
+    """A worker's records pasted from a caret line, the traceback after it cut before its exception line (wild211's
+    form): the caret line says nothing of what failed."""
+    w = "(VllmWorker rank=2 pid=1204) ERROR 06-05 02:08:42 [multiproc_executor.py:522] "
+    a = analyze_bytes(_log(w + "           ^^^^^^^^^^^^^^^^^^^^^^",
+                           w + '  File "/env/torch/nn/modules/module.py", line 1762, in _call_impl',
+                           w + "    return forward_call(*args, **kwargs)", "(VllmWorker rank=2 pid=1204) ERROR 06-05 02:08"))
+    assert a.failed and a.root_cause is not None and "^^^" not in a.root_cause.message
