@@ -92,8 +92,8 @@ class LogTail:
 
     def to_json(self, fed_again: int = 0) -> list[str] | dict[str, Any]:
         """The complete lines, and the start of the unterminated one that will not be fed again after a restore
-        (``fed_again``: the bytes of its end the parser has not read: a line the parser ended at a ``\r``, whose
-        ``\n`` is still to come, is the tail's unterminated one)."""
+        (``fed_again``: the bytes of its end the parser has not read: a line the parser ended at a ``\\r``, whose
+        ``\\n`` is still to come, is the tail's unterminated one)."""
         kept = len(self._carry) - fed_again
         if kept <= 0 or len(self._carry) >= _CARRY_CAP:
             return list(self._lines)

@@ -82,14 +82,14 @@ _REQUEST_FRAMES = (", in extract_tool_calls", ", in extract_reasoning_content", 
 #: unless it unwound a script to its top level (an offline script's ``llm.generate``: the script died of it).
 _REQUEST_REJECTED = re.compile(r"(?:[\w.]+\.)?(?:ValueError|VLLMValidationError|BadRequestError): This model's "
                                r"maximum context length is \d+ tokens")
-#: The record header of vLLM's OpenAI request handlers (``serving_chat.py``, ``serving_completion.py``,
-#: ``serving_engine.py``, ...; ``chat_completion/serving.py`` since 0.17): they log a request's failure, then
-#: answer it with an error.
 #: A process's word that one request failed (``Handshake failed for request chatcmpl-...``, ``Decode transfer failed
 #: for request rank=0 ...``), and how many lines after its exception's last it may come.
 FAILED_FOR_REQUEST_NEEDLE = "ailed for request "
 _FAILED_FOR_REQUEST = re.compile(r"^[A-Z][\w ]{0,40} failed for request \S")
 _REQUEST_REACH = 3
+#: The record header of vLLM's OpenAI request handlers (``serving_chat.py``, ``serving_completion.py``,
+#: ``serving_engine.py``, ...; ``chat_completion/serving.py`` since 0.17): they log a request's failure, then
+#: answer it with an error.
 REQUEST_HANDLER = re.compile(r"(?:^|[\s[])(?:serving(?:_\w+)?|api_router)\.py:\d+\]")
 #: The engine's record of a utility call that failed: the caller gets the failure, the engine goes on.
 #: A call failed and its caller goes on: vLLM's ``collective_rpc``, ms-swift's rollout server's request handler.
