@@ -29,7 +29,6 @@ from orchestrator.logparse.phases import (
 from orchestrator.logparse.signatures import Catalogue
 from orchestrator.logparse.tbforms import IPYTHON_FRAME_NEEDLES
 from orchestrator.logparse.tbtext import HEADERS
-from orchestrator.logparse.weighing import FAILED_FOR_REQUEST_NEEDLE
 
 #: Short needles that cover many rule needles: a rule needle containing one of these is found through it,
 #: so the funnel makes one pass for the atom instead of one per rule needle.
@@ -41,6 +40,8 @@ ATOMS: tuple[str, ...] = (
 #: process: ``[rank0]:[E623 13:46:28.176383770 compiler_depend.ts:429] ...``).
 ERROR_NEEDLES: tuple[str, ...] = ("Error", "ERROR", "Traceback", "]:[E")
 FRAME_NEEDLE = b'File "'
+#: A process's word that one request failed, after the exception it caught (``weighing.py``).
+FAILED_FOR_REQUEST_NEEDLE = "ailed for request "
 
 
 @dataclass(frozen=True)
@@ -258,7 +259,6 @@ def build_funnel(catalogue: Catalogue) -> Funnel:
     # Requests answered (a health check too): read only while an error line or a traceback logged while serving
     # (``Evidence.served``) waits for a sign of life.
     needles += [Needle(t.encode(), until_phase=Phase.STARTING, while_pending=True) for t in ANSWERED_NEEDLES]
-    # A process's word that one request failed, after the exception it caught (``weighing.py``).
     needles.append(Needle(FAILED_FOR_REQUEST_NEEDLE.encode()))
     needles += [Needle(t.encode()) for t in catalogue.funnel_needles()]
     return Funnel(needles)

@@ -90,7 +90,8 @@ _SGLANG_SIGTERM = r"SIGTERM received\. .*Draining requests and shutting down"
 CLEAN_NEEDLES: tuple[str, ...] = ("[shutdown]", "Shutting down", "Application shutdown complete", "Done.",
                                   "Data generation complete!", "CANCELLED AT", "Draining requests")
 CLEAN_RE = re.compile(
-    r"^\[shutdown\](?! Executor:| Process manager: send sigterm| MPClient: engine core exited)|^(?:INFO:\s+)?Shutting down\.?$|Application shutdown complete|^\s*Done\.\s*$"
+    r"^\[shutdown\](?! Executor:| Process manager: send sigterm| MPClient: engine core exited)"
+    r"|^(?:INFO:\s+)?Shutting down\.?$|Application shutdown complete|^\s*Done\.\s*$"
     r"|Data generation complete!|" + _SLURM_CANCEL + "|" + _SGLANG_SIGTERM
 )
 # A fresh start after a clean stop: a later run appended to the same log (``>>``, a requeued Slurm job).

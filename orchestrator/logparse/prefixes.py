@@ -99,8 +99,8 @@ _LEVEL_NAMES = {"WARN": "WARNING", "FATAL": "CRITICAL", "SUCCESS": "INFO", "TRAC
 _SGLANG_RE = re.compile(r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?P<place>(?: (?:DP|PP|TP|EP|CP|ATTN_DP)\d+)*)\] ")
 # Only a prefix and blanks: 0.16 writes "(Worker_TP0 pid=1) " then "\r" + a tqdm frame.
 _PREFIX_ONLY_RE = re.compile(r"^\s*" + PROC + r"\s*$")
-#: What a log collector prepends: docker compose's service column (pm2's ``0|app  | ``) (its name lost in a paste: `` | ``; Buildkite's web
-#: view copies a no-break space before it),
+#: What a log collector prepends: docker compose's service column (its name lost in a paste: `` | ``; Buildkite's web
+#: view copies a no-break space before it) or pm2's (``0|app  | ``),
 #: ``kubectl logs --prefix``'s pod or stern's pod and container (a Deployment's pod: ``name-<hash>-<id>``),
 #: then an RFC 3339 stamp (kubectl/docker ``--timestamps``, in brackets: Buildkite's) or a syslog one, either
 #: with journalctl's ``host unit[pid]:`` after it, or ``srun --label``'s task number; and a docker compose

@@ -19,7 +19,7 @@ from orchestrator.logparse.events import (
     LogEvent,
 )
 from orchestrator.logparse.evidence import Evidence
-from orchestrator.logparse.funnel import Funnel, build_funnel
+from orchestrator.logparse.funnel import FAILED_FOR_REQUEST_NEEDLE, Funnel, build_funnel
 from orchestrator.logparse.lines import Ending, decode
 from orchestrator.logparse.phaserules import PhaseRules
 from orchestrator.logparse.phases import (
@@ -56,7 +56,7 @@ from orchestrator.logparse.tbforms import (
 )
 from orchestrator.logparse.tbtext import is_bare_exception, is_frame_line, is_header
 from orchestrator.logparse.tracebacks import TracebackAssembler
-from orchestrator.logparse.weighing import CALL_FAILED, ERROR_LINE, FAILED_FOR_REQUEST_NEEDLE, REQUEST_HANDLER
+from orchestrator.logparse.weighing import CALL_FAILED, ERROR_LINE, REQUEST_HANDLER
 
 #: A frame's source line raising an exception, indented or with its indentation lost.
 _RAISE = re.compile(r"\s*raise [A-Za-z_][\w.]*\(")

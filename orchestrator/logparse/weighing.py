@@ -83,8 +83,8 @@ _REQUEST_FRAMES = (", in extract_tool_calls", ", in extract_reasoning_content", 
 _REQUEST_REJECTED = re.compile(r"(?:[\w.]+\.)?(?:ValueError|VLLMValidationError|BadRequestError): This model's "
                                r"maximum context length is \d+ tokens")
 #: A process's word that one request failed (``Handshake failed for request chatcmpl-...``, ``Decode transfer failed
-#: for request rank=0 ...``), and how many lines after its exception's last it may come.
-FAILED_FOR_REQUEST_NEEDLE = "ailed for request "
+#: for request rank=0 ...``; found through ``funnel.FAILED_FOR_REQUEST_NEEDLE``), and how many lines after its
+#: exception's last it may come.
 _FAILED_FOR_REQUEST = re.compile(r"^[A-Z][\w ]{0,40} failed for request \S")
 _REQUEST_REACH = 3
 #: The record header of vLLM's OpenAI request handlers (``serving_chat.py``, ``serving_completion.py``,
