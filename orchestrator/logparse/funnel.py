@@ -262,3 +262,11 @@ def build_funnel(catalogue: Catalogue) -> Funnel:
     needles.append(Needle(FAILED_FOR_REQUEST_NEEDLE.encode()))
     needles += [Needle(t.encode()) for t in catalogue.funnel_needles()]
     return Funnel(needles)
+
+
+@lru_cache(maxsize=64)
+def needles_added(relevant: tuple[bytes, ...], wanted: tuple[bytes, ...]) -> tuple[bytes, ...] | None:
+    """The needles of ``wanted`` not in ``relevant``, or None when some of ``relevant`` dropped out."""
+    if not all(n in wanted for n in relevant):
+        return None
+    return tuple(n for n in wanted if n not in relevant)

@@ -76,3 +76,16 @@ class WholeLines:
 
     def _last(self, rest: bytes) -> bytes:
         return self._lines(rest)
+
+
+def line_start_after(buf: bytes, pos: int, end: int) -> int:
+    """The first line start at or after ``pos`` (``end`` when none)."""
+    if pos >= end:
+        return end
+    if pos > 0 and buf[pos - 1] in (0x0A, 0x0D) and not (buf[pos - 1] == 0x0D and buf[pos] == 0x0A):
+        return pos
+    lf = buf.find(b"\n", pos, end)
+    cr = buf.find(b"\r", pos, lf if lf >= 0 else end)
+    if cr >= 0:
+        return cr + 2 if cr + 1 < end and buf[cr + 1] == 0x0A else cr + 1
+    return lf + 1 if lf >= 0 else end

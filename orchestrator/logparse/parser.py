@@ -8,13 +8,13 @@ line is read, since traceback lines carry no needle.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from orchestrator.logparse import native
 from orchestrator.logparse.analysis import Analysis, SignatureCount
 from orchestrator.logparse.events import LogEvent
-from orchestrator.logparse.lines import LINE_CAP, Ending, ending_at, line_end
+from orchestrator.logparse.funnel import needles_added
+from orchestrator.logparse.lines import LINE_CAP, Ending, ending_at, line_end, line_start_after
 from orchestrator.logparse.phases import Phase, ProgressReading, frame_at, frame_run, frame_unit
 from orchestrator.logparse.regionhits import RegionHits
 from orchestrator.logparse.signatures import Catalogue
@@ -303,13 +303,13 @@ class LogParser(TracebackLines):
                         # Only the clean stop came: its needles (a burst of shutdown lines) drop out without a
                         # rescan; a line holding only them is checked again (``_general``) and skipped.
                         pass
-                    elif general is not None and (more := _added(relevant, wanted)) is not None:
+                    elif general is not None and (more := needles_added(relevant, wanted)) is not None:
                         if full_end >= 0:
                             w_end, full_end = full_end, -1
                         added, ahead = more, _LOOKAHEAD
                         if added:  # look for them over a short stretch only: cut the window there
                             full_end = w_end
-                            w_end = _line_start_after(buf, min(w_end, cursor + ahead), end)
+                            w_end = line_start_after(buf, min(w_end, cursor + ahead), end)
                         extra, ei = self._funnel.scan(buf, cursor, w_end, added, native_ok), 0
                     else:  # needles dropped out: rescan the rest with the smaller set, from a small window
                         general, window = None, _RESCAN_WINDOW
@@ -320,7 +320,7 @@ class LogParser(TracebackLines):
                 # The stretch looked over for the needles that came in is used up and they are still wanted: the
                 # next one, twice as long (the window's hits stand).
                 ahead = min(ahead * 2, _MAX_WINDOW)
-                w_end = _line_start_after(buf, min(full_end, cursor + ahead), end)
+                w_end = line_start_after(buf, min(full_end, cursor + ahead), end)
                 extra, ei = self._funnel.scan(buf, cursor, w_end, added, native_ok), 0
                 if w_end >= full_end:
                     full_end = -1
@@ -329,7 +329,7 @@ class LogParser(TracebackLines):
                 state = handled = self._funnel_state()
                 relevant = self._funnel.relevant(*state)
                 extra, full_end = [], -1
-                w_end = _line_start_after(buf, min(end, cursor + window), end)
+                w_end = line_start_after(buf, min(end, cursor + window), end)
                 if region is None:
                     general = self._funnel.scan(buf, cursor, w_end, relevant, native_ok)
                     frames = self._funnel.scan_progress(buf, cursor, w_end)
@@ -401,23 +401,3 @@ class LogParser(TracebackLines):
             self._progress = ProgressReading(done, total, frame_unit(tail, 0, len(tail)))
             self._frame = None
 
-
-@lru_cache(maxsize=64)
-def _added(relevant: tuple[bytes, ...], wanted: tuple[bytes, ...]) -> tuple[bytes, ...] | None:
-    """The needles of ``wanted`` not in ``relevant``, or None when some of ``relevant`` dropped out."""
-    if not all(n in wanted for n in relevant):
-        return None
-    return tuple(n for n in wanted if n not in relevant)
-
-
-def _line_start_after(buf: bytes, pos: int, end: int) -> int:
-    """The first line start at or after ``pos`` (``end`` when none)."""
-    if pos >= end:
-        return end
-    if pos > 0 and buf[pos - 1] in (_LF, _CR) and not (buf[pos - 1] == _CR and buf[pos] == _LF):
-        return pos
-    lf = buf.find(b"\n", pos, end)
-    cr = buf.find(b"\r", pos, lf if lf >= 0 else end)
-    if cr >= 0:
-        return cr + 2 if cr + 1 < end and buf[cr + 1] == _LF else cr + 1
-    return lf + 1 if lf >= 0 else end

@@ -18,10 +18,11 @@ import re
 from collections.abc import Callable
 
 from orchestrator.logparse.events import LogEvent, RootCause, SignatureMatched, TracebackCompleted
-from orchestrator.logparse.evidence import SAME_BURST, Evidence
+from orchestrator.logparse.evidence import Evidence
 from orchestrator.logparse.phases import Phase
 from orchestrator.logparse.prefixes import ParsedLine
 from orchestrator.logparse.repeats import Repeats, site
+from orchestrator.logparse.rootchoice import SAME_BURST
 from orchestrator.logparse.signatures import Catalogue, Severity, Signature
 from orchestrator.logparse.tbfacts import chain_cut, failed_assert, sticky_step
 from orchestrator.logparse.tbstate import Traceback
