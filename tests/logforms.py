@@ -94,3 +94,11 @@ PASTES = {
     "pm2": lambda d: prefixed(d, b"0|vllm-server  | "),
     "fenced": lambda d: b"```text\n" + plain(d).rstrip(b"\n") + b"\n```\n",
 }
+
+
+def csv_exported(data: bytes) -> bytes:
+    """Each line a CSV field (a log viewer's CSV download): in double quotes, a quote inside doubled."""
+    lines = data.split(b"\n")
+    rest = lines.pop()
+    quoted = [b'"' + line.replace(b'"', b'""') + b'"\n' for line in lines]
+    return b"".join(quoted) + (b'"' + rest.replace(b'"', b'""') + b'"' if rest else b"")

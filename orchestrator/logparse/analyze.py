@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from orchestrator.logparse.analysis import Analysis
+from orchestrator.logparse.csvquoted import Unquoter, quoted_lines
 from orchestrator.logparse.escapes import DROPPED, Unescaper, shown_escapes, shown_returns
 from orchestrator.logparse.gutter import Ungutter, gutter
 from orchestrator.logparse.jsonlines import JsonLines, json_key, pretty_json_key
@@ -128,6 +129,10 @@ def _reshaper(sample: bytes) -> tuple[Reshaper | None, Callable[[], str]]:
         sample = _through(Ungutter(found), sample)
         stages.append(Ungutter(found))
         said.append(found.note)
+    if quoted_lines(sample):
+        sample = _through(Unquoter(), sample)
+        stages.append(Unquoter())
+        said.append(lambda: "exported as CSV (each line a field in double quotes): read without the quoting")
     spelling, returns = shown_escapes(sample), shown_returns(sample)
     # Codes that lost their escape byte were text where the log was reshaped (a web page's rows wrapped with them):
     # they are made codes again last.

@@ -86,8 +86,9 @@ _ASCTIME_RE = re.compile(
     rf"| \[(?P<v6>Error|Warning|Warn|Info|Debug|Trace)\] (?=\()"
     r")"
 )
-#: A script relaying a server's output through its own logger, each line tagged (``... - INFO - vLLM: ``).
-_RELAY_TAG_RE = re.compile(r"[A-Za-z][\w.\-]{0,23}: ")
+#: A script relaying a server's output through its own logger, each line tagged (``... - INFO - vLLM: ``,
+#: ``... - INFO - [container] ``).
+_RELAY_TAG_RE = re.compile(r"[A-Za-z][\w.\-]{0,23}: |\[[A-Za-z][\w.\-]{0,23}\] ")
 #: The same led by a bracketed stamp and level, more bracketed fields after them (thread, logger) and a marker
 #: before the message: ``[2025-03-05 14:28:45,820] [ERROR] [MainThread] [vllm.worker.worker_base] >>> msg``.
 _BRACKETED_ASCTIME_RE = re.compile(rf"\[(?P<ts>{_ASCTIME})\] "
@@ -263,11 +264,15 @@ def _parse(text: str, inherited: tuple[str, int] | None = None) -> ParsedLine:
                           rest[ba.end():])
     a = _ASCTIME_RE.match(rest, pos) if rest[pos:pos + 1].isdigit() else None
     if a is not None:
-        # A script's logger relaying vLLM's lines (tagged or not): the relayed record is the line's record.
+        # A script's logger relaying vLLM's lines (tagged or not, their process prefix kept or not): the relayed
+        # record is the line's record, its writer the line's.
         t = _RELAY_TAG_RE.match(rest, a.end())
-        h = _HEADER_RE.match(rest, a.end() if t is None else t.end())
+        at, relayed, relayed_pid = a.end() if t is None else t.end(), process, pid
+        while (m := _PROC_RE.match(rest, at)) is not None:
+            relayed, relayed_pid, at = _name(m), int(m.group("pid")), m.end()
+        h = _HEADER_RE.match(rest, at)
         if h is not None:
-            return ParsedLine(process, pid, h.group("lvl"), _record(h), rest[h.end():])
+            return ParsedLine(relayed, relayed_pid, h.group("lvl"), _record(h), rest[h.end():])
         i = next(i for i in "123456" if a.group(f"v{i}"))
         level = _LEVEL_NAMES.get(a.group(f"v{i}"), a.group(f"v{i}"))
         if a.group("at4"):  # every line of the record carries it, as vLLM's do
@@ -291,9 +296,9 @@ _QUICK_RE = re.compile(rb"(?:" + PROC.encode() + rb" ?)+")
 
 def quick_key(raw: bytes) -> str | None:
     """``ParsedLine.key`` of a raw line without decoding it, or None when only a full parse can tell
-    (ANSI codes or NULs in the line)."""
-    if b"\x1b" in raw or b"\x00" in raw:
-        return None
+    (ANSI codes or NULs in the line, a stamped line naming a pid)."""
+    if b"\x1b" in raw or b"\x00" in raw or (raw[:1].isdigit() and b"pid=" in raw):
+        return None  # (a logger's stamp first, a relayed writer's prefix after it: ``_parse`` tells)
     pos = 0 if raw[:1] == b"(" else _COLLECTOR_BYTES_RE.match(raw).end()  # type: ignore[union-attr]
     if raw.startswith(_CLIENT_TAG_BYTES, pos):
         pos += len(_CLIENT_TAG_BYTES)

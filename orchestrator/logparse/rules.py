@@ -54,7 +54,13 @@ from orchestrator.logparse.tbforms import (
     is_remote_exception,
     is_rust_panic,
 )
-from orchestrator.logparse.tbtext import is_bare_exception, is_frame_line, is_header
+from orchestrator.logparse.tbtext import (
+    is_bare_exception,
+    is_cut_frame_line,
+    is_cut_header,
+    is_frame_line,
+    is_header,
+)
 from orchestrator.logparse.tracebacks import TracebackAssembler
 from orchestrator.logparse.weighing import CALL_FAILED, ERROR_LINE, REQUEST_HANDLER
 
@@ -104,6 +110,7 @@ class LineRules(PhaseRules):
         self._frame_at: list[Any] | None = None  # [writer, line] of the last frame line outside a traceback
         self._head: str | None = None  # the text before the message of the line being classified
         self._last_word: list[Any] | None = None  # [line, *ParsedLine] of an exception line standing alone
+        self._cut_header: list[Any] | None = None  # [line, *ParsedLine] of a line ending in a header cut short
         self._framed = False  # a frame line was read outside a traceback (``_reported_by_executor``)
         self._loose_frame: list[Any] | None = None  # [line, process, writer, text, record]: a frame line outside one
 
@@ -135,6 +142,7 @@ class LineRules(PhaseRules):
             "frame_at": self._frame_at,
             "serving_seen": self._serving_seen,
             "last_word": self._last_word,
+            "cut_header": self._cut_header,
             "loose_frame": self._loose_frame,
             "framed": self._framed,
         }
@@ -164,6 +172,7 @@ class LineRules(PhaseRules):
         self._pytest_at = snap.get("pytest_at")
         self._serving_seen = bool(snap.get("serving_seen", False))
         self._last_word = snap.get("last_word")
+        self._cut_header = snap.get("cut_header")
         self._framed = bool(snap.get("framed", False))
         self._loose_frame = snap.get("loose_frame")
 
@@ -216,19 +225,10 @@ class LineRules(PhaseRules):
             line = dataclasses.replace(line, message=msg.lstrip("> "))
             msg = line.message
         if is_header(msg) or is_ipython_header(msg):
-            at = glued_header(msg) if not msg.startswith("Traceback") else None
-            if at is not None:  # the header of another writer, glued to a progress bar's last frame
-                line, self._head = parse_line(msg[at:]), None
-            process = line.process
-            if line.pid is None and prev_raw is not None:
-                process = multiprocessing_header(decode(prev_raw)) or process
-            if process == MAIN and line.pid is None:  # SGLang's ``[ts TP4] Scheduler hit an exception: Traceback``
-                process = sglang_place(line.record) or process
-            for tb in self._tbs.start(line, line_no, process, ending, self._head):
-                self._on_traceback(tb, events)
-            self._tb_sigs[line.key] = []
-            self._mark_request(line, line_no)
+            self._open(line, line_no, ending, prev_raw, events)
             return
+        if "Traceback (" in msg and is_cut_header(msg):  # the log may end there (``_last_words``)
+            self._cut_header = [line_no, line.process, line.pid, line.level, line.record, msg]
         debugged = debugger_exception(msg)
         if debugged is not None:
             for tb in self._tbs.start_debugger(line, line_no, debugged):
@@ -248,7 +248,8 @@ class LineRules(PhaseRules):
             return
         if msg.startswith('File "') and is_frame_line(msg):
             self._frame_at = [line.key, line_no]  # a frame line (a record's, or a paste's) with its indentation lost
-        if ('File "' in msg and is_frame_line(msg.lstrip())) or (msg[:1] in "FC" and IPYTHON_FRAME.match(msg)) or (
+        if ('File "' in msg and (is_frame_line(msg.lstrip()) or is_cut_frame_line(msg.strip()))) or (
+                msg[:1] in "FC" and IPYTHON_FRAME.match(msg)) or (
                 line.level == "ERROR" and msg[:1] == " " and _RAISING.match(msg) is not None):
             # (one the log may end at, IPython's too, or the ``raise`` statement under one, logged as an error
             # record: ``_last_words``)
@@ -294,6 +295,23 @@ class LineRules(PhaseRules):
             self._weigh_line(line, line_no, sigs, is_error)
         self._phase_rules(msg, line_no, events, is_error, line.process)
 
+    def _open(self, line: ParsedLine, line_no: int, ending: Ending, prev_raw: bytes | None,
+              events: list[LogEvent]) -> None:
+        """A traceback's header: the traceback opens (closing its writer's open one)."""
+        msg = line.message
+        at = glued_header(msg) if not msg.startswith("Traceback") else None
+        if at is not None:  # the header of another writer, glued to a progress bar's last frame
+            line, self._head = parse_line(msg[at:]), None
+        process = line.process
+        if line.pid is None and prev_raw is not None:
+            process = multiprocessing_header(decode(prev_raw)) or process
+        if process == MAIN and line.pid is None:  # SGLang's ``[ts TP4] Scheduler hit an exception: Traceback``
+            process = sglang_place(line.record) or process
+        for tb in self._tbs.start(line, line_no, process, ending, self._head):
+            self._on_traceback(tb, events)
+        self._tb_sigs[line.key] = []
+        self._mark_request(line, line_no)
+
     def _headless(self, line: ParsedLine, line_no: int, ending: Ending, prev_raw: bytes | None,
                   events: list[LogEvent]) -> None:
         """A traceback whose header was cut off (a pasted tail, or only its exception line pasted): its exception
@@ -318,6 +336,14 @@ class LineRules(PhaseRules):
         if word is not None and not self._tbs.any_open() and (
                 str(word[5])[:200] in (shown[-1] if shown else "") or framed_below(str(word[5]), tail)):
             self._headless(ParsedLine(*word[1:]), int(word[0]), Ending.EOF, None, events)
+            for tb in self._tbs.close_all():
+                self._on_traceback(tb, events)
+            return
+        head = self._cut_header
+        if head is not None and not self._tbs.any_open() and str(head[5])[:200] in (shown[-1] if shown else ""):
+            # A log that ends in a traceback's header, cut (``Scheduler hit an exception: Traceback (most``): a
+            # traceback cut before its frames.
+            self._open(ParsedLine(*head[1:]), int(head[0]), Ending.EOF, None, events)
             for tb in self._tbs.close_all():
                 self._on_traceback(tb, events)
             return

@@ -46,6 +46,13 @@ def is_header(message: str) -> bool:
     return message.startswith(HEADERS) or message.rstrip().endswith(HEADERS) or is_rich_header(message)
 
 
+def is_cut_header(message: str) -> bool:
+    """Whether ``message`` ends in the start of a traceback's header, cut short (``... Traceback (most``)."""
+    at = message.rfind("Traceback (")
+    rest = message[at:].rstrip()
+    return at >= 0 and len(rest) < len(HEADERS[0]) and HEADERS[0].startswith(rest)
+
+
 def is_rich_header(message: str) -> bool:
     return message.startswith("╭") and RICH_HEADER in message
 
@@ -53,6 +60,16 @@ def is_rich_header(message: str) -> bool:
 def is_bare_exception(message: str) -> bool:
     """``ValueError: ...`` standing alone: the exception line of a traceback whose header was cut off."""
     return BARE_EXC_RE.match(message.rstrip()) is not None
+
+
+#: A frame line that ends just after its source file's path (a CSV export that split the line at its first comma,
+#: a paste cut there).  (One cut inside its path is a fragment: ``tbfacts``.)
+_FRAME_CUT_AT_PATH = re.compile(r'^File "[^"]*(?:\.py|>)"$')
+
+
+def is_cut_frame_line(message: str) -> bool:
+    """A frame's ``File "..."`` line that ends just after its path."""
+    return _FRAME_CUT_AT_PATH.match(message) is not None
 
 
 def is_frame_line(message: str) -> bool:

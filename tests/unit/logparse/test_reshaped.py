@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from logforms import cat_v, cr_to_newline, double_spaced, escapes_shown, flattened, plain
+from logforms import cat_v, cr_to_newline, csv_exported, double_spaced, escapes_shown, flattened, plain
 
 from orchestrator.logparse import analyze_bytes
 from orchestrator.logparse.analyze import analyze_stream
@@ -25,7 +25,7 @@ SETS = ("real", "heldout", "wild")
 ITEMS = [(DATA / s / item["file"], item) for s in SETS for item in json.loads((DATA / s / "expected.json").read_text())]
 FORMS = {"flattened": flattened, "tr CR LF": cr_to_newline, "double-spaced": double_spaced,
          "less": lambda d: escapes_shown(d, b"ESC"), "cat -v colours": lambda d: escapes_shown(d, b"^["),
-         "cat -v": cat_v}
+         "cat -v": cat_v, "CSV export": csv_exported}
 
 
 def said(data: bytes) -> tuple[Any, ...]:

@@ -111,6 +111,11 @@ EXAMPLES = {
                           "Transformers does not recognize this architecture.",
     "ray_node_dead": "The node with node id: 0f21 and address: node-7 and node name: node-7 has been marked "
                      "dead because the detector has missed too many heartbeats from it.",
+    "raylet_unreachable": ("raylet_client.cc:60: Could not connect to socket "
+                           "/data/ray/session_2025-01-31_21-33-56_370352_2880738/sockets/raylet.1"),
+    "c10d_store_timeout": ("[c10d] waitForInput: socket SocketImpl(fd=103, addr=[::ffff:127.0.0.1]:52362, "
+                           "remote=[::ffff:127.0.0.1]:5000) timed out after 1800000ms"),
+    "sglang_watchdog_dump": "self.cur_batch.batch_size()=1",
     "rocm_gpu_fault": "HW Exception by GPU node-6 (Agent handle: 0x602106c068c0) reason :GPU Hang",
     "pipe_closed": "EOFError",
     "port_in_use": ("ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already "
