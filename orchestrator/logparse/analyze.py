@@ -128,7 +128,14 @@ def _reshaper(sample: bytes) -> tuple[Reshaper | None, Callable[[], str]]:
     if found is not None:
         sample = _through(Ungutter(found), sample)
         stages.append(Ungutter(found))
-        said.append(found.note)
+        within = gutter(sample) if found.kind is not None else None
+        if within is not None and within.kind is not None:  # a second column inside the first (a reply quoting
+            sample = _through(Ungutter(within), sample)  # a numbered paste: ``>  59 KeyError: ...``)
+            stages.append(Ungutter(within))
+            outer, column = found, within
+            said.append(lambda: f"{outer.note().split(_LINE_NUMBERS)[0]}; {column.note()}")
+        else:
+            said.append(found.note)
     if quoted_lines(sample):
         sample = _through(Unquoter(), sample)
         stages.append(Unquoter())
@@ -165,6 +172,7 @@ def _reshaper(sample: bytes) -> tuple[Reshaper | None, Callable[[], str]]:
 
 
 _SAME_LINES = "; line numbers are the file's"
+_LINE_NUMBERS = "; line numbers are"
 
 
 def _said_once(notes: str) -> str:

@@ -21,13 +21,16 @@ from orchestrator.logparse.analysis import Analysis
 from orchestrator.logparse.lines import WholeLines
 
 #: A vLLM record header, with the process prefix before it when there is one, NCCL's line prefix
-#: (``host:pid:tid [rank] NCCL INFO``) or PyTorch's rank prefix of a distributed job's lines (``[rank3]: ``).
+#: (``host:pid:tid [rank] NCCL INFO``), PyTorch's rank prefix of a distributed job's lines (``[rank3]: ``) or
+#: Ray's prefix of a worker's output alone after a blank, where the joining put one (``(SGLangWorker pid=38138) ``;
+#: not a worker's progress bar after another's, glued by their ``\r``).
 #: A header without its time stamp (``ERROR [multiproc_executor.py:949] ``, as vLLM 0.19+ shortens a record's
 #: continuation lines) counts only behind a process prefix: alone it is too short a shape to split at.
 _RECORD = re.compile(rb"(?:(?P<p>\([\w.\-:]+(?: (?:TP|PP|DP|EP)\d+(?:_(?:TP|PP|DP|EP)\d+)*)?(?: rank=\d+)? pid=\d+\) ))?"
                      rb"(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
                      rb"(?:(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? |(?(p)|(?!)))\[?[^\]\s\[]+:\d+\] "
-                     rb"|[\w.\-]+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN|TRACE) |\[rank\d+\]: )")
+                     rb"|[\w.\-]+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN|TRACE) |\[rank\d+\]: "
+                     rb"|(?<= )\([\w.\-]+ pid=\d+(?:, ip=[\d.]+)?\) )")
 #: Record headers on one line that show the log's line breaks were lost (a record quoting another holds two).
 _MIN_JOINED = 3
 _LONG = 120  # three headers and a word each are longer
@@ -37,7 +40,7 @@ def joined_records(sample: bytes) -> bool:
     """Whether a line of ``sample`` holds several record headers (its line breaks were lost).  Only long lines
     with as many ``] `` / ``]: `` (every header ends so) are searched: the pattern has no literal start, and a
     log's sample is a megabyte."""
-    return any(len(line) > _LONG and line.count(b"] ") + line.count(b"]: ") >= _MIN_JOINED
+    return any(len(line) > _LONG and line.count(b"] ") + line.count(b"]: ") + line.count(b" pid=") >= _MIN_JOINED
                and len(list(islice(_RECORD.finditer(line), _MIN_JOINED))) == _MIN_JOINED
                for line in sample.split(b"\n"))
 
@@ -71,7 +74,7 @@ class Resplitter(WholeLines):
 
     def _pieces(self, line: bytes) -> list[bytes]:
         """``line`` (with its ending) as the lines it was before it was joined (the bytes the same in all)."""
-        return _pieces(line) if b"] " in line or b"]: " in line else [line]
+        return _pieces(line) if b"] " in line or b"]: " in line or b" pid=" in line else [line]
 
     def _lines(self, block: bytes) -> bytes:
         out: list[bytes] = []

@@ -39,8 +39,10 @@ _RIGHT_COLUMN = re.compile(rb"\S {2,}\S{1,40}$")
 _TQDM_END = re.compile(rb"\d+/\d+ \[[\d:<?]+(?:, *[\d.?]+ ?(?:it/s|s/it|\w+/s))?\]$")
 _HEADER = "Traceback (most recent call last):"
 _FRAME = re.compile(rb'File "[^"]*", line \d+, in ')
-_FRAME_CUT_IN_NAME = re.compile(rb'File "[^"]*", line \d+, in \w+$')  # (``..., in cutl`` / ``ass_scaled_mm``)
+_FRAME_CUT_IN_NAME = re.compile(rb'File "[^"]*", line \d+, in \w*$')  # (``..., in cutl`` / ``ass_scaled_mm``; ``in `` / ``result``)
 _NAME_REST = re.compile(rb"\w+$")
+_OPEN_PATH = re.compile(rb'File "[^"\s]*$')
+_PATH_REST = re.compile(rb'[^"\s]*"')
 _WARNING = re.compile(rb"\.py:\d+: \w*Warning: ")
 #: gcc's and clang's diagnostic line, and the source excerpt (or its caret line) they print under it.
 _DIAGNOSTIC = re.compile(rb":\d+:\d+: (?:warning|note|error|fatal error): ")
@@ -77,8 +79,10 @@ def wrap_width(sample: bytes) -> Wrapping | None:
     if width not in _WIDTHS or not enough:
         return None
     # Rows cut inside frame lines that the lines after them complete are a terminal's cut however alike they are
-    # (a worker's frames: one prefix and one long path, cut at the same place).
-    if not all(i + 1 < len(lines) and _split_frame(lines[i], lines[i + 1]) for i in rows):
+    # (a worker's frames: one prefix and one long path, cut at the same place); so are the others of a sample
+    # where most rows are (a source line's row among them).
+    split = sum(i + 1 < len(lines) and _split_frame(lines[i], lines[i + 1]) for i in rows)
+    if split < len(rows) and not (split >= 2 and 2 * split > len(rows)):
         if len({lines[i] for i in rows}) < min(_MIN_ROWS, len(rows)):
             return None
         if len({_DIGITS.sub(b"0", lines[i]) for i in rows}) < 2:
@@ -114,7 +118,9 @@ def _split_frame(row: bytes, nxt: bytes) -> bool:
     long path, are all cut at the same place: ``.../core.py"`` then ``, line 846, in run_engine_core``), or in
     its function's name."""
     if _FRAME.search(row) is None:
-        return _FRAME.search(row[-200:] + nxt[:200]) is not None
+        # (or cut in its path, the log cut before its line number: ``.../executor/ab`` then ``stract.py", lin``)
+        return _FRAME.search(row[-200:] + nxt[:200]) is not None or (
+            _OPEN_PATH.search(row) is not None and _PATH_REST.match(nxt) is not None)
     return _FRAME_CUT_IN_NAME.search(row) is not None and _NAME_REST.match(nxt) is not None
 
 

@@ -30,7 +30,12 @@ WRAPPED = {"g05_issue_vllm_xpu_kv_cache_too_small_max_seq_len.log": 119, "k803_c
            "vf01_dennisleebench_tp2_startup_hardwrap.log": 147, "vf19_vllm9738_slurm_working_run.log": 162,
            "wz06_vllm1160_raylet_workers_killed_memory_pressure_oom.log": 116,  # an issue paste (wild185)
            # a worker's frames a terminal cut alike, one prefix and one long path (wild204)
-           "xs02_vllm29360_qwen3coder480b_8xh20_deepgemm_warmup_wrapped_traceback_cut.log": 136}
+           "xs02_vllm29360_qwen3coder480b_8xh20_deepgemm_warmup_wrapped_traceback_cut.log": 136,
+           # an XPU engine's frames cut alike at 190, a stats record's row among them (wild194)
+           "xh08_llmscaler235_xpu_qwen3_30b_a3b_enginecore_dp0_fatal_error_wrapped_cut.log": 190,
+           # a terminal's copies: padded to 186 columns (wild221), an engine-args record wrapped at 159 (wild223)
+           "yk02_vlmevalkit1031_use_vllm_4090_oom_run_error_cut.log": 186,
+           "ym01_club3090_102_rtx5090_laptop_wsl2_engine_config_hardwrapped_startup_cut.log": 159}
 LOGS = [p for p in sorted(DATA.glob("*/*.log")) if p.name not in WRAPPED]
 #: Logs with a stretch that was cut or wrapped at a width on its way to us (the whole log is not): a short
 #: stretch of them is rightly taken for a wrap.

@@ -144,3 +144,91 @@ def test_fatal_python_errors_of_several_processes_on_one_line_are_the_crash() ->
                            '  File "/x/threading.py", line 982 in run'))
     assert a.failed and a.root_cause is not None
     assert (a.root_cause.signature, a.root_cause.line_no) == ("python_fatal_error", 1)
+
+
+def test_a_reply_quoting_a_numbered_paste_is_read_without_both_columns() -> None:
+    """``> `` then a line number in front of every line (a reply quoting ``cat -n``'s copy): both columns come off,
+    and line numbers are the ones the column shows (wild222's form)."""
+    rows = ['    parser_cls = ReasoningParserManager.get_reasoning_parser(',
+            '                 ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^',
+            '  File "/x/vllm/reasoning/abs_reasoning_parsers.py", line 245, in get_reasoning_parser',
+            '    raise KeyError(',
+            "KeyError: \"Reasoning parser 'telechat' not found.\""]
+    notes: list[str] = []
+    a = analyze_stream(io.BytesIO(_log(*(f"> {n:3d} {row}" for n, row in enumerate(rows, 55)))), notes=notes)
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.line_no) == ("KeyError", 59)
+    assert notes and notes[0].startswith("quoted") and "numbered" in notes[0] and "the file's" not in notes[0]
+
+
+def test_a_ray_workers_traceback_with_its_line_breaks_lost_is_split_at_its_prefixes() -> None:
+    """A worker's traceback lines (Ray's ``(SGLangWorker pid=N) `` before each) joined onto one line by a paste
+    rendered as Markdown: split before each prefix, its exception is found (wild223's form)."""
+    w = "(SGLangWorker pid=38138) "
+    line = " ".join([w + 'File "/x/sglang/srt/model_executor/model_runner.py", line 1373, in init_cuda_graphs',
+                     w + "self.cuda_graph_runner = CudaGraphRunner(self)",
+                     w + 'File "/x/sglang/srt/model_executor/cuda_graph_runner.py", line 338, in **init**',
+                     w + "raise Exception(", w + "Exception: Capture cuda graph failed: Internal Triton PTX codegen "
+                     "error:", w + "ptxas fatal : Value 'sm_120' is not defined for option 'gpu-name'"])
+    a = analyze_bytes(_log(line))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.process) == ("Exception", "SGLangWorker")
+    assert a.root_cause.message.startswith("Capture cuda graph failed")
+
+
+_ENGINE = "(EngineCore_DP0 pid=3585) ERROR 12-08 18:21:31 [core.py:844] "
+
+
+def _wrapped(lines: list[str], width: int) -> bytes:
+    rows = [line[i:i + width] for line in lines for i in range(0, max(len(line), 1), width)]
+    return _log(*rows)
+
+
+def test_a_headless_traceback_of_error_records_hard_wrapped_is_still_a_cut_traceback() -> None:
+    """An engine's traceback records, no header, cut at both ends, hard-wrapped at 120 columns: two rows alike (one
+    prefix, one long path, cut at the same column) and one cut just after a frame's ``in `` (wild220's form)."""
+    lines = [_ENGINE + "    model_output = future.result()",
+             _ENGINE + '  File "/vllm/vllm/v1/executor/ray_utils.py", line 150, in result',
+             _ENGINE + "    outputs = ray.get(self.ref_or_refs, timeout=timeout)",
+             _ENGINE + '  File "/usr/local/lib/python3.12/dist-packages/ray/_private/auto_init_hook.py", line 22, in '
+             "auto_init_wrapper",
+             _ENGINE + "    return fn(*args, **kwargs)",
+             _ENGINE + '  File "/usr/local/lib/python3.12/dist-packages/ray/_private/client_mode_hook.py", line 104, in '
+             "wrapper",
+             _ENGINE + "    return func(*args, **kwargs)"]
+    assert lines[1].index(" in result") + len(" in ") == 120
+    a = analyze_bytes(_wrapped(lines, 120))
+    assert a.failed and a.root_cause is not None and a.root_cause.exception is None
+    assert a.root_cause.traceback is not None and "client_mode_hook.py" in a.root_cause.traceback
+
+
+def test_a_hard_wrapped_traceback_whose_last_row_the_log_cut_is_still_a_cut_traceback() -> None:
+    """The rows alike, and the last one cut in a path that the log's last line, cut too, does not finish
+    (``.../executor/ab`` then ``stract.py", lin``: wild213's form)."""
+    engine = "(EngineCore_0 pid=955818) ERROR 11-01 17:53:05 [core.py:710] "
+    core = engine + '  File "/home/ubuntu/project/tests/vllm/vllm/v1/engine/core.py", line '
+    lines = [engine + "    self._process_engine_step()", core + "753, in _process_engine_step",
+             engine + "    outputs, model_executed = self.step_fn()", core + "289, in step",
+             engine + "    model_output = self.execute_model_with_error_logging(",
+             core + "275, in execute_model_with_error_logging", engine + "    raise err",
+             core + "266, in execute_model_with_error_logging", engine + "    return model_fn(scheduler_output)",
+             engine + '  File "/home/ubuntu/project/tests/vllm/vllm/v1/executor/abstract.py", lin']
+    a = analyze_bytes(_wrapped(lines, 120))
+    assert a.failed and a.root_cause is not None and a.root_cause.exception is None
+
+
+def test_rows_cut_in_frames_make_a_wrap_though_a_source_lines_row_is_among_them() -> None:
+    """A V0 worker's frames, one prefix and one long path cut at the same column (the rows alike), and one source
+    line wrapped too: the rows are a terminal's cut (wild223's form)."""
+    ray = "(RayWorkerVllm pid=11490) ERROR 04-17 16:07:05 ray_utils.py:44] "
+    site = "/root/anaconda3/envs/vllm/lib/python3.10/site-packages"
+    lines = [ray + "    init_distributed_environment(self.parallel_config, self.rank, distributed_init_method)",
+             ray + f'  File "{site}/vllm/worker/worker.py", line 287, in init_distributed_environment',
+             ray + "    pynccl_utils.init_process_group(",
+             ray + f'  File "{site}/vllm/model_executor/parallel_utils/pynccl_utils.py", line 46, in init_process_group',
+             ray + "    comm = NCCLCommunicator(init_method=init_method,",
+             ray + f'  File "{site}/torch/distributed/c10d_logger.py", line 75, in wrapper',
+             ray + "    return func(*args, **kwargs)",
+             ray + f'  File "{site}/torch/distributed/distributed_c10d.py", line 1', ]
+    a = analyze_bytes(_wrapped(lines, 120))
+    assert a.failed and a.root_cause is not None and a.root_cause.process == "RayWorkerVllm"
