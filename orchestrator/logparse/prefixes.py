@@ -113,8 +113,10 @@ _JOURNAL = r" (?:[\w.\-]+ [\w.\-@/]+(?:\[\d+\])?|[\w.\-@/]+\[\d+\]):"
 _FASTCHAT = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \| [A-Z]+ \| [\w.\-]+ \| "  # FastChat's ``ts | LEVEL | stderr | ``
 #: Open MPI's ``mpirun --tag-output`` (``[1,0]<stderr>:``), after ``--timestamp-output``'s date when it has one.
 _MPIRUN = r"(?:[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})?\[\d+,\d+\]<std(?:out|err|diag)>:"
-#: A supervisor's stamp, level and source on each line of its child's output (Lemonade's ``ts [Error] (Process) ``).
-_SUPERVISED = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[(?:Error|Warning|Info|Debug|Trace)\] \(Process\) "
+#: A supervisor's stamp, level and source on each line of its child's output (Lemonade's ``ts [Error] (Process) ``,
+#: TorchServe's ``ts [INFO ] W-9000-model_1.0-stdout MODEL_LOG - ``).
+_SUPERVISED = (r"(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[(?:Error|Warning|Info|Debug|Trace)\] \(Process\) "
+               r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d,\d{3} \[[A-Z]+ ?\] W-\d+-[\w.\-]+-std(?:out|err) MODEL_LOG - )")
 #: pdsh's ``host: `` in front of each line of a multi-node job (DeepSpeed's launcher runs one through it): an IPv4
 #: address, or a host name ending in a number in front of PyTorch's ``[rank3]: `` (a word and a colon alone is
 #: how a message starts: ``ValueError: ``).

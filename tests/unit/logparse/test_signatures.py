@@ -116,6 +116,7 @@ EXAMPLES = {
     "c10d_store_timeout": ("[c10d] waitForInput: socket SocketImpl(fd=103, addr=[::ffff:127.0.0.1]:52362, "
                            "remote=[::ffff:127.0.0.1]:5000) timed out after 1800000ms"),
     "sglang_watchdog_dump": "self.cur_batch.batch_size()=1",
+    "pytest_error": "_____________ ERROR at setup of test_single_request[True-org/model] _____________",
     "rocm_gpu_fault": "HW Exception by GPU node-6 (Agent handle: 0x602106c068c0) reason :GPU Hang",
     "pipe_closed": "EOFError",
     "port_in_use": ("ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already "

@@ -1,0 +1,77 @@
+"""Forms of session 46's fourth round (wild224-wild227).  Every text here is written for the test, in the forms
+the real logs showed; the sets themselves stay a measure (``bench/verdict_score.py tests/data/wild224``)."""
+
+from __future__ import annotations
+
+from orchestrator.logparse import analyze_bytes
+
+
+def _log(*lines: str) -> bytes:
+    return "".join(line + "\n" for line in lines).encode()
+
+
+def _cause(*lines: str) -> tuple[str | None, int]:
+    a = analyze_bytes(_log(*lines))
+    assert a.failed and a.root_cause is not None
+    return a.root_cause.signature, a.root_cause.line_no
+
+
+_CUT = ["[2025-04-21 08:02:11 TP7] Scheduler hit an exception: Traceback (most recent call last):",
+        '  File "/x/sglang/srt/managers/scheduler.py", line 2000, in run_scheduler_process',
+        "    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, dp_rank)",
+        '  File "/x/sglang/srt/model_executor/model_runner.py", line 2']
+
+
+def test_an_nccl_socket_connect_failure_before_a_cut_traceback_is_the_cause() -> None:
+    """NCCL's ``socketStartConnect: Connect to ... failed`` warning, then a scheduler's start-up traceback, cut
+    (wild225's form)."""
+    assert _cause("h100-15:139:1092 [7] socket.c:485 NCCL WARN socketStartConnect: Connect to 127.0.0.1<38455> "
+                  "failed : Software caused connection abort", *_CUT) == ("nccl_error", 1)
+
+
+def test_an_infiniband_call_failing_in_nccl_is_the_cause() -> None:
+    assert _cause("(LLMRayActor pid=1112) worker-0:1112:13532 [0] ibvwrap.c:160 NCCL WARN Call to ibv_modify_qp "
+                  "failed with error Connection timed out", *_CUT)[0] == "nccl_error"
+
+
+def test_pythons_abort_at_interpreter_shutdown_is_a_failure() -> None:
+    """``Fatal Python error: _enter_buffered_busy`` after the work's end (a thread still writing to stdout): the
+    interpreter aborted (wild224's form)."""
+    assert _cause("Killing local vLLM worker processes",
+                  "Fatal Python error: _enter_buffered_busy: could not acquire lock for <_io.BufferedWriter "
+                  "name='<stdout>'> at interpreter shutdown, possibly due to daemon threads") == ("python_fatal_error", 2)
+
+
+def test_pytests_setup_error_and_collection_errors_are_failures() -> None:
+    """pytest's ``ERROR at setup of`` heading (a fixture raised), and a collection that found errors, the paste
+    cut before the exception (wild227's forms)."""
+    assert _cause("[2025-08-12T11:25:58Z] _ ERROR at setup of test_single_request[True-org/model-300M] _",
+                  "[2025-08-12T11:25:58Z] ") == ("pytest_error", 1)
+    assert _cause("============================= test session starts ==============================",
+                  "collected 317 items / 2 errors / 1 deselected / 316 selected") == ("pytest_error", 2)
+
+
+def test_a_passing_pytest_session_is_no_failure() -> None:
+    a = analyze_bytes(_log("collected 12 items", "tests/test_x.py ............ [100%]",
+                           "============================== 12 passed in 3.21s =============================="))
+    assert not a.failed
+
+
+def test_uvs_network_failure_in_a_ci_step_is_the_cause() -> None:
+    assert _cause("Resolved 124 packages in 1.2s", "error: Request failed after 3 retries in 86.3s",
+                  "  Caused by: Failed to download `sgl-kernel==0.3.9`",
+                  "##[error]Process completed with exit code 2.") == ("pip_install_failed", 2)
+
+
+_TS = "2024-11-18T16:43:45,497 [INFO ] W-9000-model_1.0-stdout MODEL_LOG - "
+
+
+def test_torchserves_model_log_prefix_is_a_collectors() -> None:
+    """TorchServe relaying its model worker's lines (``ts [INFO ] W-9000-model_1.0-stdout MODEL_LOG - ``): a
+    traceback behind it is read as one (wild226's form)."""
+    a = analyze_bytes(_log(_TS + "Traceback (most recent call last):",
+                           _TS + '  File "/x/huggingface_hub/file_download.py", line 1296, in get_hf_file_metadata',
+                           _TS + "    r = _request_wrapper(",
+                           _TS + "huggingface_hub.errors.GatedRepoError: 403 Client Error."))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.line_no) == ("huggingface_hub.errors.GatedRepoError", 1)
