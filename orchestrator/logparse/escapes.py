@@ -32,6 +32,8 @@ _MIN_LINES = 2
 DROPPED = b""
 _TAIL = re.compile(rb"\[[0-9;]{1,16}m")  # one with a number at least: ``[m`` starts many a ``[module.py:N]``
 _DROPPED_PREFIX = re.compile(rb"(?m)(?:^|(?<= ))" + _TAIL.pattern + PROC.encode() + _TAIL.pattern)
+#: A line that starts so, the reset after the prefix lost too (a one-line paste of a Ray worker's line).
+_DROPPED_START = re.compile(rb"(?m)^" + _TAIL.pattern + PROC.encode())
 _LONGEST = max(map(len, SPELLINGS))
 _HEAD = 128 * 1024
 #: Any control sequence (a cursor move, ``[K`` clearing the line: tqdm's), written back once the log is known
@@ -47,7 +49,7 @@ def shown_escapes(sample: bytes) -> bytes | None:
     if b"\x1b" in sample:
         return None
     sample = sample[:_HEAD]
-    if len(_DROPPED_PREFIX.findall(sample)) >= _MIN_LINES:
+    if len(_DROPPED_PREFIX.findall(sample)) >= _MIN_LINES or _DROPPED_START.search(sample) is not None:
         return DROPPED
     lines: dict[bytes, set[int]] = {}
     line = at = 0

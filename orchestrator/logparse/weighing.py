@@ -67,6 +67,9 @@ _ERRNO_CLASS = {"2": "FileNotFoundError", "13": "PermissionError", "17": "FileEx
                 "104": "ConnectionResetError", "110": "TimeoutError", "111": "ConnectionRefusedError"}
 #: The frame of vLLM V0's engine loop (``AsyncLLMEngine.run_engine_loop``) in a traceback.
 _ENGINE_LOOP = ", in run_engine_loop"
+#: Causes a caught exception's traceback shows all the same: ``LLM.__del__`` finding no engine (its ``__init__``
+#: raised before; Python printed the ``__del__``'s as ignored).
+_FAILED_BEFORE = ("llm_init_failed",)
 #: Exceptions that say the process was told to stop (a signal), not that it failed.
 _STOP_EXCEPTIONS = frozenset({"SystemExit", "KeyboardInterrupt", "asyncio.exceptions.CancelledError",
                               "asyncio.CancelledError", "CancelledError",
@@ -271,7 +274,8 @@ class EvidenceRules:
             # request's trouble, the engine's death, told by the first request to meet it.
             # Nor is a CUDA error that sticks to the context, in a step a server caught and went on from (old
             # SGLang's model worker): every later step fails with it.
-            request = not self._killed_engine(tb) and not sticky_step(tb)
+            request = not self._killed_engine(tb) and not sticky_step(tb) and not (
+                chosen is not None and chosen.id in _FAILED_BEFORE)
             if not request and (chosen is None or chosen.severity is not Severity.CAUSE):
                 cause = dataclasses.replace(cause, signature=None, hint=None)  # (the death's hint points above)
         if tb.level in ("WARNING", "INFO", "DEBUG"):

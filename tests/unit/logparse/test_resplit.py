@@ -23,7 +23,9 @@ JOINED = {"q03_vllm_nccl_unhandled_cuda_error_flattened.log", "t08_specforge_tra
           "wg05_vllm13067_oneline_request_error.log",  # an issue's paste with its line breaks lost (wild171)
           "xc08_seedoss10_vllm_chat_template_preprocessing_error_caret_escapes.log",  # ``^M`` for "\r" (wild188)
           "xj08_vllmascend2123_qwen3_embedding_flattened_enginecore_failed_quote.log",  # (wild195)
-          "ym09_rlinf92_rtx5090_sglangworker_flattened_capture_cuda_graph_failed_sm120_cut.log"}  # Ray prefixes (wild223)
+          "ym09_rlinf92_rtx5090_sglangworker_flattened_capture_cuda_graph_failed_sm120_cut.log",  # Ray prefixes (wild223)
+          "yt02_vllm18115_v1_stats_kv_cache_usage_91pct_glued_lines_cut.log",  # (wild230)
+          "yu08_icl3_flattened_worker_free_memory_valueerror_cut.log"}  # (wild231)
 PARAGRAPH = 40  # lines a rendered paragraph joined
 
 

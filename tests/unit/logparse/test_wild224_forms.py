@@ -75,3 +75,40 @@ def test_torchserves_model_log_prefix_is_a_collectors() -> None:
                            _TS + "huggingface_hub.errors.GatedRepoError: 403 Client Error."))
     assert a.failed and a.root_cause is not None
     assert (a.root_cause.exception, a.root_cause.line_no) == ("huggingface_hub.errors.GatedRepoError", 1)
+
+
+def test_a_go_components_panic_is_the_cause() -> None:
+    """llm-d's endpoint picker (Go) dying of a nil pointer, its goroutine's stack after it (wild228's form)."""
+    assert _cause('{"level":"info","ts":"2025-06-01T10:00:00Z","msg":"Starting endpoint picker"}',
+                  "panic: runtime error: invalid memory address or nil pointer dereference",
+                  "[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x1c2b3d4]", "",
+                  "goroutine 412 [running]:") == ("go_panic", 2)
+
+
+def test_a_ray_workers_line_whose_colour_code_lost_its_escape_is_read() -> None:
+    """One line, Ray's ``[36m(main_task pid=N)`` with the escape byte and the reset lost (a copy from a web page):
+    the worker's exception line behind it (wild230's form)."""
+    a = analyze_bytes(_log("[36m(main_task pid=3523385) ValueError: max_num_batched_tokens (8192) is smaller than "
+                           "max_model_len (9216)."))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.process) == ("ValueError", "main_task")
+
+
+def test_llms_destructor_finding_no_engine_shows_its_constructor_failed() -> None:
+    """``Exception ignored in: <function LLM.__del__>`` then ``'LLM' object has no attribute 'llm_engine'``: an
+    ignored exception, but it proves ``LLM(...)`` raised (wild231's form)."""
+    a = analyze_bytes(_log("Exception ignored in: <function LLM.__del__ at 0x7fef2c991090>",
+                           "Traceback (most recent call last):",
+                           '  File "/x/vllm/entrypoints/llm.py", line 236, in __del__',
+                           '    if self.llm_engine and hasattr(self.llm_engine, "shutdown"):',
+                           "AttributeError: 'LLM' object has no attribute 'llm_engine'"))
+    assert a.failed and a.root_cause is not None and a.root_cause.signature == "llm_init_failed"
+
+
+def test_another_ignored_exception_at_exit_is_still_no_failure() -> None:
+    a = analyze_bytes(_log("Processed prompts: 100%|##########| 8/8 [00:02<00:00,  3.9it/s]",
+                           "Exception ignored in: <function Pool.__del__ at 0x7f>",
+                           "Traceback (most recent call last):",
+                           '  File "/x/multiprocessing/pool.py", line 268, in __del__',
+                           "ValueError: I/O operation on closed file"))
+    assert not a.failed
