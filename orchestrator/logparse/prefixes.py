@@ -117,6 +117,10 @@ _MPIRUN = r"(?:[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})?\[\d+,\
 #: TorchServe's ``ts [INFO ] W-9000-model_1.0-stdout MODEL_LOG - ``).
 _SUPERVISED = (r"(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[(?:Error|Warning|Info|Debug|Trace)\] \(Process\) "
                r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d,\d{3} \[[A-Z]+ ?\] W-\d+-[\w.\-]+-std(?:out|err) MODEL_LOG - )")
+#: A harness's own tag in front of each line it relays from a vLLM process (``[VLLM LOG] (Worker_TP3 pid=N) ...``):
+#: capitals in brackets, not a level, before a process prefix or a record's level and stamp.
+_TAGGED = (r"\[(?!(?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\])[A-Z][A-Z0-9_]*(?: [A-Z0-9_]+){0,3}\] "
+           r"(?=\(|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d)")
 #: pdsh's ``host: `` in front of each line of a multi-node job (DeepSpeed's launcher runs one through it): an IPv4
 #: address, or a host name ending in a number in front of PyTorch's ``[rank3]: `` (a word and a colon alone is
 #: how a message starts: ``ValueError: ``).
@@ -138,7 +142,7 @@ _SEVERITY = rf"(?:DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL|ALERT|EMERGEN
 #: (a container console's copy: ``2025-07-10 08:59:40 ERROR 07-09 17:59:40 [core.py:586] ...``).
 _VLLM_HEAD = r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \["
 _COLLECTOR = (
-    r"(?:" + _FASTCHAT + "|" + _SUPERVISED + "|" + _MPIRUN + r")?"
+    r"(?:" + _FASTCHAT + "|" + _SUPERVISED + "|" + _MPIRUN + "|" + _TAGGED + r")?"
     r"(?:[A-Za-z0-9][\w.\-]*\s+\| |\d+\|[\w.\-]+\s*\| |[ \xa0]*\| |\[pod/[^\]\s]+\] "
     r"|[a-z0-9][a-z0-9.\-]*-[a-z0-9]{8,10}-[a-z0-9]{5} [a-z0-9][a-z0-9\-]* )?"
     # Stamps of one or two collectors, one through the other (``ts`` over kubectl's, Slurm's output in the

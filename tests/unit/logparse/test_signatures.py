@@ -119,6 +119,8 @@ EXAMPLES = {
     "pytest_error": "_____________ ERROR at setup of test_single_request[True-org/model] _____________",
     "go_panic": "panic: runtime error: invalid memory address or nil pointer dereference",
     "llm_init_failed": "AttributeError: 'LLM' object has no attribute 'llm_engine'",
+    "nvshmem_init_failed": "NVSHMEM API called before NVSHMEM initialization has completed",
+    "hip_runtime_failed": "hip runtime failed to load.",
     "rocm_gpu_fault": "HW Exception by GPU node-6 (Agent handle: 0x602106c068c0) reason :GPU Hang",
     "pipe_closed": "EOFError",
     "port_in_use": ("ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already "

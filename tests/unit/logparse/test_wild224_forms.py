@@ -112,3 +112,34 @@ def test_another_ignored_exception_at_exit_is_still_no_failure() -> None:
                            '  File "/x/multiprocessing/pool.py", line 268, in __del__',
                            "ValueError: I/O operation on closed file"))
     assert not a.failed
+
+
+def test_nvshmems_failed_initialisation_is_the_cause() -> None:
+    """DeepEP's NVSHMEM bootstrap failing across 48 ranks, no Python exception (wild234's form)."""
+    assert _cause("NVSHMEM API called before NVSHMEM initialization has completed",
+                  "/x/nvshmem/src/modules/bootstrap/uid/bootstrap_uid.cpp:bootstrap_uid_alltoall:516: rank 3 nranks 48",
+                  "node-1:132677:132677 [3] NVSHMEM INFO nvshmemi_common_init failed, continuing") == (
+        "nvshmem_init_failed", 1)
+
+
+def test_the_hip_runtime_failing_to_load_is_the_cause() -> None:
+    """The engine's fatal-error lines on a Radeon APU: the HIP runtime did not load (wild233's form)."""
+    engine = "(EngineCore_DP0 pid=160843) ERROR 03-05 12:36:31 [core.py:1006] "
+    assert _cause(engine + "hip runtime failed to load.",
+                  engine + "Error: Please provide architecture for which code is to be generated.") == (
+        "hip_runtime_failed", 1)
+
+
+def test_a_harnesss_tag_before_vllms_lines_is_a_collectors() -> None:
+    """A test harness relaying vLLM's lines behind its own ``[VLLM LOG] `` tag: the worker's records behind it are
+    read (wild232's form)."""
+    tag = "[VLLM LOG] (Worker_TP3 pid=51793) ERROR 02-25 02:56:51 [multiproc_executor.py:783] "
+    a = analyze_bytes(_log(tag + '  File "/x/vllm/model_executor/models/utils.py", line 291, in load_weights',
+                           tag + '    autoloaded_weights = set(self._load_module("", self.module, weights))',
+                           tag + '  File "/x/vllm/model_executor/models/utils.py", line 2'))
+    assert a.failed and a.root_cause is not None and a.root_cause.process == "Worker_TP3"
+
+
+def test_a_bracketed_level_before_a_process_prefix_is_not_taken_for_a_tag() -> None:
+    from orchestrator.logparse.prefixes import parse_line
+    assert parse_line("[ERROR] (x pid=3) boom").message.startswith("[ERROR]")
