@@ -80,6 +80,9 @@ _STOP_EXCEPTIONS = frozenset({"SystemExit", "KeyboardInterrupt", "asyncio.except
 STOP_WINDOW = 2000
 #: Writers whose tracebacks while serving are one request's failure (the server answers it and serves on).
 _FRONTENDS = frozenset({"APIServer", "main"})
+#: vLLM's own engine-side processes (a request handler's record is never theirs); any other process logging from a
+#: request handler hosts the server (a Ray actor: ``(PatchedvLLMServer pid=N)``).
+_ENGINE_SIDE = ("EngineCore", "Worker", "VllmWorker", "RayWorker")
 #: Frames of code the server runs only for a request: a tool-call or reasoning parser's.
 _REQUEST_FRAMES = (", in extract_tool_calls", ", in extract_reasoning_content", ", in safe_apply_chat_template")
 #: vLLM's answer to a request longer than the model's context: that request's failure, wherever it was logged,
@@ -353,8 +356,8 @@ class EvidenceRules:
     def _mark_request(self, line: ParsedLine, line_no: int) -> None:
         """A traceback that is the failure of one call: one a ``handled`` record announced just above it, one
         logged by the OpenAI server's request handlers
-        (``[serving_chat.py:N]``: they run only for a request, so whatever the phase, and in a paste cut
-        above the start-up), or, while serving, the front end's, logged as an error record or after
+        (``[serving_chat.py:N]``: they run only for a request, so whatever the phase, in any process that hosts
+        the server, and in a paste cut above the start-up), or, while serving, the front end's, logged as an error record or after
         uvicorn's ``Exception in ASGI application``, or any process's right after it said a utility call
         failed."""
         if line.message.startswith("EngineCore hit an exception"):
@@ -365,7 +368,7 @@ class EvidenceRules:
             if line.key not in self._request_tbs:
                 self._request_tbs.append(line.key)
             return
-        if (line.level == "ERROR" and line.process in _FRONTENDS and line.record is not None
+        if (line.level == "ERROR" and line.record is not None and not line.process.startswith(_ENGINE_SIDE)
                 and REQUEST_HANDLER.search(line.record) is not None):
             if line.key not in self._request_tbs:
                 self._request_tbs.append(line.key)

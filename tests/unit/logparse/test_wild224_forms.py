@@ -143,3 +143,15 @@ def test_a_harnesss_tag_before_vllms_lines_is_a_collectors() -> None:
 def test_a_bracketed_level_before_a_process_prefix_is_not_taken_for_a_tag() -> None:
     from orchestrator.logparse.prefixes import parse_line
     assert parse_line("[ERROR] (x pid=3) boom").message.startswith("[ERROR]")
+
+
+def test_a_request_handlers_traceback_in_a_ray_actor_hosting_the_server_is_one_requests() -> None:
+    """vLLM's ``[serving_chat.py:N] Error in preprocessing prompt inputs`` in a Ray actor that hosts the server
+    (``(PatchedvLLMServer pid=N)``), cut before its exception line: one request failed, not the server
+    (wild235's form)."""
+    rec = "(PatchedvLLMServer pid=1782948) ERROR 08-14 16:17:00 [serving_chat.py:222] "
+    a = analyze_bytes(_log(rec + "Error in preprocessing prompt inputs", rec + "Traceback (most recent call last):",
+                           rec + '  File "/x/vllm/entrypoints/openai/serving_chat.py", line 205, in create_chat',
+                           rec + "    ) = await self._preprocess_chat(",
+                           rec + '  File "/x/vllm/entrypoints/openai/serving_engine.py", line 8'))
+    assert not a.failed
