@@ -133,7 +133,7 @@ def _reshaper(sample: bytes) -> tuple[Reshaper | None, Callable[[], str]]:
             sample = _through(Ungutter(within), sample)  # a numbered paste: ``>  59 KeyError: ...``)
             stages.append(Ungutter(within))
             outer, column = found, within
-            said.append(lambda: f"{outer.note().split(_LINE_NUMBERS)[0]}; {column.note()}")
+            said.append(lambda: f"{outer.note(numbers_said=False)}; {column.note()}")
         else:
             said.append(found.note)
     if quoted_lines(sample):
@@ -172,7 +172,6 @@ def _reshaper(sample: bytes) -> tuple[Reshaper | None, Callable[[], str]]:
 
 
 _SAME_LINES = "; line numbers are the file's"
-_LINE_NUMBERS = "; line numbers are"
 
 
 def _said_once(notes: str) -> str:

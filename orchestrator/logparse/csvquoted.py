@@ -32,7 +32,7 @@ def quoted_lines(sample: bytes) -> bool:
     inner = [_inside(line) for line in opened]
     if sum(b'"' in text.replace(b'""', b"") for text in inner) > (1 - _MIN_SHARE) * len(inner):
         return False
-    closed = sum(len(line) > 1 and len(line) - len(_inside(line)) == 2 for line in opened)
+    closed = sum(len(line) > 1 and len(line) - len(text) == 2 for line, text in zip(opened, inner, strict=True))
     return any(b'""' in text for text in inner) or closed >= _MIN_SHARE * len(lines)
 
 

@@ -75,13 +75,16 @@ class Gutter:
     fenced: bool = False
     framed: bool = False  # a pane's right side after the text too, taken off
 
-    def note(self) -> str:
-        """What was taken off, for the user ("" for empty lines before the log only)."""
+    def note(self, numbers_said: bool = True) -> str:
+        """What was taken off, for the user ("" for empty lines before the log only); ``numbers_said``: with
+        what line numbers the verdict gives (a column inside this one says that instead)."""
         said = [] if self.kind is None else [f"{_SAID[self.kind]}: read without that column"]
         if self.fenced:
             said.append("in a Markdown code block: read without its fence lines (```)")
         numbers = "the ones its column shows" if self.kind in _NUMBERED else "the file's"
-        return "; ".join(said) + f"; line numbers are {numbers}" if said else ""
+        if said and numbers_said:
+            said.append(f"line numbers are {numbers}")
+        return "; ".join(said)
 
 
 _SAID = {"quote": "quoted (\"> \" before every line, as a reply or an e-mail quotes it)",

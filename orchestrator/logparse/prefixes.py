@@ -297,6 +297,9 @@ def _parse(text: str, inherited: tuple[str, int] | None = None) -> ParsedLine:
 
 _parsed: Memo[ParsedLine] = Memo(_parse)
 
+#: vLLM's worker processes (``Worker_TP0``, ``Worker_DP0_TP6_EP6``, ``VllmWorker-0``), as their names start.
+WORKERS = ("Worker", "VllmWorker")
+
 _QUICK_RE = re.compile(rb"(?:" + PROC.encode() + rb" ?)+")
 
 

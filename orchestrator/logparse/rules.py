@@ -29,6 +29,7 @@ from orchestrator.logparse.phases import (
 )
 from orchestrator.logparse.prefixes import (
     MAIN,
+    WORKERS,
     ParsedLine,
     glued_header,
     head_of,
@@ -70,7 +71,6 @@ _RAISING = re.compile(r"\s+raise [A-Za-z_]")  # (cut anywhere after the name's f
 _FRAME_REACH = 5  # lines from a flattened frame line to the exception line it may be the last frame of
 _CPP_FRAME = re.compile(r"frame #\d+: ")
 _VLLM_RECORD = re.compile(r"CRITICAL \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w.]+\.py:\d+\]")
-_WORKERS = ("Worker", "VllmWorker")  # vLLM's worker processes (``Worker_TP0``, ``Worker_DP0_TP6_EP6``, ``VllmWorker-0``)
 
 
 class LineRules(PhaseRules):
@@ -366,7 +366,7 @@ class LineRules(PhaseRules):
         one) outside any traceback read: an excerpt of its message, header and exception line cut (an NPU kernel's
         ``Check ... failed`` lines).  Not a frame's line (a caret line, a frame line, the source line under one)."""
         record = line.record
-        if record is None or "multiproc_executor.py:" not in record or not line.process.startswith(_WORKERS):
+        if record is None or "multiproc_executor.py:" not in record or not line.process.startswith(WORKERS):
             return False
         text = line.message.strip()
         if not text or text.strip("^~") == "" or is_frame_line(text):

@@ -48,6 +48,9 @@ class Signature:
     #: A cause that reports a process's death, not its reason (Ray's "actor died unexpectedly"): when a known
     #: cause's line came before it, it is that cause's consequence.
     after_cause: bool = False
+    #: A cause shown even in a traceback its process caught and went on from: it proves a failure before it
+    #: (``LLM.__del__`` finding no engine: its constructor raised).
+    failed_before: bool = False
 
     def matches(self, text: str) -> bool:
         """True when ``text`` (a decoded, prefix-stripped line) shows this signature."""
@@ -236,6 +239,7 @@ def _signature_from(entry: dict[str, Any]) -> Signature:
             handled=bool(entry.get("handled", False)),
             lived_with=bool(entry.get("lived_with", False)),
             after_cause=bool(entry.get("after_cause", False)),
+            failed_before=bool(entry.get("failed_before", False)),
         )
     except (KeyError, ValueError, re.error) as err:
         if isinstance(err, CatalogueError):

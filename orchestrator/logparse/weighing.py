@@ -20,7 +20,7 @@ from collections.abc import Callable
 from orchestrator.logparse.events import LogEvent, RootCause, SignatureMatched, TracebackCompleted
 from orchestrator.logparse.evidence import Evidence
 from orchestrator.logparse.phases import Phase
-from orchestrator.logparse.prefixes import ParsedLine
+from orchestrator.logparse.prefixes import WORKERS, ParsedLine
 from orchestrator.logparse.repeats import Repeats, site
 from orchestrator.logparse.rootchoice import SAME_BURST
 from orchestrator.logparse.signatures import Catalogue, Severity, Signature
@@ -67,9 +67,6 @@ _ERRNO_CLASS = {"2": "FileNotFoundError", "13": "PermissionError", "17": "FileEx
                 "104": "ConnectionResetError", "110": "TimeoutError", "111": "ConnectionRefusedError"}
 #: The frame of vLLM V0's engine loop (``AsyncLLMEngine.run_engine_loop``) in a traceback.
 _ENGINE_LOOP = ", in run_engine_loop"
-#: Causes a caught exception's traceback shows all the same: ``LLM.__del__`` finding no engine (its ``__init__``
-#: raised before; Python printed the ``__del__``'s as ignored).
-_FAILED_BEFORE = ("llm_init_failed",)
 #: Exceptions that say the process was told to stop (a signal), not that it failed.
 _STOP_EXCEPTIONS = frozenset({"SystemExit", "KeyboardInterrupt", "asyncio.exceptions.CancelledError",
                               "asyncio.CancelledError", "CancelledError",
@@ -82,7 +79,7 @@ STOP_WINDOW = 2000
 _FRONTENDS = frozenset({"APIServer", "main"})
 #: vLLM's own engine-side processes (a request handler's record is never theirs); any other process logging from a
 #: request handler hosts the server (a Ray actor: ``(PatchedvLLMServer pid=N)``).
-_ENGINE_SIDE = ("EngineCore", "Worker", "VllmWorker", "RayWorker")
+_ENGINE_SIDE = ("EngineCore", "RayWorker", *WORKERS)
 #: Frames of code the server runs only for a request: a tool-call or reasoning parser's.
 _REQUEST_FRAMES = (", in extract_tool_calls", ", in extract_reasoning_content", ", in safe_apply_chat_template")
 #: vLLM's answer to a request longer than the model's context: that request's failure, wherever it was logged,
@@ -278,7 +275,7 @@ class EvidenceRules:
             # Nor is a CUDA error that sticks to the context, in a step a server caught and went on from (old
             # SGLang's model worker): every later step fails with it.
             request = not self._killed_engine(tb) and not sticky_step(tb) and not (
-                chosen is not None and chosen.id in _FAILED_BEFORE)
+                chosen is not None and chosen.failed_before)
             if not request and (chosen is None or chosen.severity is not Severity.CAUSE):
                 cause = dataclasses.replace(cause, signature=None, hint=None)  # (the death's hint points above)
         if tb.level in ("WARNING", "INFO", "DEBUG"):

@@ -15,6 +15,13 @@ def _log(*lines: str) -> bytes:
     return "".join(line + "\n" for line in lines).encode()
 
 
+def _cause(*lines: str) -> tuple[str | None, int]:
+    """The signature and line of the root cause of a log that failed."""
+    a = analyze_bytes(_log(*lines))
+    assert a.failed and a.root_cause is not None
+    return a.root_cause.signature, a.root_cause.line_no
+
+
 _V0 = "ERROR 07-02 01:08:20 [async_llm_engine.py:67] "
 
 
@@ -78,7 +85,7 @@ def test_a_header_cut_short_that_the_log_goes_on_after_is_no_failure() -> None:
 def test_c10d_store_timeout_before_a_cut_scheduler_traceback_is_the_cause() -> None:
     """A rank's TCPStore wait timing out (c10d's ``[W]`` record), then the scheduler's start-up traceback, cut:
     the timeout says why (wild212's form)."""
-    a = analyze_bytes(_log(
+    assert _cause(
         "[rank3]:[W208 00:55:32.444220068 socket.cpp:487] [c10d] waitForInput: socket SocketImpl(fd=103, "
         "addr=[::ffff:127.0.0.1]:52362, remote=[::ffff:127.0.0.1]:5000) timed out after 1800000ms",
         "[2025-02-08 00:55:32 TP5] Scheduler hit an exception: Traceback (most recent call last):",
@@ -86,14 +93,12 @@ def test_c10d_store_timeout_before_a_cut_scheduler_traceback_is_the_cause() -> N
         "    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, dp_rank)",
         '  File "/x/sglang/srt/model_executor/model_runner.py", line 178, in __init__',
         "    min_per_gpu_memory = self.init_torch_distributed()",
-        '  File "/usr/local/lib/pyth'))
-    assert a.failed and a.root_cause is not None
-    assert (a.root_cause.signature, a.root_cause.line_no) == ("c10d_store_timeout", 1)
+        '  File "/usr/local/lib/pyth') == ("c10d_store_timeout", 1)
 
 
 def test_rays_raylet_socket_line_alone_is_a_failure() -> None:
-    a = analyze_bytes(_log("raylet_client.cc:60: Could not connect to socket /data/ray/session_1/sockets/raylet.1"))
-    assert a.failed and a.root_cause is not None and a.root_cause.signature == "raylet_unreachable"
+    assert _cause("raylet_client.cc:60: Could not connect to socket /data/ray/session_1/sockets/raylet.1") == (
+        "raylet_unreachable", 1)
 
 
 _RELAYED = "2026-05-29 09:14:44,198 - INFO - [container] (EngineCore pid=695) ERROR 05-29 16:14:44 [core.py:1186] "
@@ -124,26 +129,21 @@ _DUMP = ["[2025-11-05 10:18:50] INFO:     127.0.0.1:58100 - \"GET /v1/models HTT
 def test_sglangs_watchdog_dump_without_its_timeout_line_is_a_hang() -> None:
     """The batch the watchdog logs before its py-spy dumps, the paste cut before ``Watchdog timeout``: the
     scheduler hung (wild216's form)."""
-    a = analyze_bytes(_log(*_DUMP))
-    assert a.failed and a.root_cause is not None
-    assert (a.root_cause.signature, a.root_cause.line_no) == ("sglang_watchdog_dump", 2)
+    assert _cause(*_DUMP) == ("sglang_watchdog_dump", 2)
 
 
 def test_sglangs_watchdog_timeout_line_stays_the_cause_after_its_dump() -> None:
-    a = analyze_bytes(_log(*_DUMP, "[2025-11-05 10:18:56] Watchdog timeout (self.watchdog_timeout=300)"))
-    assert a.failed and a.root_cause is not None
-    assert a.root_cause.signature == "sglang_watchdog_timeout"
+    assert _cause(*_DUMP, "[2025-11-05 10:18:56] Watchdog timeout (self.watchdog_timeout=300)")[0] == (
+        "sglang_watchdog_timeout")
 
 
 def test_fatal_python_errors_of_several_processes_on_one_line_are_the_crash() -> None:
     """Many processes writing faulthandler's report at once: its words repeated on one line, then the thread dumps
     (wild216's form)."""
-    a = analyze_bytes(_log("Fatal Python error: " * 4 + "Segmentation fault" * 4, "",
-                           "Thread 0x00007f315bfff6c0 (most recent call first):",
-                           '  File "/x/torch/_inductor/compile_worker/subproc_pool.py", line 73 in _recv_msg',
-                           '  File "/x/threading.py", line 982 in run'))
-    assert a.failed and a.root_cause is not None
-    assert (a.root_cause.signature, a.root_cause.line_no) == ("python_fatal_error", 1)
+    assert _cause("Fatal Python error: " * 4 + "Segmentation fault" * 4, "",
+                  "Thread 0x00007f315bfff6c0 (most recent call first):",
+                  '  File "/x/torch/_inductor/compile_worker/subproc_pool.py", line 73 in _recv_msg',
+                  '  File "/x/threading.py", line 982 in run') == ("python_fatal_error", 1)
 
 
 def test_a_reply_quoting_a_numbered_paste_is_read_without_both_columns() -> None:
