@@ -59,6 +59,10 @@ MARKERS: tuple[Marker, ...] = (
     _m(Phase.SERVING, ("Starting vLLM",), r"Starting vLLM (?:API )?server"),
     _m(Phase.SERVING, ("Application startup complete",), r"Application startup complete"),
     _m(Phase.SERVING, ("ready to roll",), r"The server is fired up and ready to roll"),  # (SGLang's)
+    # (a log whose start-up is cut off: a health check answered, vLLM's request logger taking a request)
+    _m(Phase.SERVING, ('"GET /health',), r'"GET /health HTTP/[\d.]+" (?P<status>2\d\d)'),
+    _m(Phase.SERVING, ("Received request ", "Added request ", "Aborted request "),
+       r"Received request \S+: (?:prompt|params)|(?:Added|(?P<teardown>Aborted)) request \S+\.$"),
     _m(Phase.RUNNING, ('"POST /',), r'"POST /\S+ HTTP/[\d.]+" (?P<status>\d{3})'),
     # (the engine's periodic stats, also as a paste that elided their first fields: ``Engine 000: ..., GPU KV
     # cache usage: 4.7%``)
@@ -75,9 +79,11 @@ ANSWERED_RE = re.compile(r'"(?:GET /health|POST /\S+) HTTP/[\d.]+" 2\d\d\b')
 
 
 def shows_life(match: re.Match[str]) -> bool:
-    """Whether a marker's match shows the job going on: any marker, except a request answered with a 5xx."""
-    status = match.groupdict().get("status")
-    return status is None or int(status) < 500
+    """Whether a marker's match shows the job going on: any marker, except a request answered with a 5xx or
+    aborted (an engine that died aborts every request it had)."""
+    said = match.groupdict()
+    status = said.get("status")
+    return (status is None or int(status) < 500) and said.get("teardown") is None
 
 
 # A clean end: vLLM's orderly shutdown, uvicorn stopping, a script saying it finished, SGLang's server draining on

@@ -34,8 +34,10 @@ MAIN = "main"
 CLIENT_TAG, CLIENT = "[speculators] ", "speculators"
 _CLIENT_TAG_BYTES = CLIENT_TAG.encode()
 
-#: A process's name in its group; 0.10 wrote the worker's place after a blank (``VllmWorker TP0``, ``TP1_PP0``).
-_NAME = r"[A-Za-z0-9_.\-:]+(?: (?:TP|PP|DP|EP)\d+(?:_(?:TP|PP|DP|EP)\d+)*)?"
+#: A process's name in its group; 0.10 wrote the worker's place after a blank (``VllmWorker TP0``, ``TP1_PP0``); Ray
+#: Data names an actor by the stages it runs (``MapWorker(MapBatches(vLLMEngineStageUDF))``).
+_WORD = r"[A-Za-z0-9_.\-:]+"
+_NAME = _WORD + r"(?:\(" + _WORD + r"(?:\(" + _WORD + r"\))?\))?(?: (?:TP|PP|DP|EP)\d+(?:_(?:TP|PP|DP|EP)\d+)*)?"
 #: A process group: ``(name pid=N)``, ``(name rank=R pid=N)``, ``(pid=N, ip=...)``; SkyPilot's around its job's
 #: output, with commas: ``(task, pid=N)``, ``(worker1, rank=1, pid=N, ip=...)``.
 PROC = r"\((?:(?P<proc>" + _NAME + r")(?P<rank>,? rank=\d+)?,? )?pid=(?P<pid>\d+)(?:, ip=[^)]*)?\)"

@@ -278,7 +278,9 @@ class LineRules(PhaseRules):
         sigs = () if shown_source or (msg.startswith("frame #") and _CPP_FRAME.match(msg)) else self._match(msg)
         is_error = line.level == "ERROR" or (line.level is None and (msg.startswith(("Error: ", "CUDA Error: ")) or "ERROR" in msg
                                                                       and ERROR_LINE.match(msg) is not None))
-        if is_error and not sigs and self._reported_by_executor(line, line_no):
+        if is_error and not sigs and "[dump_input.py:" in (line.record or ""):
+            is_error = False  # the body of the engine's input dump (its config, the batch): ``input_dump`` says it
+        elif is_error and not sigs and self._reported_by_executor(line, line_no):
             sigs = self._worker_exception
         elif line.level == "CRITICAL" and not sigs and _VLLM_RECORD.match(line.record or "") is not None:
             sigs, is_error = self._critical, True  # vLLM's CRITICAL record: its process is going down
@@ -318,7 +320,8 @@ class LineRules(PhaseRules):
         line still names the cause."""
         frames = self._ev.absorb_frames(line.process, line_no)
         framed = line.record is not None and after_frame(line, prev_raw)
-        for tb in self._tbs.start_headless(line, line_no, ending, failed_statement(line, prev_raw, frames), framed):
+        for tb in self._tbs.start_headless(line, line_no, ending, failed_statement(line, prev_raw, frames), framed,
+                                           frames):
             self._on_traceback(tb, events)
         self._tb_sigs[line.key] = []
         self._mark_request(line, line_no)

@@ -139,13 +139,16 @@ class TracebackAssembler:
         return closed
 
     def start_headless(self, line: ParsedLine, line_no: int, ending: Ending, above: str | None = None,
-                       framed: bool = False) -> list[Traceback]:
-        """Open a traceback at an exception line whose header and first frames were cut off; ``above``: the
+                       framed: bool = False, frames: Sequence[str] = ()) -> list[Traceback]:
+        """Open a traceback at an exception line whose header and first frames were cut off; ``frames``: the lines
+        of it its writer logged just above as records of their own (``Evidence.absorb_frames``); ``above``: the
         innermost frame's statement just before it (``assert ...``, its indentation lost), when known."""
         closed = self._close(line.key)
         tb = OpenTraceback(line.key, line.process, line.lines_record, line.level, line_no, line_no, crlf=ending is Ending.CR)
         tb.framed = framed
-        if above is not None:
+        for i, text in enumerate(frames):
+            tb.add(text, line_no - len(frames) + i)
+        if above is not None and all(f.strip() != above for f in frames):
             tb.add(above, line_no - 1)
         exception_line(tb, line.message.rstrip(), line_no)
         self._open[line.key] = tb

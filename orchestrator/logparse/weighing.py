@@ -42,6 +42,9 @@ _PYTEST_E = re.compile(r"\s*E {3,}(?=\S)")
 #: C++'s last words; ranks that die at once write theirs into each other's (``of 'c10::AcceleratorErrorterminate
 #: called after throwing an instance of ''``, then ``  what():    what():  CUDA error: ...``).
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<exc>[^'\s]+?)(?:'|(?=terminate called))")
+#: macOS's libc++ says the same with the exception's text on its line (``libc++abi: terminating due to uncaught exception
+#: of type std::runtime_error: [METAL] Command buffer execution failed: ...``).
+_LIBCXX_TERMINATE = re.compile(r"libc\+\+abi: terminating due to uncaught exception of type (?P<exc>\w+(?:::\w+)*)")
 _WHAT = re.compile(r"^\s*(?:what\(\):\s*)+(?P<msg>.*)$")
 #: The process title vLLM gives its processes, as a C++ backtrace's frames show it (``frame #9:
 #: VLLM::Worker_TP4() [0x59dcbd]``), and how many lines after a ``terminate`` it is looked for.
@@ -82,6 +85,10 @@ _FRONTENDS = frozenset({"APIServer", "main"})
 _ENGINE_SIDE = ("EngineCore", "RayWorker", *WORKERS)
 #: Frames of code the server runs only for a request: a tool-call or reasoning parser's.
 _REQUEST_FRAMES = (", in extract_tool_calls", ", in extract_reasoning_content", ", in safe_apply_chat_template")
+#: Frames of vLLM V1's output handler, the one task that reads every request's outputs from the engine and
+#: detokenizes them: an exception there reaches each request (``raise output``) and ends the loop, so a request
+#: handler's traceback through it is the server's failure, not that request's.
+_OUTPUT_HANDLER = (", in output_handler", '/v1/engine/detokenizer.py", line ')
 #: vLLM's answer to a request longer than the model's context: that request's failure, wherever it was logged,
 #: unless it unwound a script to its top level (an offline script's ``llm.generate``: the script died of it).
 _REQUEST_REJECTED = re.compile(r"(?:[\w.]+\.)?(?:ValueError|VLLMValidationError|BadRequestError): This model's "
@@ -151,6 +158,8 @@ class EvidenceRules:
         if t is not None:  # the message is the ``what():`` line after it, when one comes (``amend_line_cause``)
             exc, text = t.group("exc"), text[t.start():]  # glued behind other output (a progress bar): from it
             self._aborted_at = line_no  # (its what() line, and its process when the line has no prefix)
+        elif "libc++abi" in text and (t := _LIBCXX_TERMINATE.search(text)) is not None:
+            exc, text = t.group("exc"), text[t.start():]
         elif "HSA_STATUS_ERROR_" in text and (h := _HSA_STATUS.search(text)) is not None:
             text = text[h.start():]
         cause = RootCause(exc, text[:4096], line.process, None, first.id if first else None, line_no,
@@ -275,7 +284,7 @@ class EvidenceRules:
             # Nor is a CUDA error that sticks to the context, in a step a server caught and went on from (old
             # SGLang's model worker): every later step fails with it.
             request = not self._killed_engine(tb) and not sticky_step(tb) and not (
-                chosen is not None and chosen.failed_before)
+                chosen is not None and chosen.failed_before) and not any(f in tb.text for f in _OUTPUT_HANDLER)
             if not request and (chosen is None or chosen.severity is not Severity.CAUSE):
                 cause = dataclasses.replace(cause, signature=None, hint=None)  # (the death's hint points above)
         if tb.level in ("WARNING", "INFO", "DEBUG"):

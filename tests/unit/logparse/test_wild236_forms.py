@@ -1,0 +1,156 @@
+"""Forms of session 47's blind sets (wild236-).  Every text here is written for the test, in the forms the real
+logs showed; the sets themselves stay a measure (``bench/verdict_score.py tests/data/wild236``)."""
+
+from __future__ import annotations
+
+from orchestrator.logparse import analyze_bytes
+from orchestrator.logparse.phases import Phase
+
+
+def _log(*lines: str) -> bytes:
+    return "".join(line + "\n" for line in lines).encode()
+
+
+_SERVING = ['(APIServer pid=7) INFO:     127.0.0.1:5149 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+            "(APIServer pid=7) INFO 04-15 07:19:51 [loggers.py:259] Engine 000: Avg prompt throughput: 53.9 tokens/s, "
+            "Avg generation throughput: 0.1 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.2%"]
+
+
+def test_macos_libcxx_terminate_is_the_cause_with_its_type_and_text() -> None:
+    """macOS's ``libc++abi: terminating due to uncaught exception of type std::runtime_error: ...`` (no
+    ``terminate called after throwing``), then the engine's death as the API server saw it (wild238's form)."""
+    a = analyze_bytes(_log(*_SERVING,
+                           "libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command "
+                           "buffer execution failed: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)",
+                           "(APIServer pid=7) ERROR 04-15 07:22:58 [core_client.py:667] Engine core proc EngineCore died "
+                           "unexpectedly, shutting down client."))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.exception, a.root_cause.line_no) == ("cpp_terminate", "std::runtime_error", 3)
+    assert "Insufficient Memory" in a.root_cause.message
+
+
+def test_the_engines_input_dump_is_its_step_failing_and_its_body_no_cause() -> None:
+    """vLLM 0.9's ``Dumping input data`` (no ``for V1 LLM engine``), then the dump's config record, the log cut
+    there: the engine's step failed; the dump's body is not an error of its own (wild238's form)."""
+    a = analyze_bytes(_log(
+        "INFO 06-14 14:17:31 [async_llm.py:271] Added request cmpl-849f-0.",
+        "ERROR 06-14 14:17:31 [dump_input.py:69] Dumping input data",
+        "ERROR 06-14 14:17:31 [dump_input.py:71] V1 LLM engine (v0.9.1) with config: model='Qwen/Qwen2.5-0.5B', "
+        "speculative_config=None"))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.line_no) == ("input_dump", 2)
+
+
+_HANDLER = "ERROR 07-30 20:29:47 [serving_chat.py:932] "
+
+
+def test_a_request_traceback_through_the_output_handler_is_the_servers_failure() -> None:
+    """A chat stream's error traceback whose frames go through V1's output handler (``raise output`` of the
+    exception the handler met): every request gets it, the server is done, even cut before its exception line
+    (wild236's form)."""
+    a = analyze_bytes(_log(*(_HANDLER + t for t in (
+        "Error in chat completion stream generator.",
+        "Traceback (most recent call last):",
+        '  File "/x/vllm/entrypoints/openai/serving_chat.py", line 497, in chat_completion_stream_generator',
+        "    async for res in result_generator:",
+        '  File "/x/vllm/v1/engine/output_processor.py", line 57, in get',
+        "    raise output",
+        '  File "/x/vllm/v1/engine/async_llm.py", line 375, in output_handler',
+        "    outputs = await engine_core.get_output_async()"))))
+    assert a.failed
+
+
+def test_a_headless_request_traceback_in_the_detokenizer_keeps_its_frames_and_fails_the_server() -> None:
+    """The same, pasted from inside the detokenizer's frames down to the exception (no header): the frames logged
+    as records above the exception line belong to its traceback (wild235's form)."""
+    a = analyze_bytes(_log(*(_HANDLER + t for t in (
+        '  File "/x/vllm/v1/engine/detokenizer.py", line 219, in decode_next',
+        "    token = self._protected_step(next_token_id)",
+        '  File "/x/vllm/v1/engine/detokenizer.py", line 233, in _protected_step',
+        "    token = self.stream.step(self.tokenizer, next_token_id)",
+        "TypeError: argument 'id': StreamInput must be either an integer or a list of integers"))))
+    assert a.failed and a.root_cause is not None
+    assert a.root_cause.exception == "TypeError"
+    assert "in _protected_step" in (a.root_cause.traceback or "")
+
+
+def test_a_request_handlers_headless_traceback_elsewhere_stays_one_requests() -> None:
+    """Guard: a request handler's headless traceback that does not go through the output handler is one
+    request's failure, while the server goes on."""
+    a = analyze_bytes(_log(*(_HANDLER + t for t in (
+        '  File "/x/vllm/entrypoints/openai/serving_chat.py", line 210, in create_chat_completion',
+        "    request_prompts, engine_prompts = await self._preprocess_chat(",
+        "ValueError: As of transformers v4.44, default chat template is no longer allowed")),
+        '(APIServer pid=7) INFO:     127.0.0.1:5150 - "POST /v1/chat/completions HTTP/1.1" 200 OK'))
+    assert not a.failed
+
+
+def test_a_health_check_answered_or_a_request_taken_shows_a_server_serving() -> None:
+    """A log whose start-up is cut off: a health check answered, vLLM's request logger taking a request (wild239's
+    form)."""
+    assert analyze_bytes(_log('INFO:     10.0.0.5:36338 - "GET /health HTTP/1.1" 200 OK')).phase is Phase.SERVING
+    assert analyze_bytes(_log(
+        "INFO 10-31 21:08:41 [logger.py:39] Received request cmpl-82a2-0: prompt: 'Explain', params: "
+        "SamplingParams(n=1)",
+        "INFO 10-31 21:08:41 [async_llm.py:256] Added request cmpl-82a2-0.")).phase is Phase.SERVING
+    assert analyze_bytes(_log('INFO:     10.0.0.5:36338 - "GET /health HTTP/1.1" 503 Service Unavailable'
+                              )).phase is not Phase.SERVING
+
+
+def test_tritons_ptxas_failure_is_the_cause_behind_a_ray_data_actors_prefix() -> None:
+    """ptxas's ``fatal`` lines behind Ray Data's actor prefix, its name nested (``MapWorker(MapBatches(X))``), with
+    Ray's ``[repeated 8x across cluster]`` (wild241's form)."""
+    ray = "(MapWorker(MapBatches(vLLMEngineStageUDF)) pid=12390, ip=10.0.118.90) "
+    a = analyze_bytes(_log(ray + "`ptxas` stderr: [repeated 8x across cluster]",
+                           ray + "ptxas /tnp/tmpbc.ptx, line 113; fatal   : Parsing error near '.': syntax error "
+                                 "[repeated 8x across cluster]",
+                           ray + "ptxas fatal   : Ptx assembly aborted due to errors [repeated 8x across cluster]"))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.process, a.root_cause.line_no) == (
+        "ptxas_failed", "MapWorker(MapBatches(vLLMEngineStageUDF))", 2)
+
+
+def test_a_wrappers_word_that_vllms_output_ended_before_ready_is_a_failed_start() -> None:
+    """Unsloth's ``Stdout stream ended before readiness message detected.`` after vLLM's first lines (wild243's
+    form)."""
+    a = analyze_bytes(_log("vLLM STDOUT: INFO 06-03 03:57:22 [__init__.py:243] Automatically detected platform cuda.",
+                           "Stdout stream ended before readiness message detected.",
+                           "-----------------------------------------"))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.line_no) == ("wrapper_start_failed", 2)
+
+
+def test_old_sglangs_sigquit_from_a_child_is_its_death() -> None:
+    """SGLang's ``Received sigquit from a child proces.`` (older releases' spelling), relayed by a pipeline's
+    logger, then the pipeline giving up (wild243's form)."""
+    a = analyze_bytes(_log(
+        "2025-03-04 16:02:53,191 - __main__ - INFO - [2025-03-04 16:02:53] Received sigquit from a child proces. It "
+        "usually means the child failed.",
+        "2025-03-04 16:02:53,267 - __main__ - ERROR - Ended up starting the sglang server more than 5 times, "
+        "cancelling pipeline"))
+    assert a.failed
+    assert "sglang_child_failed" in {s.id for s in a.signatures}
+
+
+def test_a_lone_lower_case_word_after_frames_is_a_cut_line_not_the_exception() -> None:
+    """A traceback behind docker compose's column, the log cut in the next line's column (``sglan``): cut before
+    its exception line, not an exception named ``sglan`` (wild240's form)."""
+    col = "sglang-kimi-k2  | "
+    a = analyze_bytes(_log(col + "[2025-12-02 18:40:17 TP7] Scheduler hit an exception: Traceback (most recent call last):",
+                           col + '  File "/x/sglang/srt/managers/scheduler.py", line 1999, in run_batch',
+                           col + "    batch_result = self.model_worker.forward_batch_generation(",
+                           "sglan"))
+    assert a.failed and a.root_cause is not None
+    assert a.root_cause.exception is None
+
+
+def test_vllm_02s_aborted_requests_show_a_server_but_no_life_after_an_error() -> None:
+    """``Aborted request ID.`` (vLLM 0.2's async engine): the server was serving (wild242's form); but an engine that
+    died aborts every request, so after an error they are no sign of it going on."""
+    aborted = "INFO 01-17 03:11:25 async_llm_engine.py:134] Aborted request 0e89f1d2d94c4a039f868222c100cc8a."
+    assert analyze_bytes(_log(aborted)).phase is Phase.SERVING
+    a = analyze_bytes(_log(
+        "INFO 01-17 03:11:20 async_llm_engine.py:379] Received request 0e89f1: prompt: 'Hi', sampling params: x",
+        "ERROR 01-17 03:11:24 async_llm_engine.py:29] Engine background task failed",
+        "RuntimeError: CUDA error: an illegal memory access was encountered", aborted))
+    assert a.failed
