@@ -186,11 +186,17 @@ def _through(reshaper: Reshaper, sample: bytes) -> bytes:
 
 def _reshaped(sample: bytes) -> tuple[Reshaper | None, str]:
     key = json_key(sample)
+    logging = ("Python's logging as JSON records{}: read as their \"message\" and their exception's traceback "
+               "(\"exc_info\"); line numbers are the file's")
     if key is not None:
+        if key == b"message":
+            return JsonLines(key), logging.format(", one a line")
         return JsonLines(key), (f"JSON records, one a line (a collector's: Docker's json-file, journalctl -o json, "
                                 f"Kaggle's): read as the text of their \"{key.decode()}\" field; line numbers are the file's")
     key = pretty_json_key(sample)
     if key is not None:
+        if key == b"message":
+            return JsonLines(key, pretty=True), logging.format(", pretty-printed (jq's)")
         return JsonLines(key, pretty=True), (f"pretty-printed JSON entries (a log export, such as Cloud Logging's download): "
                                              f"read as the text of their \"{key.decode()}\" fields; line numbers are the file's")
     if double_spaced(sample):

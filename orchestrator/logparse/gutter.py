@@ -102,9 +102,12 @@ def _texts(sample: bytes) -> list[bytes]:
     return [line.rstrip(b"\r") for line in lines if line.strip()]
 
 
-def _counts_up(numbers: list[int]) -> bool:
-    """Line numbers: never going back, and one more than the last at least half of the time."""
+def _counts_up(numbers: list[int], sparse: bool = False) -> bool:
+    """Line numbers: never going back, and one more than the last at least half of the time; ``sparse``
+    (``grep -n``'s matches without context): only going up, on three lines or more."""
     steps = [b - a for a, b in pairwise(numbers)]
+    if sparse and len(steps) >= 2 and min(steps) > 0:
+        return True
     return bool(steps) and min(steps) > 0 and sum(s == 1 for s in steps) * 2 >= len(steps)
 
 
@@ -142,7 +145,7 @@ def _column(texts: list[bytes]) -> Gutter | None:
         matches = [m for m in map(pattern.match, counted) if m is not None]
         numbers = [int(m.group(1)) for m in matches]
         alone = numbers == [1] and (kind in _ALONE or (kind == "grep" and _GREP_ALONE.match(counted[0]) is not None))
-        if len(matches) >= share * len(counted) and (_counts_up(numbers) or alone):
+        if len(matches) >= share * len(counted) and (_counts_up(numbers, kind == "grep") or alone):
             return Gutter(kind, pattern)
     return _indent(texts)
 

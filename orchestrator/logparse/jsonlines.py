@@ -9,7 +9,9 @@ on a sample and names the field; ``JsonLines`` gives the carried text back, join
 long line (a ``log`` string without its ``\\n``), and keeps where each line came from so that line numbers in
 the verdict are the file's (``remap``).  A pretty-printed export (the Cloud Logging console's download, ``gcloud
 logging read --format=json``: an array of entries over many lines, the field on a line of its own) is
-recognised by ``pretty_json_key``; only the field's lines give text then.
+recognised by ``pretty_json_key``; only the field's lines give text then.  Python's logging written as JSON (a
+JSON formatter in ``VLLM_LOGGING_CONFIG_PATH``, python-json-logger: ``"message"``, and the traceback in
+``"exc_info"``, a string or, pretty-printed by ``jq``, an array of strings) gives the message, then the traceback.
 """
 
 from __future__ import annotations
@@ -21,8 +23,19 @@ from bisect import bisect_right
 from orchestrator.logparse.analysis import Analysis
 from orchestrator.logparse.lines import WholeLines
 
-_KEYS = (b"log", b"data", b"MESSAGE", b"textPayload")
+_KEYS = (b"log", b"data", b"MESSAGE", b"textPayload", b"message")
 _FIELD = {key: re.compile(rb'"' + key + rb'"\s*:\s*"((?:[^"\\]|\\.)*)"') for key in _KEYS}
+#: Python's logging as JSON: the traceback of a record's exception, beside its ``"message"``.
+_EXC = rb'"(?:exc_info|exc_text|stack_info)"\s*:\s*'
+_EXC_FIELD = re.compile(_EXC + rb'"((?:[^"\\]|\\.)*)"')
+_PRETTY_EXC = re.compile(rb"^\s*" + _EXC + rb'(?:"((?:[^"\\]|\\.)*)"|\[\s*$)')
+#: A record's level and logger (Python's logging as JSON), given in front of its message as Python's default format
+#: writes them (``ERROR:vllm.engine:...``), which the parser reads.
+_LEVEL = re.compile(rb'"(?:levelname|level)"\s*:\s*"(debug|info|warning|error|critical)"', re.IGNORECASE)
+_NAME = re.compile(rb'"name"\s*:\s*"([\w.\-]+)"')
+#: A string alone on its line, in a pretty-printed array (a line of ``"exc_info"``'s), and the array's end.
+_PRETTY_ITEM = re.compile(rb'^\s*"((?:[^"\\]|\\.)*)",?\s*$')
+_ARRAY_END = re.compile(rb"^\s*\],?\s*$")
 #: Lines of the sample (with text) needed, and the share of them that must be such records.
 _MIN_LINES = 3
 _MIN_SHARE = 0.9
@@ -62,7 +75,11 @@ def pretty_json_key(sample: bytes) -> bytes | None:
         return None
     counts = {key: sum(field.match(line) is not None for line in lines) for key, field in _PRETTY_FIELD.items()}
     key = max(counts, key=lambda k: counts[k])
-    return key if counts[key] >= _MIN_LINES else None
+    if counts[key] >= _MIN_LINES:
+        return key
+    # (one record of Python's logging, pretty-printed: its message, and its exception's traceback)
+    logged = counts[b"message"] and any(_PRETTY_EXC.match(line) is not None for line in lines)
+    return b"message" if logged else None
 
 
 def _text(raw: bytes) -> bytes:
@@ -75,6 +92,10 @@ def _text(raw: bytes) -> bytes:
         return raw
 
 
+def _ended(text: bytes) -> bytes:
+    return text if text.endswith(b"\n") else text + b"\n"
+
+
 class JsonLines(WholeLines):
     """The text the records of field ``key`` carry, chunk by chunk."""
 
@@ -83,6 +104,9 @@ class JsonLines(WholeLines):
         self._field = _PRETTY_FIELD[key] if pretty else _FIELD[key]
         self._pretty = pretty  # a line without the field is JSON around it: no text
         self._joins = key == b"log"  # Docker splits a long line into records: only the last ends in "\n"
+        self._logging = key == b"message"  # Python's logging: a record's traceback follows its message
+        self._in_exc = False  # (pretty) reading the lines of an ``"exc_info"`` array
+        self._level = b""  # (pretty) the level and logger read so far of the record being read, as a prefix
         self._in = 0  # file lines read
         self._out = 0  # lines given out (ended in "\n")
         self._open = False  # the last line given out has no "\n" yet
@@ -99,16 +123,56 @@ class JsonLines(WholeLines):
         for line in lines:
             self._in += 1
             m = self._field.search(line)
-            if m is None:
+            if self._logging and m is None and self._pretty:
+                text = self._pretty_exc(line)
+                if (lv := _LEVEL.search(line)) is not None:
+                    self._level = lv.group(1).upper() + b":" + self._level.partition(b":")[2]
+                elif (nm := _NAME.search(line)) is not None:
+                    self._level = self._level.partition(b":")[0] + b":" + nm.group(1)
+                elif line.strip() in (b"{", b"[{", b",{"):
+                    self._level = b""
+            elif m is None:
                 text = b"" if self._pretty or _record(line) in (b"", b"[", b"]") else line + b"\n"
             else:
                 text = _text(m.group(1))
                 if not self._joins and not text.endswith((b"\n", b"\r")):
                     text += b"\n"
+                if self._logging:
+                    text = self._logged(line, text)
             if text:
                 out.append(text)
                 self._given(text)
         return b"".join(out)
+
+    def _logged(self, line: bytes, text: bytes) -> bytes:
+        """A Python logging record's message (``text``) with its level and logger in front, when the record names
+        its level, and its exception's traceback after it (one a line: the line holds them)."""
+        if self._pretty:
+            level = self._level
+        else:
+            lv, nm = _LEVEL.search(line), _NAME.search(line)
+            level = b"" if lv is None else lv.group(1).upper() + b":" + (b"" if nm is None else nm.group(1))
+            if (x := _EXC_FIELD.search(line)) is not None:
+                text += _ended(_text(x.group(1)))
+        name, _, logger = level.partition(b":")
+        return name + b":" + (logger or b"root") + b":" + text if name else text
+
+    def _pretty_exc(self, line: bytes) -> bytes:
+        """The text a pretty-printed record's line gives of its exception: its ``"exc_info"`` string, or a line of
+        its ``"exc_info"`` array; else none."""
+        if self._in_exc:
+            if _ARRAY_END.match(line) is not None:
+                self._in_exc = False
+                return b""
+            item = _PRETTY_ITEM.match(line)
+            return b"" if item is None else _ended(_text(item.group(1)))
+        x = _PRETTY_EXC.match(line)
+        if x is None:
+            return b""
+        if x.group(1) is None:
+            self._in_exc = True
+            return b""
+        return _ended(_text(x.group(1)))
 
     def _given(self, text: bytes) -> None:
         """Count the lines ``text`` (from the file's line ``self._in``) starts and ends."""

@@ -127,7 +127,11 @@ def root_item(ev: Evidence) -> dict[str, Any] | None:
             below = {(t["line_no"] - 1, t["process"]): t for t in ev.error_lines if t.get("traceback")}
             headed = ({**item, "traceback": below[(item["line_no"], item["process"])].get("traceback")}
                       for item in burst if (item["line_no"], item["process"]) in below)
-            late = next((item for item in burst if item.get("traceback")), next(headed, None))
+            # (or its record cut after the exception's ``repr``, ``ValueError('Attempted to assign ...``: what V0's
+            # engine logs first)
+            logged = next(({**item, "message": str(item["message"])[2:]} for item in burst
+                           if str(item.get("message") or "")[:2] in ("('", '("')), None)
+            late = next((item for item in burst if item.get("traceback")), next(headed, logged))
             return quoting(ev.symptoms, ev.echo_refs) or late or died
         # An engine's echo that quotes a worker's error says what failed; error records that name no
         # exception (a worker's frame lines, its exception line cut from the paste) say less.

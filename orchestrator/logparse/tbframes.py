@@ -93,6 +93,11 @@ def frames_step(tb: OpenTraceback, msg: str, line_no: int) -> bool:
         # writers on one stderr): not this traceback's exception line.
         tb.interleaved += 1
         return True
+    if len(tb.lines) == 1 and EXC_RE.match(msg) is None and not exception_like(msg):
+        # The line right after the header, no exception's: Python writes a frame there, so it is one, mangled
+        # (a paste that lost its ``File`` line and garbled the source line under it).
+        tb.add(msg, line_no)
+        return True
     if tb.printed < _PRINTED and EXC_RE.match(msg) is None and _source_awaited(tb.lines):
         # What the program printed (stdout) between a frame line and its source line (stderr), both going to one
         # log: transformers' ``trust_remote_code`` prompt above ``answer = input(``.  No exception line starts so.

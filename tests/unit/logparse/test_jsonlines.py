@@ -75,7 +75,7 @@ def test_a_record_with_escapes_and_a_line_that_is_no_record_are_read_as_text() -
 
 
 @pytest.mark.parametrize("data", [
-    b'{"level": "info", "message": "server up"}\n' * 5,  # an app's structured log: its own records, not text
+    b'{"level": "info", "event": "server up"}\n' * 5,  # an app's structured log with no text field
     b"INFO 12-04 10:00:00 [x.py:1] {\"log\": \"quoted\"}\n" * 5,
     _docker(LOG[:2]),  # too few records to tell
 ], ids=["app-json", "quoted-json", "two-records"])
@@ -115,3 +115,16 @@ def test_a_pretty_printed_export_is_read_as_the_log_its_entries_carry() -> None:
 ], ids=["config", "results", "log"])
 def test_other_json_is_not_taken_for_a_log_export(data: bytes) -> None:
     assert pretty_json_key(data) is None
+
+
+def test_pythons_logging_as_json_is_read_with_its_level_and_logger() -> None:
+    """A JSON formatter's records (python-json-logger, vLLM's logging config): ``LEVEL:logger:message``, as
+    Python's default format, which the parser reads as a record of that level."""
+    data = b"".join(b'{"levelname": "%s", "name": "vllm.engine", "message": "%s"}\n' % (level, msg) for level, msg in (
+        (b"INFO", b"Starting vLLM API server"), (b"INFO", b"Loading weights took 3.2 seconds"),
+        (b"ERROR", b"Engine core initialization failed.")))
+    assert json_key(data) == b"message"
+    notes: list[str] = []
+    a = analyze_bytes(data, notes)
+    assert any("Python's logging as JSON" in n for n in notes)
+    assert a.root_cause is not None and (a.root_cause.process, a.root_cause.line_no) == ("main", 3)

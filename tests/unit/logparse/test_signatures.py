@@ -26,6 +26,7 @@ EXAMPLES = {
                                "limit:101376 Reducing block sizes or `num_stages` may help."),
     "job_aborted": "ERROR: step 'extract' failed after 2 tries. Aborting pipeline.",
     "libcuda_not_linkable": "/usr/bin/ld: cannot find -lcuda: No such file or directory",
+    "cuda_driver_error": "[torch_memory_saver.cpp] CUresult error: 2 (out of memory)  file=csrc/utils.h func=cu_mem_create",
     "ptxas_failed": "ptxas /tnp/tmpbc993top.ptx, line 113; fatal   : Parsing error near '.': syntax error",
     "cuda_no_kernel_image": "RuntimeError: CUDA error: no kernel image is available for execution on the device",
     "stop_signal_received": "*** SIGTERM received at time=1751302847 on cpu 14 ***",

@@ -12,8 +12,8 @@ def _log(*lines: str) -> bytes:
 
 
 _SERVING = ['(APIServer pid=7) INFO:     127.0.0.1:5149 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
-            "(APIServer pid=7) INFO 04-15 07:19:51 [loggers.py:259] Engine 000: Avg prompt throughput: 53.9 tokens/s, "
-            "Avg generation throughput: 0.1 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.2%"]
+            ("(APIServer pid=7) INFO 04-15 07:19:51 [loggers.py:259] Engine 000: Avg prompt throughput: 53.9 tokens/s, "
+             "Avg generation throughput: 0.1 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.2%")]
 
 
 def test_macos_libcxx_terminate_is_the_cause_with_its_type_and_text() -> None:
@@ -154,3 +154,70 @@ def test_vllm_02s_aborted_requests_show_a_server_but_no_life_after_an_error() ->
         "ERROR 01-17 03:11:24 async_llm_engine.py:29] Engine background task failed",
         "RuntimeError: CUDA error: an illegal memory access was encountered", aborted))
     assert a.failed
+
+
+def test_grep_n_of_a_journal_numbers_sparse_lines_and_is_read_without_them() -> None:
+    """``journalctl ... | grep -n Error``: matches only, their numbers far apart, in front of journald's prefix
+    (wild247's form): the exception line under them names its class and process."""
+    j = "Feb 26 17:41:{} host python3.12[409240]: (EngineCore_DP0 pid=409240) "
+    a = analyze_bytes(_log(
+        "9:" + j.format(22) + "ValueError: Free memory on device cuda:0 (0.32/23.56 GiB) on startup is less than "
+        "desired GPU memory utilization (0.9, 21.2 GiB).",
+        "67:Feb 26 17:41:24 host systemd[1669]: vllm.service: Main process exited, code=exited, status=1/FAILURE",
+        "70:Feb 26 17:41:29 host systemd[1669]: vllm.service: Scheduled restart job, restart counter is at 2740."))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.process, a.root_cause.line_no) == ("ValueError", "EngineCore_DP0", 9)
+
+
+def test_a_cuda_driver_error_of_a_c_extension_is_the_cause() -> None:
+    """torch_memory_saver's ``CUresult error: 2 (out of memory)`` while an RL trainer wakes its engines, then the
+    trainer's timeouts (wild246's form)."""
+    a = analyze_bytes(_log(
+        "(SGLangHttpServer pid=250977) [torch_memory_saver.cpp] CUresult error: 2 (out of memory)  file=csrc/utils.h "
+        "func=cu_mem_create line=194",
+        "(WorkerDict pid=209740) WARNING:2025-11-28 16:00:45,396:Async request to resume_memory_occupation timed out "
+        "(attempt 1)"))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.signature, a.root_cause.process) == ("cuda_driver_error", "SGLangHttpServer")
+
+
+def test_v0s_engine_error_record_cut_after_its_repr_is_the_cause_of_its_death() -> None:
+    """``MQLLMEngine is already dead``, then the engine's own record of what killed it, logged late and cut in its
+    ``repr`` (``ValueError('Attempted to ...``) (wild245's form)."""
+    a = analyze_bytes(_log(
+        "INFO 04-01 15:54:34 [engine.py:310] Added request chatcmpl-528c.",
+        "CRITICAL 04-01 15:54:34 [launcher.py:116] MQLLMEngine is already dead, terminating server process",
+        'INFO:     127.0.0.1:57498 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error',
+        "ERROR 04-01 15:54:34 [engine.py:160] ValueError('Attempted to assign 1 x 1792 = 1792 multimo"))
+    assert a.failed and a.root_cause is not None
+    assert (a.root_cause.exception, a.root_cause.line_no) == ("ValueError", 4)
+    assert a.root_cause.message.startswith("Attempted to assign")
+
+
+def test_a_mangled_line_right_after_a_header_is_a_frame_not_the_exception() -> None:
+    """A traceback whose ``File`` line was lost and its source line garbled: the exception line after it is the
+    cause (wild246's form)."""
+    a = analyze_bytes(_log("Traceback (most recent call last):",
+                           "generatigeneration_kwargson_kwargs.update(self.args.)",
+                           "TypeError: 'NoneType' object is not iterable", "    ..."))
+    assert a.failed and a.root_cause is not None
+    assert a.root_cause.exception == "TypeError"
+
+
+def test_pythons_logging_as_json_records_is_read_as_message_and_traceback() -> None:
+    """A JSON formatter's records (``message``, the traceback in ``exc_info``), one a line and pretty-printed by jq
+    with ``exc_info`` an array (wild247's form)."""
+    rec = '{{"asctime": "2026-01-21 08:28:{}", "levelname": "{}", "name": "vllm", "message": "{}"{}}}'
+    exc = ('"Traceback (most recent call last):\\n  File \\"x.py\\", line 402, in f\\n    g()\\n'
+           'requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://hf.co/x/config.json"')
+    one = analyze_bytes(_log(rec.format(30, "INFO", "Starting vLLM API server", ""),
+                             rec.format(31, "INFO", "Resolved architecture: LlamaForCausalLM", ""),
+                             rec.format(33, "CRITICAL", "Uncaught exception", ', "exc_info": ' + exc)))
+    pretty = analyze_bytes(_log("{", '  "levelname": "CRITICAL",', '  "message": "Uncaught exception",',
+                                '  "exc_info": [', '    "Traceback (most recent call last):",',
+                                '    "File \\"x.py\\", line 402, in f\\n    g()",',
+                                '    "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: '
+                                'https://hf.co/x/config.json"', "  ]", "}"))
+    for a, line_no in ((one, 3), (pretty, 5)):  # (the header's line: the record's, or its own)
+        assert a.failed and a.root_cause is not None
+        assert (a.root_cause.exception, a.root_cause.line_no) == ("requests.exceptions.HTTPError", line_no)
