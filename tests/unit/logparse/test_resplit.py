@@ -25,7 +25,8 @@ JOINED = {"q03_vllm_nccl_unhandled_cuda_error_flattened.log", "t08_specforge_tra
           "xj08_vllmascend2123_qwen3_embedding_flattened_enginecore_failed_quote.log",  # (wild195)
           "ym09_rlinf92_rtx5090_sglangworker_flattened_capture_cuda_graph_failed_sm120_cut.log",  # Ray prefixes (wild223)
           "yt02_vllm18115_v1_stats_kv_cache_usage_91pct_glued_lines_cut.log",  # (wild230)
-          "yu08_icl3_flattened_worker_free_memory_valueerror_cut.log"}  # (wild231)
+          "yu08_icl3_flattened_worker_free_memory_valueerror_cut.log",  # (wild231)
+          "zp01_vllm5697_engine_loop_wait_for_timeouterror_asyncenginedead_flattened.log"}  # (wild252)
 PARAGRAPH = 40  # lines a rendered paragraph joined
 
 
