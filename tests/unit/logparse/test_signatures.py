@@ -27,6 +27,14 @@ EXAMPLES = {
     "job_aborted": "ERROR: step 'extract' failed after 2 tries. Aborting pipeline.",
     "libcuda_not_linkable": "/usr/bin/ld: cannot find -lcuda: No such file or directory",
     "cuda_driver_error": "[torch_memory_saver.cpp] CUresult error: 2 (out of memory)  file=csrc/utils.h func=cu_mem_create",
+    "tgi_warmup_failed": ("ERROR warmup{max_prefill_tokens=31000}:warmup: text_generation_router_v3::client: "
+                          "backends/v3/src/client/mod.rs:45: Server error: Not enough memory to handle 31000 prefill tokens."),
+    "ggml_cuda_oom": ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 81656.95 MiB on device 0: cudaMalloc "
+                      "failed: out of memory"),
+    "ggml_abort": "[46009] /home/u/llama.cpp/ggml/src/ggml-cuda/fattn.cu:579: fatal error",
+    "ascend_driver_error": ("rtGetDeviceCount execution failed, reason=driver error:internal error"
+                            "[FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:65]"),
+    "k8s_evicted": "  Warning  Evicted  12m  kubelet  The node was low on resource: ephemeral-storage.",
     "ptxas_failed": "ptxas /tnp/tmpbc993top.ptx, line 113; fatal   : Parsing error near '.': syntax error",
     "cuda_no_kernel_image": "RuntimeError: CUDA error: no kernel image is available for execution on the device",
     "stop_signal_received": "*** SIGTERM received at time=1751302847 on cpu 14 ***",

@@ -221,3 +221,59 @@ def test_pythons_logging_as_json_records_is_read_as_message_and_traceback() -> N
     for a, line_no in ((one, 3), (pretty, 5)):  # (the header's line: the record's, or its own)
         assert a.failed and a.root_cause is not None
         assert (a.root_cause.exception, a.root_cause.line_no) == ("requests.exceptions.HTTPError", line_no)
+
+
+def _signature_at(*lines: str) -> tuple[str | None, int]:
+    a = analyze_bytes(_log(*lines))
+    assert a.failed and a.root_cause is not None
+    return a.root_cause.signature, a.root_cause.line_no
+
+
+def test_ggml_out_of_memory_is_the_cause_of_the_go_runners_panic() -> None:
+    """Ollama's runner, through journald: ggml's ``cudaMalloc failed: out of memory``, the load failing, then the Go
+    runner's ``panic: unable to load model`` (wild250's form)."""
+    j = "Feb 21 01:41:16 paibo ollama[402476]: "
+    assert _signature_at(
+        j + 'time=2025-02-21T01:40:58.260Z level=INFO source=server.go:591 msg="waiting for server to become available"',
+        j + "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 81656.95 MiB on device 0: cudaMalloc failed: out "
+            "of memory",
+        j + "llama_model_load: error loading model: unable to allocate CUDA0 buffer",
+        j + "panic: unable to load model: /usr/share/ollama/.ollama/models/blobs/sha256-b74f",
+        j + "goroutine 85 [running]:") == ("ggml_cuda_oom", 2)
+
+
+def test_llama_cpps_abort_and_tgis_warmup_failure_are_causes() -> None:
+    """llama-server's ``FILE.cu:LINE: fatal error`` then its backtrace; TGI's router failing its warm-up (wild250,
+    wild251's forms)."""
+    assert _signature_at("[46009] /x/llama.cpp/ggml/src/ggml-cuda/fattn.cu:579: fatal error",
+                         "[46009] /x/llama.cpp/build/bin/libggml-base.so.0(+0x18665) [0x7fbfdb553665]") == ("ggml_abort", 1)
+    assert _signature_at(
+        "ERROR warmup{max_input_length=Some(30000) max_prefill_tokens=31000}:warmup: text_generation_router_v3::client: "
+        "backends/v3/src/client/mod.rs:45: Server error: Not enough memory to handle 31000 prefill tokens.") == (
+        "tgi_warmup_failed", 1)
+
+
+def test_an_older_kernels_memory_cgroup_report_is_an_oom_kill() -> None:
+    """``dmesg -T`` in a Chinese locale: a container's OOM report, its kill told as ``Task in /docker/ID killed as a
+    result of limit of host`` (wild251's form)."""
+    assert _signature_at("[四 3月 20 21:01:25 2025]  page_fault+0x3e/0x50",
+                         "[四 3月 20 21:01:25 2025] Task in /docker/6b45 killed as a result of limit of host",
+                         "[四 3月 20 21:01:25 2025] Mem-Info:") == ("kernel_oom_kill", 2)
+
+
+def test_ascends_driver_errors_without_an_exception_are_the_cause() -> None:
+    """CANN's runtime failing to count the NPUs, behind the engine's prefix, no Python exception (wild253's form)."""
+    e = "(EngineCore pid=118)         "
+    assert _signature_at(
+        e + "rtGetDeviceCount execution failed, reason=driver error:internal error[FUNC:FuncErrorReason]"
+            "[FILE:error_message_manage.cc][LINE:65]",
+        e + "get device count failed, runtime result = 507899.[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:148]") == (
+        "ascend_driver_error", 1)
+
+
+def test_a_pods_eviction_in_kubectl_describes_events_is_its_end() -> None:
+    """``kubectl describe pod``'s events: the kubelet evicted the pod (wild254's form)."""
+    assert _signature_at(
+        "Events:", "  Type     Reason     Age   From     Message", "  ----     ------     ----  ----     -------",
+        "  Warning  Evicted    12m   kubelet  The node was low on resource: ephemeral-storage. Threshold quantity: 6388",
+        "  Normal   Killing    12m   kubelet  Stopping container vllm-lmcache") == ("k8s_evicted", 4)
