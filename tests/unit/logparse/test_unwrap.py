@@ -39,7 +39,8 @@ WRAPPED = {"g05_issue_vllm_xpu_kv_cache_too_small_max_seq_len.log": 119, "k803_c
            # a paste that broke its frames' paths over rows (wild245), a trainer's metrics cut into rows (wild246)
            "zi09_agents57_uitars_vllm_v0_preprocessing_prompt_inputs_wrapped_paths_cut.log": 111,
            "zj08_trl5312_grpo_vllm_sleep_mode_training_completes_metrics_cut.log": 369,
-           "zq09_vllm27073_docker_ts_serving_chat_request_tokenize_error_cut.log": 159}  # (wild253)
+           "zq09_vllm27073_docker_ts_serving_chat_request_tokenize_error_cut.log": 159,  # (wild253)
+           "zw02_instructlab2258_ilab_temporary_vllm_attempt_1_of_5_failed_to_start_cut.log": 232}  # (wild259)
 LOGS = [p for p in sorted(DATA.glob("*/*.log")) if p.name not in WRAPPED]
 #: Logs with a stretch that was cut or wrapped at a width on its way to us (the whole log is not): a short
 #: stretch of them is rightly taken for a wrap.
