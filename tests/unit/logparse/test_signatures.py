@@ -34,7 +34,10 @@ EXAMPLES = {
     "ggml_abort": "[46009] /home/u/llama.cpp/ggml/src/ggml-cuda/fattn.cu:579: fatal error",
     "ascend_driver_error": ("rtGetDeviceCount execution failed, reason=driver error:internal error"
                             "[FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:65]"),
-    "k8s_evicted": "  Warning  Evicted  12m  kubelet  The node was low on resource: ephemeral-storage.",
+    "kubelet_stopped": "  Warning  Evicted  12m  kubelet  The node was low on resource: ephemeral-storage.",
+    "nvrm_xid": ("NVRM: Xid (PCI:0000:0b:00): 119, pid=11431, name=gpu-feature-dis, Timeout after 45s of waiting for "
+                "RPC response from GPU3 GSP!"),
+    "probe_restart": "  Normal   Killing    25m   kubelet  Container vllm failed liveness probe, will be restarted",
     "ptxas_failed": "ptxas /tnp/tmpbc993top.ptx, line 113; fatal   : Parsing error near '.': syntax error",
     "cuda_no_kernel_image": "RuntimeError: CUDA error: no kernel image is available for execution on the device",
     "stop_signal_received": "*** SIGTERM received at time=1751302847 on cpu 14 ***",

@@ -276,4 +276,39 @@ def test_a_pods_eviction_in_kubectl_describes_events_is_its_end() -> None:
     assert _signature_at(
         "Events:", "  Type     Reason     Age   From     Message", "  ----     ------     ----  ----     -------",
         "  Warning  Evicted    12m   kubelet  The node was low on resource: ephemeral-storage. Threshold quantity: 6388",
-        "  Normal   Killing    12m   kubelet  Stopping container vllm-lmcache") == ("k8s_evicted", 4)
+        "  Normal   Killing    12m   kubelet  Stopping container vllm-lmcache") == ("kubelet_stopped", 4)
+
+
+def test_a_container_restarted_for_its_liveness_probe_is_stopped_by_the_kubelet() -> None:
+    """``kubectl describe``'s events: the probe failing, then the kubelet killing the container for it (wild257's
+    form)."""
+    assert _signature_at(
+        "  Warning  Unhealthy  25m (x3 over 25m)  kubelet  Liveness probe failed: HTTP probe failed with statuscode: 404",
+        "  Normal   Killing    25m                kubelet  Container vllm-3b failed liveness probe, will be restarted"
+    ) == ("probe_restart", 2)
+
+
+def test_the_nvidia_drivers_xid_in_a_host_kernel_log_is_the_cause() -> None:
+    """A host's kernel log collected beside the job's (Talos' ``kern: warning:``): Xid 119, the GPU's firmware not
+    answering (wild258's form); Xid 45 alone (the driver cleaning up after a killed process) is no cause."""
+    k = "kern: warning: [2026-04-22T21:29:21.342163186Z]: "
+    assert _signature_at(k + "NVRM: _kgspLogXid119: ****",
+                         k + "NVRM: Xid (PCI:0000:0b:00): 119, pid=11431, name=gpu-feature-dis, Timeout after 45s of "
+                             "waiting for RPC response from GPU3 GSP!") == ("nvrm_xid", 2)
+    assert not analyze_bytes(_log(k + "NVRM: Xid (PCI:0000:0b:00): 45, pid=11431, name=python3, Ch 00000008")).failed
+
+
+def test_sglangs_warm_up_request_failing_in_its_handler_fails_the_start() -> None:
+    """Guard: SGLang's OpenAI request handler (``serving_base.py ... handle_request``) failing on the warm-up
+    request, then SGLang's ``Initialization failed. warmup error``: the handler's exception is the cause."""
+    a = analyze_bytes(_log(
+        "Traceback (most recent call last):",
+        '  File "/x/sglang/srt/entrypoints/openai/serving_base.py", line 107, in handle_request',
+        "    return await self._handle_non_streaming_request(",
+        "RuntimeError: NPU function error: call aclnnInplaceCopy failed, error code is 161002",
+        "[2026-06-09 03:35:23] Initialization failed. warmup error: Traceback (most recent call last):",
+        '  File "/x/sglang/srt/entrypoints/http_server.py", line 1400, in _execute_server_warmup',
+        "    assert res.status_code == 200, f\"{res.text}\"",
+        'AssertionError: {"object":"error","message":"Internal server error: NPU function error"}'))
+    assert a.failed and a.root_cause is not None
+    assert a.root_cause.exception == "RuntimeError"
