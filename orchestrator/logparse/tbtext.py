@@ -12,9 +12,11 @@ CHAIN_MARKERS = (
     "The above exception was the direct cause of the following exception:",
 )
 EXC_RE = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*)(?::\s?(?P<msg>.*))?$")
-#: An exception line that can stand without its header: a (dotted) name that says it is an error, or the base
-#: ``Exception`` itself (vLLM's ``Exception: WorkerProc initialization failed ...``).
-BARE_EXC_RE = re.compile(r"^(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*(?:Error|Exception)|Exception)(?::\s?.*)?$")
+#: An exception line that can stand without its header: a (dotted) name that says it is an error, the base
+#: ``Exception`` itself (vLLM's ``Exception: WorkerProc initialization failed ...``), or a class of a module of
+#: exceptions, with its message (``requests.exceptions.ConnectTimeout: ...``).
+BARE_EXC_RE = re.compile(r"^(?:(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*(?:Error|Exception)|Exception)(?::\s?.*)?"
+                         r"|(?:[A-Za-z_]\w*\.)*(?:exceptions|errors)\.[A-Z]\w*: .*)$")
 #: Python logging's level names: ``ERROR:root:...`` (its default format) is a log record, not an exception line.
 LEVELS = frozenset({"DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL", "FATAL"})
 PYDANTIC_LOC_RE = re.compile(r"^[\w.\[\]\-]+$")

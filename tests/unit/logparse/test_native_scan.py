@@ -93,7 +93,7 @@ def test_catalogue_match_and_gate_agree_with_and_without_native(monkeypatch: pyt
     needles = [n for n, _ in cat._by_needle]
     rng = random.Random(5)
     seen = 0
-    for _ in range(600):
+    for _ in range(800):
         parts = []
         for _ in range(rng.randrange(0, 6)):
             n = rng.choice(needles)

@@ -38,6 +38,7 @@ EXAMPLES = {
     "nvrm_xid": ("NVRM: Xid (PCI:0000:0b:00): 119, pid=11431, name=gpu-feature-dis, Timeout after 45s of waiting for "
                 "RPC response from GPU3 GSP!"),
     "probe_restart": "  Normal   Killing    25m   kubelet  Container vllm failed liveness probe, will be restarted",
+    "invalid_device_ordinal": "torch.AcceleratorError: CUDA error: invalid device ordinal",
     "ptxas_failed": "ptxas /tnp/tmpbc993top.ptx, line 113; fatal   : Parsing error near '.': syntax error",
     "cuda_no_kernel_image": "RuntimeError: CUDA error: no kernel image is available for execution on the device",
     "stop_signal_received": "*** SIGTERM received at time=1751302847 on cpu 14 ***",

@@ -312,3 +312,19 @@ def test_sglangs_warm_up_request_failing_in_its_handler_fails_the_start() -> Non
         'AssertionError: {"object":"error","message":"Internal server error: NPU function error"}'))
     assert a.failed and a.root_cause is not None
     assert a.root_cause.exception == "RuntimeError"
+
+
+def test_a_lone_exception_line_of_a_module_of_exceptions_ends_the_run() -> None:
+    """A paste of the command, then only ``requests.exceptions.ConnectTimeout: ...`` (no header; the name does not
+    end in Error) (wild265's form)."""
+    a = analyze_bytes(_log("vllm serve Qwen/Qwen2.5-7B-Instruct", "",
+                           "requests.exceptions.ConnectTimeout: (MaxRetryError(\"HTTPSConnectionPool(host='huggingface.co',"
+                           " port=443): Max retries exceeded\"))"))
+    assert a.failed and a.root_cause is not None
+    assert a.root_cause.exception == "requests.exceptions.ConnectTimeout"
+
+
+def test_an_invalid_device_ordinal_is_a_gpu_index_not_a_failed_kernel() -> None:
+    """``CUDA error: invalid device ordinal`` names its own signature, with a hint on GPU indexes, not the failed
+    kernel's (wild266's form)."""
+    assert _signature_at("torch.AcceleratorError: CUDA error: invalid device ordinal") == ("invalid_device_ordinal", 1)
