@@ -148,14 +148,14 @@ class JsonLines(WholeLines):
         """A Python logging record's message (``text``) with its level and logger in front, when the record names
         its level, and its exception's traceback after it (one a line: the line holds them)."""
         if self._pretty:
-            level = self._level
+            prefix = self._level
         else:
             lv, nm = _LEVEL.search(line), _NAME.search(line)
-            level = b"" if lv is None else lv.group(1).upper() + b":" + (b"" if nm is None else nm.group(1))
+            prefix = b"" if lv is None else lv.group(1).upper() + b":" + (b"" if nm is None else nm.group(1))
             if (x := _EXC_FIELD.search(line)) is not None:
                 text += _ended(_text(x.group(1)))
-        name, _, logger = level.partition(b":")
-        return name + b":" + (logger or b"root") + b":" + text if name else text
+        level, _, logger = prefix.partition(b":")
+        return level + b":" + (logger or b"root") + b":" + text if level else text
 
     def _pretty_exc(self, line: bytes) -> bytes:
         """The text a pretty-printed record's line gives of its exception: its ``"exc_info"`` string, or a line of

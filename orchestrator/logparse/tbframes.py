@@ -36,10 +36,6 @@ _WORD = re.compile(r"^[a-z_][a-z0-9_]*$")
 _PRINTED = 4  # the program's lines taken between a frame line and its source line, at most
 
 
-#: A lone lower-case word: no exception line (a class is capitalised, or named with its module).
-_FRAGMENT = re.compile(r"[a-z_][a-z0-9_]*$")
-
-
 def frames_step(tb: OpenTraceback, msg: str, line_no: int) -> bool:
     """Take ``msg``, a line of ``tb`` while it reads frames; False when the line is not the traceback's (records
     interleaved with it, then a line no exception's: it was cut before)."""
@@ -81,7 +77,7 @@ def frames_step(tb: OpenTraceback, msg: str, line_no: int) -> bool:
     if tb.remote and not any(c.isalpha() for c in msg):
         tb.add(msg, line_no)  # no word after Ray's wrapper line (a paste cut in the next record's ``[20``): the
         return True  # wrapper's line still says what the worker raised
-    if (tb.interleaved and not exception_like(msg)) or _FRAGMENT.match(msg) is not None:
+    if (tb.interleaved and not exception_like(msg)) or _WORD.match(msg) is not None:
         # Records came, then a line that is no exception's, or a lower-case word Python never prints as one (the
         # start of the next line's column, cut: ``sglan``): the traceback was cut before.
         return False
