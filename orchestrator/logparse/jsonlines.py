@@ -106,7 +106,8 @@ class JsonLines(WholeLines):
         self._joins = key == b"log"  # Docker splits a long line into records: only the last ends in "\n"
         self._logging = key == b"message"  # Python's logging: a record's traceback follows its message
         self._in_exc = False  # (pretty) reading the lines of an ``"exc_info"`` array
-        self._level = b""  # (pretty) the level and logger read so far of the record being read, as a prefix
+        # (pretty) the level and the logger read so far of the record being read
+        self._level, self._logger = b"", b""
         self._in = 0  # file lines read
         self._out = 0  # lines given out (ended in "\n")
         self._open = False  # the last line given out has no "\n" yet
@@ -124,13 +125,7 @@ class JsonLines(WholeLines):
             self._in += 1
             m = self._field.search(line)
             if self._logging and m is None and self._pretty:
-                text = self._pretty_exc(line)
-                if (lv := _LEVEL.search(line)) is not None:
-                    self._level = lv.group(1).upper() + b":" + self._level.partition(b":")[2]
-                elif (nm := _NAME.search(line)) is not None:
-                    self._level = self._level.partition(b":")[0] + b":" + nm.group(1)
-                elif line.strip() in (b"{", b"[{", b",{"):
-                    self._level = b""
+                text = self._pretty_line(line)
             elif m is None:
                 text = b"" if self._pretty or _record(line) in (b"", b"[", b"]") else line + b"\n"
             else:
@@ -148,18 +143,24 @@ class JsonLines(WholeLines):
         """A Python logging record's message (``text``) with its level and logger in front, when the record names
         its level, and its exception's traceback after it (one a line: the line holds them)."""
         if self._pretty:
-            prefix = self._level
+            level, logger = self._level, self._logger
         else:
             lv, nm = _LEVEL.search(line), _NAME.search(line)
-            prefix = b"" if lv is None else lv.group(1).upper() + b":" + (b"" if nm is None else nm.group(1))
+            level, logger = (b"" if lv is None else lv.group(1).upper()), (b"" if nm is None else nm.group(1))
             if (x := _EXC_FIELD.search(line)) is not None:
                 text += _ended(_text(x.group(1)))
-        level, _, logger = prefix.partition(b":")
         return level + b":" + (logger or b"root") + b":" + text if level else text
 
-    def _pretty_exc(self, line: bytes) -> bytes:
-        """The text a pretty-printed record's line gives of its exception: its ``"exc_info"`` string, or a line of
-        its ``"exc_info"`` array; else none."""
+    def _pretty_line(self, line: bytes) -> bytes:
+        """A pretty-printed record's line other than its message: its level or logger kept for the message, and the
+        text it gives of the record's exception (its ``"exc_info"`` string, or a line of its ``"exc_info"``
+        array); else none."""
+        if (lv := _LEVEL.search(line)) is not None:
+            self._level = lv.group(1).upper()
+        elif (nm := _NAME.search(line)) is not None:
+            self._logger = nm.group(1)
+        elif line.strip() in (b"{", b"[{", b",{"):
+            self._level, self._logger = b"", b""
         if self._in_exc:
             if _ARRAY_END.match(line) is not None:
                 self._in_exc = False
